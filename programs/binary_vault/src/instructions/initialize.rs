@@ -1,0 +1,83 @@
+use anchor_lang::prelude::*;
+use anchor_lang::solana_program::bpf_loader_upgradeable;
+
+use crate::constants::*;
+use crate::error::BinaryError;
+use crate::events::ProgramInitialized;
+use crate::state::{Config, ProgramState};
+
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug)]
+pub struct InitializeArgs {
+    pub treasury: Pubkey,
+    pub oracles: Vec<Pubkey>,
+    pub oracle_threshold: u8,
+    pub dispute_bond_lamports: u64,
+    pub max_resolution_delay_secs: i64,
+    pub min_backing_spl: u64,
+}
+
+/// Creates program state and config with the spec's defaults (capital loss 3500 bps, crucible
+/// share 5000 bps, 172800 s hold). The signer must be the program's upgrade authority, so the
+/// admin role cannot be taken by whoever calls first after deployment.
+#[event_cpi]
+#[derive(Accounts)]
+pub struct Initialize<'info> {
+    #[account(mut)]
+    pub admin: Signer<'info>,
+    #[account(
+        init,
+        payer = admin,
+        space = 8 + ProgramState::INIT_SPACE,
+        seeds = [PROGRAM_STATE_SEED],
+        bump,
+    )]
+    pub program_state: Account<'info, ProgramState>,
+    #[account(
+        init,
+        payer = admin,
+        space = 8 + Config::INIT_SPACE,
+        seeds = [CONFIG_SEED],
+        bump,
+    )]
+    pub config: Account<'info, Config>,
+    #[account(
+        seeds = [crate::ID.as_ref()],
+        bump,
+        seeds::program = bpf_loader_upgradeable::ID,
+        constraint = program_data.upgrade_authority_address == Some(admin.key())
+            @ BinaryError::NotUpgradeAuthority,
+    )]
+    pub program_data: Account<'info, ProgramData>,
+    pub system_program: Program<'info, System>,
+}
+
+pub fn handler(ctx: Context<Initialize>, args: InitializeArgs) -> Result<()> {
+    let (_, cpi_authority_bump) = Pubkey::find_program_address(&[CPI_AUTHORITY_SEED], &crate::ID);
+    ctx.accounts.program_state.set_inner(ProgramState {
+        admin: ctx.accounts.admin.key(),
+        paused: false,
+        market_count: 0,
+        cpi_authority_bump,
+        bump: ctx.bumps.program_state,
+    });
+
+    let config = &mut ctx.accounts.config;
+    config.capital_loss_bps = DEFAULT_CAPITAL_LOSS_BPS;
+    config.crucible_share_bps = DEFAULT_CRUCIBLE_SHARE_BPS;
+    config.resolution_timelock_secs = DEFAULT_RESOLUTION_TIMELOCK_SECS;
+    config.max_resolution_delay_secs = args.max_resolution_delay_secs;
+    config.dispute_bond_lamports = args.dispute_bond_lamports;
+    config.treasury = args.treasury;
+    config.min_backing_spl = args.min_backing_spl;
+    config.bump = ctx.bumps.config;
+    config.set_oracles(&args.oracles, args.oracle_threshold)?;
+    config.validate()?;
+
+    emit_cpi!(ProgramInitialized {
+        admin: ctx.accounts.admin.key(),
+        treasury: config.treasury,
+        oracle_threshold: config.oracle_threshold,
+        oracle_count: config.oracle_count,
+    });
+    Ok(())
+}

@@ -1,0 +1,38 @@
+use anchor_lang::prelude::*;
+
+/// What `resolve_dispute` does: anyone opens (posting the bond) during the hold; the admin
+/// settles by upholding the proposed outcome, overturning it, or sending the market to refund.
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
+pub enum DisputeAction {
+    Open,
+    Uphold,
+    Overturn,
+    Refund,
+}
+
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
+pub enum DisputeStatus {
+    Open,
+    /// Outcome stood; the bond went to the treasury.
+    Upheld,
+    /// Outcome flipped; the bond went back to the disputer.
+    Overturned,
+    /// Market refunds everyone; the bond went back to the disputer.
+    Refunded,
+}
+
+/// The market's dispute record (`binary_dispute` + market_id), reused if a later hold is
+/// disputed again. While open it holds the bond lamports.
+#[account]
+#[derive(InitSpace, Debug)]
+pub struct Dispute {
+    pub market_id: [u8; 32],
+    pub disputer: Pubkey,
+    pub status: DisputeStatus,
+    pub bond_lamports: u64,
+    pub opened_at: i64,
+    pub settled_at: i64,
+    /// How many disputes this market has seen.
+    pub dispute_count: u32,
+    pub bump: u8,
+}

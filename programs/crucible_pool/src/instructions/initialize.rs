@@ -1,0 +1,68 @@
+use anchor_lang::prelude::*;
+use anchor_lang::solana_program::bpf_loader_upgradeable;
+
+use crate::constants::*;
+use crate::error::CrucibleError;
+use crate::events::CrucibleInitialized;
+use crate::state::CrucibleState;
+
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug)]
+pub struct InitializeArgs {
+    pub keeper: Pubkey,
+    pub epoch_duration_secs: i64,
+    pub claim_window_secs: i64,
+}
+
+/// Creates the program state. Only the program's upgrade authority may call it, so nobody can
+/// front-run the deployment and seize the admin role.
+#[event_cpi]
+#[derive(Accounts)]
+pub struct Initialize<'info> {
+    #[account(mut)]
+    pub admin: Signer<'info>,
+    #[account(
+        init,
+        payer = admin,
+        space = 8 + CrucibleState::INIT_SPACE,
+        seeds = [STATE_SEED],
+        bump,
+    )]
+    pub state: Account<'info, CrucibleState>,
+    #[account(
+        seeds = [crate::ID.as_ref()],
+        bump,
+        seeds::program = bpf_loader_upgradeable::ID,
+        constraint = program_data.upgrade_authority_address == Some(admin.key())
+            @ CrucibleError::NotUpgradeAuthority,
+    )]
+    pub program_data: Account<'info, ProgramData>,
+    pub system_program: Program<'info, System>,
+}
+
+pub fn check_durations(epoch_duration_secs: i64, claim_window_secs: i64) -> Result<()> {
+    for secs in [epoch_duration_secs, claim_window_secs] {
+        require!(
+            (MIN_DURATION_SECS..=MAX_DURATION_SECS).contains(&secs),
+            CrucibleError::InvalidDuration
+        );
+    }
+    Ok(())
+}
+
+pub fn handler(ctx: Context<Initialize>, args: InitializeArgs) -> Result<()> {
+    check_durations(args.epoch_duration_secs, args.claim_window_secs)?;
+    let state = &mut ctx.accounts.state;
+    state.admin = ctx.accounts.admin.key();
+    state.keeper = args.keeper;
+    state.authorized_sources = [Pubkey::default(); MAX_AUTHORIZED_SOURCES];
+    state.epoch_duration_secs = args.epoch_duration_secs;
+    state.claim_window_secs = args.claim_window_secs;
+    state.bump = ctx.bumps.state;
+    emit_cpi!(CrucibleInitialized {
+        admin: state.admin,
+        keeper: state.keeper,
+        epoch_duration_secs: state.epoch_duration_secs,
+        claim_window_secs: state.claim_window_secs,
+    });
+    Ok(())
+}

@@ -1,0 +1,54 @@
+use anchor_lang::prelude::*;
+
+use vault_common::SafeMath;
+
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
+pub enum EpochStatus {
+    /// Receiving deposits and rollovers.
+    Open,
+    /// Root posted; wallets claim with proofs until `claim_deadline`.
+    Closed,
+    /// What was not claimed moved into a later epoch.
+    RolledOver,
+}
+
+/// One epoch of one asset (`crucible_epoch` + mint + epoch number LE).
+#[account]
+#[derive(InitSpace, Debug)]
+pub struct Epoch {
+    pub mint: Pubkey,
+    pub epoch: u64,
+    pub status: EpochStatus,
+    pub started_at: i64,
+    pub closed_at: i64,
+    pub claim_deadline: i64,
+    /// Deposits from authorised sources during this epoch.
+    pub deposited: u64,
+    /// Carried in from earlier epochs (undistributed remainder and unclaimed amounts).
+    pub rolled_in: u64,
+    pub conviction_pool: u64,
+    pub creator_pool: u64,
+    pub merkle_root: [u8; 32],
+    pub claimed: u64,
+    pub claims: u32,
+    /// Unclaimed amount moved on after the claim window.
+    pub rolled_out: u64,
+    pub bump: u8,
+}
+
+impl Epoch {
+    /// Everything this epoch holds for distribution.
+    pub fn available(&self) -> Result<u64> {
+        self.deposited.safe_add(self.rolled_in)
+    }
+
+    /// What the posted root distributes.
+    pub fn distributable(&self) -> Result<u64> {
+        self.conviction_pool.safe_add(self.creator_pool)
+    }
+
+    /// What is still owed to wallets of a closed epoch.
+    pub fn unclaimed(&self) -> Result<u64> {
+        self.distributable()?.safe_sub(self.claimed)
+    }
+}

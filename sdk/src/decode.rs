@@ -1,0 +1,198 @@
+//! Decoding of every account and event of the programs by its 8-byte Anchor discriminator.
+//!
+//! Accounts decode from their data; events decode from the data of the self-CPI inner
+//! instruction that `emit_cpi!` produces (`EVENT_IX_TAG_LE` + discriminator + borsh body).
+//! Bytes that match no known discriminator give `None`, so callers can keep them raw.
+
+use anchor_lang::event::EVENT_IX_TAG_LE;
+use anchor_lang::prelude::Pubkey;
+use anchor_lang::{AccountDeserialize, AnchorDeserialize, Discriminator};
+
+/// Declares an enum with one variant per type and a `decode` that dispatches on the type's
+/// discriminator.
+macro_rules! by_discriminator {
+    ($(#[$doc:meta])* $name:ident, $decode:ident { $($variant:ident => $ty:path),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone)]
+        #[allow(clippy::large_enum_variant)]
+        pub enum $name {
+            $($variant($ty)),*
+        }
+
+        impl $name {
+            pub fn decode(data: &[u8]) -> Option<Self> {
+                $(
+                    if data.starts_with(<$ty as Discriminator>::DISCRIMINATOR) {
+                        return $decode::<$ty>(data).map($name::$variant);
+                    }
+                )*
+                None
+            }
+        }
+    };
+}
+
+fn account<T: AccountDeserialize>(data: &[u8]) -> Option<T> {
+    T::try_deserialize(&mut &data[..]).ok()
+}
+
+fn event<T: AnchorDeserialize + Discriminator>(data: &[u8]) -> Option<T> {
+    T::deserialize(&mut &data[T::DISCRIMINATOR.len()..]).ok()
+}
+
+mod binary_types {
+    pub use binary_vault::events::*;
+    pub use binary_vault::state::*;
+}
+mod crucible_types {
+    pub use crucible_pool::events::*;
+    pub use crucible_pool::state::*;
+}
+
+by_discriminator!(
+    /// An account owned by binary_vault.
+    BinaryAccount, account {
+        ProgramState => binary_types::ProgramState,
+        Config => binary_types::Config,
+        Market => binary_types::Market,
+        Backing => binary_types::Backing,
+        OracleVote => binary_types::OracleVote,
+        Dispute => binary_types::Dispute,
+    }
+);
+
+by_discriminator!(
+    /// An account owned by crucible_pool.
+    CrucibleAccount, account {
+        State => crucible_types::CrucibleState,
+        AssetPool => crucible_types::AssetPool,
+        Epoch => crucible_types::Epoch,
+        ClaimReceipt => crucible_types::ClaimReceipt,
+    }
+);
+
+by_discriminator!(
+    /// An event of binary_vault.
+    BinaryEvent, event {
+        ProgramInitialized => binary_types::ProgramInitialized,
+        ConfigUpdated => binary_types::ConfigUpdated,
+        OraclesUpdated => binary_types::OraclesUpdated,
+        PauseChanged => binary_types::PauseChanged,
+        MarketCreated => binary_types::MarketCreated,
+        MarketApproved => binary_types::MarketApproved,
+        MarketBacked => binary_types::MarketBacked,
+        OracleVoteSubmitted => binary_types::OracleVoteSubmitted,
+        ResolutionProposed => binary_types::ResolutionProposed,
+        DisputeOpened => binary_types::DisputeOpened,
+        DisputeSettled => binary_types::DisputeSettled,
+        MarketFinalized => binary_types::MarketFinalized,
+        RefundTriggered => binary_types::RefundTriggered,
+        Claimed => binary_types::Claimed,
+    }
+);
+
+by_discriminator!(
+    /// An event of crucible_pool.
+    CrucibleEvent, event {
+        Initialized => crucible_types::CrucibleInitialized,
+        SettingsUpdated => crucible_types::CrucibleSettingsUpdated,
+        SourceAuthorizationChanged => crucible_types::SourceAuthorizationChanged,
+        AssetPoolInitialized => crucible_types::AssetPoolInitialized,
+        Deposited => crucible_types::CrucibleDeposited,
+        EpochClosed => crucible_types::EpochClosed,
+        EpochClaimed => crucible_types::EpochClaimed,
+        EpochRolledOver => crucible_types::EpochRolledOver,
+    }
+);
+
+/// An account of any of the programs, recognised by its owner and discriminator.
+#[derive(Debug, Clone)]
+pub enum ProgramAccount {
+    Binary(BinaryAccount),
+    Crucible(CrucibleAccount),
+}
+
+/// An event of any of the programs.
+#[derive(Debug, Clone)]
+pub enum ProgramEvent {
+    Binary(BinaryEvent),
+    Crucible(CrucibleEvent),
+}
+
+/// Decodes an account's data given its owner; `None` for an unknown owner or layout.
+pub fn decode_account(owner: &Pubkey, data: &[u8]) -> Option<ProgramAccount> {
+    if *owner == binary_vault::ID {
+        BinaryAccount::decode(data).map(ProgramAccount::Binary)
+    } else if *owner == crucible_pool::ID {
+        CrucibleAccount::decode(data).map(ProgramAccount::Crucible)
+    } else {
+        None
+    }
+}
+
+/// Decodes the data of an inner instruction invoking `program_id`, if it is an `emit_cpi!`
+/// event of one of the programs.
+pub fn decode_event(program_id: &Pubkey, ix_data: &[u8]) -> Option<ProgramEvent> {
+    let body = ix_data.strip_prefix(EVENT_IX_TAG_LE)?;
+    if *program_id == binary_vault::ID {
+        BinaryEvent::decode(body).map(ProgramEvent::Binary)
+    } else if *program_id == crucible_pool::ID {
+        CrucibleEvent::decode(body).map(ProgramEvent::Crucible)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anchor_lang::{AccountSerialize, Event};
+    use binary_vault::events::PauseChanged;
+    use binary_vault::state::{Backing, Side};
+
+    #[test]
+    fn decodes_a_backing_by_discriminator() {
+        let backing = Backing {
+            market_id: [1; 32],
+            backer: Pubkey::new_unique(),
+            side: Side::Yes,
+            amount: 42,
+            claimed: false,
+            payout: 0,
+            first_backed_at: 1,
+            last_backed_at: 2,
+            bump: 255,
+        };
+        let mut data = Vec::new();
+        backing.try_serialize(&mut data).unwrap();
+        match decode_account(&binary_vault::ID, &data) {
+            Some(ProgramAccount::Binary(BinaryAccount::Backing(b))) => {
+                assert_eq!(
+                    (b.amount, b.side, b.backer),
+                    (42, Side::Yes, backing.backer)
+                );
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        // The same bytes under another owner are not ours.
+        assert!(decode_account(&Pubkey::new_unique(), &data).is_none());
+    }
+
+    #[test]
+    fn unknown_discriminator_is_none() {
+        assert!(decode_account(&binary_vault::ID, &[0u8; 64]).is_none());
+        assert!(decode_account(&binary_vault::ID, &[]).is_none());
+    }
+
+    #[test]
+    fn decodes_an_emit_cpi_payload() {
+        let mut data = EVENT_IX_TAG_LE.to_vec();
+        data.extend(PauseChanged { paused: true }.data());
+        match decode_event(&binary_vault::ID, &data) {
+            Some(ProgramEvent::Binary(BinaryEvent::PauseChanged(e))) => assert!(e.paused),
+            other => panic!("unexpected {other:?}"),
+        }
+        // Without the event tag it is an ordinary instruction, not an event.
+        assert!(decode_event(&binary_vault::ID, &data[8..]).is_none());
+    }
+}

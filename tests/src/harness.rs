@@ -1,0 +1,415 @@
+//! A running program-test bank with the programs initialised, funded actors, a controllable
+//! clock and typed account reads.
+
+use std::collections::HashSet;
+
+use anchor_lang::prelude::{Clock, Pubkey};
+use anchor_lang::solana_program::instruction::Instruction;
+use anchor_lang::{system_program, AccountDeserialize};
+use binary_vault::state::{
+    Backing, Config, Dispute, Market, MarketSource, MarketVariant, ProgramState, Side,
+};
+use crucible_pool::state::{AssetPool, Epoch};
+use narrative_sdk::binary::CrucibleTarget;
+use narrative_sdk::decode::{decode_event, ProgramEvent};
+use narrative_sdk::{binary, crucible, pda};
+use solana_account::Account;
+use solana_keypair::Keypair;
+use solana_program_test::{BanksClientError, ProgramTestContext};
+use solana_signer::Signer;
+use solana_transaction::Transaction;
+
+use crate::native::program_test;
+
+pub const SOL: u64 = 1_000_000_000;
+/// 2026-01-01T00:00:00Z: every harness starts here, so times in tests are reproducible.
+pub const START_TIME: i64 = 1_767_225_600;
+pub const DAY: i64 = 86_400;
+pub const DISPUTE_BOND: u64 = SOL;
+pub const MAX_RESOLUTION_DELAY: i64 = 7 * DAY;
+pub const MIN_BACKING_SPL: u64 = 1_000;
+pub const EPOCH_DURATION: i64 = 7 * DAY;
+pub const CLAIM_WINDOW: i64 = 30 * DAY;
+
+pub struct HarnessOptions {
+    pub oracles: usize,
+    pub threshold: u8,
+    pub wallets: usize,
+    pub wallet_lamports: u64,
+}
+
+impl Default for HarnessOptions {
+    fn default() -> Self {
+        HarnessOptions {
+            oracles: 3,
+            threshold: 2,
+            wallets: 4,
+            wallet_lamports: 1_000 * SOL,
+        }
+    }
+}
+
+/// A deterministic keypair per (role, index), so failures reproduce with the same addresses.
+pub fn keypair(role: u8, index: u32) -> Keypair {
+    let mut secret = [0u8; 32];
+    secret[0] = role;
+    secret[1..5].copy_from_slice(&index.to_le_bytes());
+    secret[31] = 0x5e;
+    Keypair::new_from_array(secret)
+}
+
+pub struct Harness {
+    pub ctx: ProgramTestContext,
+    pub admin: Keypair,
+    pub oracles: Vec<Keypair>,
+    pub keeper: Keypair,
+    pub treasury: Pubkey,
+    pub wallets: Vec<Keypair>,
+    seen: HashSet<solana_signature::Signature>,
+    market_counter: u128,
+}
+
+fn funded(lamports: u64) -> Account {
+    Account {
+        lamports,
+        data: vec![],
+        owner: system_program::ID,
+        executable: false,
+        rent_epoch: 0,
+    }
+}
+
+impl Harness {
+    pub async fn start() -> Self {
+        Self::start_with(HarnessOptions::default()).await
+    }
+
+    /// Boots the bank and initialises binary_vault (oracle set, treasury, bond) and
+    /// crucible_pool (keeper, binary_vault as authorised source, SOL pool).
+    pub async fn start_with(options: HarnessOptions) -> Self {
+        let admin = keypair(1, 0);
+        let keeper = keypair(2, 0);
+        let treasury = keypair(3, 0).pubkey();
+        let oracles: Vec<Keypair> = (0..options.oracles as u32).map(|i| keypair(4, i)).collect();
+        let wallets: Vec<Keypair> = (0..options.wallets as u32).map(|i| keypair(5, i)).collect();
+
+        let mut pt = program_test(&admin.pubkey());
+        for key in [admin.pubkey(), keeper.pubkey()]
+            .into_iter()
+            .chain(oracles.iter().map(|k| k.pubkey()))
+        {
+            pt.add_account(key, funded(100 * SOL));
+        }
+        pt.add_account(treasury, funded(SOL));
+        for w in &wallets {
+            pt.add_account(w.pubkey(), funded(options.wallet_lamports));
+        }
+        let ctx = pt.start_with_context().await;
+        let mut h = Harness {
+            ctx,
+            admin,
+            oracles,
+            keeper,
+            treasury,
+            wallets,
+            seen: HashSet::new(),
+            market_counter: 0,
+        };
+        h.warp_to(START_TIME).await;
+
+        let admin = h.admin.insecure_clone();
+        let oracle_keys = h.oracles.iter().map(|o| o.pubkey()).collect();
+        let init_binary = binary::initialize(
+            admin.pubkey(),
+            binary_vault::instructions::InitializeArgs {
+                treasury,
+                oracles: oracle_keys,
+                oracle_threshold: options.threshold,
+                dispute_bond_lamports: DISPUTE_BOND,
+                max_resolution_delay_secs: MAX_RESOLUTION_DELAY,
+                min_backing_spl: MIN_BACKING_SPL,
+            },
+        );
+        let init_crucible = crucible::initialize(
+            admin.pubkey(),
+            crucible_pool::instructions::InitializeArgs {
+                keeper: h.keeper.pubkey(),
+                epoch_duration_secs: EPOCH_DURATION,
+                claim_window_secs: CLAIM_WINDOW,
+            },
+        );
+        let authorize =
+            crucible::set_authorized_source(admin.pubkey(), pda::binary::cpi_authority(), true);
+        let sol_pool = crucible::init_sol_pool(admin.pubkey());
+        h.process(
+            &[init_binary, init_crucible, authorize, sol_pool],
+            &[&admin],
+        )
+        .await
+        .expect("programs initialise");
+        h
+    }
+
+    pub fn payer(&self) -> Pubkey {
+        self.ctx.payer.pubkey()
+    }
+
+    /// Sends `ixs` signed by `signers`, with the context's payer paying the fee so that the
+    /// signers' balances move only by what the programs do. A transaction identical to one
+    /// already sent gets a fresh blockhash first, so it is executed rather than deduplicated.
+    pub async fn process(
+        &mut self,
+        ixs: &[Instruction],
+        signers: &[&Keypair],
+    ) -> Result<(), BanksClientError> {
+        let tx = self.sign(ixs, signers).await;
+        self.ctx.banks_client.process_transaction(tx).await
+    }
+
+    /// Like [`Harness::process`], and returns the events the programs emitted (read from the
+    /// simulation's inner instructions, then executed for real).
+    pub async fn process_with_events(
+        &mut self,
+        ixs: &[Instruction],
+        signers: &[&Keypair],
+    ) -> Result<Vec<ProgramEvent>, BanksClientError> {
+        let tx = self.sign(ixs, signers).await;
+        let simulated = self
+            .ctx
+            .banks_client
+            .simulate_transaction(tx.clone())
+            .await?;
+        if let Some(Err(err)) = simulated.result {
+            return Err(BanksClientError::TransactionError(err));
+        }
+        let keys = &tx.message.account_keys;
+        let events = simulated
+            .simulation_details
+            .and_then(|d| d.inner_instructions)
+            .unwrap_or_default()
+            .iter()
+            .flatten()
+            .filter_map(|inner| {
+                let program = keys[inner.instruction.program_id_index as usize];
+                decode_event(&program, &inner.instruction.data)
+            })
+            .collect();
+        self.ctx.banks_client.process_transaction(tx).await?;
+        Ok(events)
+    }
+
+    /// The signed transaction `process` would send.
+    pub async fn sign(&mut self, ixs: &[Instruction], signers: &[&Keypair]) -> Transaction {
+        let payer = self.ctx.payer.insecure_clone();
+        let mut all: Vec<&Keypair> = vec![&payer];
+        all.extend(
+            signers
+                .iter()
+                .copied()
+                .filter(|s| s.pubkey() != payer.pubkey()),
+        );
+        loop {
+            let tx = Transaction::new_signed_with_payer(
+                ixs,
+                Some(&payer.pubkey()),
+                &all,
+                self.ctx.last_blockhash,
+            );
+            if self.seen.insert(tx.signatures[0]) {
+                return tx;
+            }
+            self.next_slot().await;
+        }
+    }
+
+    pub async fn clock(&mut self) -> Clock {
+        self.ctx
+            .banks_client
+            .get_sysvar::<Clock>()
+            .await
+            .expect("clock")
+    }
+
+    pub async fn now(&mut self) -> i64 {
+        self.clock().await.unix_timestamp
+    }
+
+    /// Moves to the next slot (a fresh blockhash) keeping the current time.
+    pub async fn next_slot(&mut self) {
+        let now = self.now().await;
+        self.warp_to(now).await;
+    }
+
+    /// Moves the bank to a new slot whose clock reads `unix_timestamp`.
+    pub async fn warp_to(&mut self, unix_timestamp: i64) {
+        let slot = self.clock().await.slot;
+        self.ctx.warp_to_slot(slot + 1).expect("warp");
+        let mut clock = self.clock().await;
+        clock.unix_timestamp = unix_timestamp;
+        self.ctx.set_sysvar(&clock);
+    }
+
+    pub async fn warp_by(&mut self, seconds: i64) {
+        let now = self.now().await;
+        self.warp_to(now + seconds).await;
+    }
+
+    pub async fn lamports(&mut self, address: Pubkey) -> u64 {
+        self.ctx
+            .banks_client
+            .get_balance(address)
+            .await
+            .expect("balance")
+    }
+
+    pub async fn raw_account(&mut self, address: Pubkey) -> Option<Account> {
+        self.ctx
+            .banks_client
+            .get_account(address)
+            .await
+            .expect("account read")
+    }
+
+    pub async fn try_account<T: AccountDeserialize>(&mut self, address: Pubkey) -> Option<T> {
+        let account = self.raw_account(address).await?;
+        Some(T::try_deserialize(&mut account.data.as_slice()).expect("account decodes"))
+    }
+
+    pub async fn account<T: AccountDeserialize>(&mut self, address: Pubkey) -> T {
+        self.try_account(address)
+            .await
+            .unwrap_or_else(|| panic!("account {address} missing"))
+    }
+
+    pub async fn rent_for(&mut self, space: usize) -> u64 {
+        self.ctx
+            .banks_client
+            .get_rent()
+            .await
+            .expect("rent")
+            .minimum_balance(space)
+    }
+
+    pub async fn program_state(&mut self) -> ProgramState {
+        self.account(pda::binary::program_state()).await
+    }
+
+    pub async fn config(&mut self) -> Config {
+        self.account(pda::binary::config()).await
+    }
+
+    pub async fn market(&mut self, market_id: &[u8; 32]) -> Market {
+        self.account(pda::binary::market(market_id)).await
+    }
+
+    pub async fn backing(&mut self, market_id: &[u8; 32], backer: &Pubkey, side: Side) -> Backing {
+        self.account(pda::binary::backing(market_id, backer, side))
+            .await
+    }
+
+    pub async fn dispute(&mut self, market_id: &[u8; 32]) -> Dispute {
+        self.account(pda::binary::dispute(market_id)).await
+    }
+
+    pub async fn asset_pool(&mut self, mint: &Pubkey) -> AssetPool {
+        self.account(pda::crucible::asset_pool(mint)).await
+    }
+
+    pub async fn epoch(&mut self, mint: &Pubkey, number: u64) -> Epoch {
+        self.account(pda::crucible::epoch(mint, number)).await
+    }
+
+    /// Lamports a SOL market's vault holds above its rent reserve: what is still owed.
+    pub async fn vault_balance(&mut self, market_id: &[u8; 32], side: Side) -> u64 {
+        let reserve = self.rent_for(0).await;
+        self.lamports(pda::binary::sol_vault(market_id, side)).await - reserve
+    }
+
+    /// The crucible accounts a finalisation of a `mint` market must pass now.
+    pub async fn crucible_target(&mut self, mint: Pubkey) -> CrucibleTarget {
+        let current_epoch = self.asset_pool(&mint).await.current_epoch;
+        CrucibleTarget {
+            mint,
+            current_epoch,
+        }
+    }
+
+    /// A fresh market id (UUID-derived, deterministic per harness).
+    pub fn next_market_id(&mut self) -> [u8; 32] {
+        self.market_counter += 1;
+        let uuid =
+            uuid::Uuid::from_u128(0x4000_0000_0000_4000_8000_0000_0000_0000 | self.market_counter);
+        narrative_sdk::market_id::market_id_from_uuid(&uuid)
+    }
+
+    /// Creates a SOL market by `creator` (the admin co-signs a Classic one) with its deadline
+    /// `deadline_in` seconds from now.
+    pub async fn create_sol_market(
+        &mut self,
+        creator: &Keypair,
+        variant: MarketVariant,
+        deadline_in: i64,
+    ) -> [u8; 32] {
+        let market_id = self.next_market_id();
+        let deadline = self.now().await + deadline_in;
+        let admin = self.admin.insecure_clone();
+        let co_sign = variant == MarketVariant::Classic;
+        let ix = binary::create_market(
+            creator.pubkey(),
+            co_sign.then(|| admin.pubkey()),
+            binary_vault::instructions::CreateMarketArgs {
+                market_id,
+                variant,
+                source: MarketSource::Seed,
+                deadline,
+            },
+        );
+        let signers: Vec<&Keypair> = if co_sign {
+            vec![creator, &admin]
+        } else {
+            vec![creator]
+        };
+        self.process(&[ix], &signers).await.expect("market created");
+        market_id
+    }
+
+    pub async fn back(
+        &mut self,
+        backer: &Keypair,
+        market_id: &[u8; 32],
+        side: Side,
+        amount: u64,
+    ) -> Result<(), BanksClientError> {
+        let ix = binary::back_market(backer.pubkey(), market_id, side, amount);
+        self.process(&[ix], &[backer]).await
+    }
+
+    /// Oracle `index` votes.
+    pub async fn vote(
+        &mut self,
+        index: usize,
+        market_id: &[u8; 32],
+        side: Side,
+        confidence_bps: u16,
+    ) -> Result<(), BanksClientError> {
+        let oracle = self.oracles[index].insecure_clone();
+        let ix = binary::submit_oracle_resolution(oracle.pubkey(), market_id, side, confidence_bps);
+        self.process(&[ix], &[&oracle]).await
+    }
+
+    pub async fn finalize(&mut self, market_id: &[u8; 32]) -> Result<(), BanksClientError> {
+        let target = self.crucible_target(crucible_pool::SOL_MINT).await;
+        let ix = binary::finalize_resolution(market_id, &target);
+        self.process(&[ix], &[]).await
+    }
+
+    pub async fn claim(
+        &mut self,
+        backer: &Keypair,
+        market_id: &[u8; 32],
+        side: Side,
+    ) -> Result<(), BanksClientError> {
+        let ix = binary::claim(backer.pubkey(), market_id, side);
+        self.process(&[ix], &[backer]).await
+    }
+}
