@@ -7,7 +7,8 @@ use anchor_lang::prelude::{Clock, Pubkey};
 use anchor_lang::solana_program::instruction::Instruction;
 use anchor_lang::{system_program, AccountDeserialize};
 use binary_vault::state::{
-    Backing, Config, Dispute, Market, MarketSource, MarketVariant, ProgramState, Side,
+    Backing, Config, Dispute, DisputeAction, Market, MarketSource, MarketVariant, ProgramState,
+    Side,
 };
 use crucible_pool::state::{AssetPool, Epoch};
 use narrative_sdk::binary::CrucibleTarget;
@@ -403,6 +404,48 @@ impl Harness {
         self.process(&[ix], &[]).await
     }
 
+    pub async fn open_dispute(
+        &mut self,
+        disputer: &Keypair,
+        market_id: &[u8; 32],
+    ) -> Result<(), BanksClientError> {
+        let ix = binary::open_dispute(disputer.pubkey(), market_id, self.treasury);
+        self.process(&[ix], &[disputer]).await
+    }
+
+    /// The admin's ruling on the open dispute of `market_id`, opened by `disputer`.
+    pub async fn settle_dispute(
+        &mut self,
+        market_id: &[u8; 32],
+        disputer: &Pubkey,
+        ruling: DisputeAction,
+    ) -> Result<(), BanksClientError> {
+        let admin = self.admin.insecure_clone();
+        let ix =
+            binary::resolve_dispute(admin.pubkey(), market_id, *disputer, self.treasury, ruling);
+        self.process(&[ix], &[&admin]).await
+    }
+
+    /// Votes by the first `threshold` oracles on `side`, after moving past the deadline.
+    pub async fn resolve(&mut self, market_id: &[u8; 32], side: Side) {
+        let market = self.market(market_id).await;
+        if self.now().await < market.deadline {
+            self.warp_to(market.deadline).await;
+        }
+        let threshold = self.config().await.oracle_threshold as usize;
+        for i in 0..threshold {
+            self.vote(i, market_id, side, 9_000).await.expect("vote");
+        }
+    }
+
+    /// Resolves on `side`, waits out the hold and finalises.
+    pub async fn resolve_and_finalize(&mut self, market_id: &[u8; 32], side: Side) {
+        self.resolve(market_id, side).await;
+        self.warp_by(binary_vault::constants::DEFAULT_RESOLUTION_TIMELOCK_SECS)
+            .await;
+        self.finalize(market_id).await.expect("finalize");
+    }
+
     pub async fn claim(
         &mut self,
         backer: &Keypair,
@@ -411,5 +454,22 @@ impl Harness {
     ) -> Result<(), BanksClientError> {
         let ix = binary::claim(backer.pubkey(), market_id, side);
         self.process(&[ix], &[backer]).await
+    }
+}
+
+impl Harness {
+    /// Writes `account` at `address`, as an attacker-controlled account would exist on chain.
+    pub fn plant_account(&mut self, address: Pubkey, account: Account) {
+        self.ctx
+            .set_account(&address, &solana_account::AccountSharedData::from(account));
+    }
+
+    /// A copy of the account at `from`, placed at a fresh address with `owner`.
+    pub async fn plant_copy(&mut self, from: Pubkey, owner: Pubkey) -> Pubkey {
+        let mut account = self.raw_account(from).await.expect("source account");
+        account.owner = owner;
+        let address = Keypair::new().pubkey();
+        self.plant_account(address, account);
+        address
     }
 }

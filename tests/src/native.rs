@@ -37,7 +37,7 @@ pub fn program_test(upgrade_authority: &Pubkey) -> ProgramTest {
     let mut pt = ProgramTest::default();
     // ProgramTest::default() turns on debug logs of every instruction unless RUST_LOG is set;
     // keep test output readable and let RUST_LOG still ask for them.
-    agave_logger::setup_with_default("warn,tarpc=error");
+    agave_logger::setup_with_default("warn,tarpc=error,solana_metrics=error");
     pt.prefer_bpf(false);
     pt.add_program(
         "binary_vault",

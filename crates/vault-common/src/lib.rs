@@ -1,8 +1,11 @@
-//! Helpers shared by the three on-chain programs: checked money math with explicit rounding, and
-//! value transfers out of PDA vaults. Kept free of floats and of `std` I/O so it builds for SBF.
+//! Helpers shared by the three on-chain programs: checked money math with explicit rounding,
+//! value transfers out of PDA vaults, and PDA creation that a lamport donation cannot block.
+//! Kept free of floats and of `std` I/O so it builds for SBF.
 
+pub mod account;
 pub mod math;
 pub mod transfer;
 
+pub use account::*;
 pub use math::*;
 pub use transfer::*;

@@ -30,10 +30,10 @@ pub struct BackMarket<'info> {
         bump = market.vault_bump(side),
     )]
     pub vault: SystemAccount<'info>,
+    /// CHECK: the backer's position on this side: created on the first backing (see
+    /// vault_common::account), loaded and checked as a `Backing` afterwards.
     #[account(
-        init_if_needed,
-        payer = backer,
-        space = 8 + Backing::INIT_SPACE,
+        mut,
         seeds = [
             BACKING_SEED,
             market.market_id.as_ref(),
@@ -42,20 +42,27 @@ pub struct BackMarket<'info> {
         ],
         bump,
     )]
-    pub backing: Account<'info, Backing>,
+    pub backing: UncheckedAccount<'info>,
     pub system_program: Program<'info, System>,
 }
 
-/// Checks that the market takes this backing and books it; the caller moves the value.
+/// The backer (who pays the account's rent on a first backing) and its backing PDA.
+pub struct BackingAccount<'a, 'info> {
+    pub backer: &'a AccountInfo<'info>,
+    pub account: &'a AccountInfo<'info>,
+    pub bump: u8,
+}
+
+/// Checks that the market takes this backing, books it and writes (or creates) the backing
+/// account; the caller moves the value.
 pub fn record_backing(
     program_state: &ProgramState,
     market: &mut Market,
-    backing: &mut Backing,
-    backing_bump: u8,
-    backer: Pubkey,
+    target: BackingAccount,
     side: Side,
     amount: u64,
 ) -> Result<MarketBacked> {
+    let backer = target.backer.key();
     let now = Clock::get()?.unix_timestamp;
     require!(!program_state.paused, BinaryError::Paused);
     require!(
@@ -66,13 +73,20 @@ pub fn record_backing(
     require!(now < market.deadline, BinaryError::DeadlinePassed);
     require!(amount >= market.min_backing, BinaryError::BelowMinimum);
 
-    if backing.amount == 0 {
-        // First backing on this side: the account was just created by `init_if_needed`.
-        backing.market_id = market.market_id;
-        backing.backer = backer;
-        backing.side = side;
-        backing.first_backed_at = now;
-        backing.bump = backing_bump;
+    let existing = vault_common::load_existing::<Backing>(target.account)?;
+    let first = existing.is_none();
+    let mut backing = existing.unwrap_or(Backing {
+        market_id: market.market_id,
+        backer,
+        side,
+        amount: 0,
+        claimed: false,
+        payout: 0,
+        first_backed_at: now,
+        last_backed_at: now,
+        bump: target.bump,
+    });
+    if first {
         match side {
             Side::Yes => market.yes_backers = market.yes_backers.safe_add(1)?,
             Side::No => market.no_backers = market.no_backers.safe_add(1)?,
@@ -83,6 +97,22 @@ pub fn record_backing(
     match side {
         Side::Yes => market.yes_total = market.yes_total.safe_add(amount)?,
         Side::No => market.no_total = market.no_total.safe_add(amount)?,
+    }
+    if first {
+        vault_common::init_account(
+            target.backer,
+            target.account,
+            &[
+                BACKING_SEED,
+                market.market_id.as_ref(),
+                backer.as_ref(),
+                &[side.seed_byte()],
+                &[target.bump],
+            ],
+            &backing,
+        )?;
+    } else {
+        vault_common::write_account(target.account, &backing)?;
     }
     Ok(MarketBacked {
         market_id: market.market_id,
@@ -101,9 +131,11 @@ pub fn handler(mut ctx: Context<BackMarket>, side: Side, amount: u64) -> Result<
     let event = record_backing(
         &accounts.program_state,
         &mut accounts.market,
-        &mut accounts.backing,
-        ctx.bumps.backing,
-        accounts.backer.key(),
+        BackingAccount {
+            backer: &accounts.backer.to_account_info(),
+            account: &accounts.backing,
+            bump: ctx.bumps.backing,
+        },
         side,
         amount,
     )?;

@@ -3,8 +3,8 @@ use anchor_spl::token::{Mint, Token, TokenAccount};
 
 use crate::constants::*;
 use crate::error::BinaryError;
-use crate::instructions::back_market::record_backing;
-use crate::state::{Backing, Market, ProgramState, Side};
+use crate::instructions::back_market::{record_backing, BackingAccount};
+use crate::state::{Market, ProgramState, Side};
 
 /// Tokens on YES or NO of an SPL market, from a token account of the backer's.
 #[event_cpi]
@@ -36,10 +36,10 @@ pub struct BackMarketSpl<'info> {
         bump = market.vault_bump(side),
     )]
     pub vault: Account<'info, TokenAccount>,
+    /// CHECK: the backer's position on this side: created on the first backing (see
+    /// vault_common::account), loaded and checked as a `Backing` afterwards.
     #[account(
-        init_if_needed,
-        payer = backer,
-        space = 8 + Backing::INIT_SPACE,
+        mut,
         seeds = [
             BACKING_SEED,
             market.market_id.as_ref(),
@@ -48,7 +48,7 @@ pub struct BackMarketSpl<'info> {
         ],
         bump,
     )]
-    pub backing: Account<'info, Backing>,
+    pub backing: UncheckedAccount<'info>,
     pub token_program: Program<'info, Token>,
     pub system_program: Program<'info, System>,
 }
@@ -58,9 +58,11 @@ pub fn handler(mut ctx: Context<BackMarketSpl>, side: Side, amount: u64) -> Resu
     let event = record_backing(
         &accounts.program_state,
         &mut accounts.market,
-        &mut accounts.backing,
-        ctx.bumps.backing,
-        accounts.backer.key(),
+        BackingAccount {
+            backer: &accounts.backer.to_account_info(),
+            account: &accounts.backing,
+            bump: ctx.bumps.backing,
+        },
         side,
         amount,
     )?;

@@ -32,14 +32,10 @@ pub struct CreateMarket<'info> {
     pub program_state: Account<'info, ProgramState>,
     #[account(seeds = [CONFIG_SEED], bump = config.bump)]
     pub config: Account<'info, Config>,
-    #[account(
-        init,
-        payer = creator,
-        space = 8 + Market::INIT_SPACE,
-        seeds = [MARKET_SEED, args.market_id.as_ref()],
-        bump,
-    )]
-    pub market: Account<'info, Market>,
+    /// CHECK: created by the handler at this PDA (see vault_common::account): its address is
+    /// known from the narrative's UUID before creation, so it must survive a donation.
+    #[account(mut, seeds = [MARKET_SEED, args.market_id.as_ref()], bump)]
+    pub market: UncheckedAccount<'info>,
     #[account(mut, seeds = [YES_VAULT_SEED, args.market_id.as_ref()], bump)]
     pub yes_vault: SystemAccount<'info>,
     #[account(mut, seeds = [NO_VAULT_SEED, args.market_id.as_ref()], bump)]
@@ -57,12 +53,14 @@ pub struct NewMarket<'a> {
     pub bumps: (u8, u8, u8),
 }
 
-pub fn write_new_market(
+/// Checks the creation and creates the market account; returns what was written.
+pub fn create_new_market<'info>(
     program_state: &mut ProgramState,
     config: &Config,
-    market: &mut Market,
+    payer: &AccountInfo<'info>,
+    market_account: &AccountInfo<'info>,
     new: NewMarket,
-) -> Result<()> {
+) -> Result<Market> {
     let now = Clock::get()?.unix_timestamp;
     let args = new.args;
     require!(!program_state.paused, BinaryError::Paused);
@@ -75,7 +73,7 @@ pub fn write_new_market(
         BinaryError::SourceNeedsAdmin
     );
     let (bump, yes_vault_bump, no_vault_bump) = new.bumps;
-    *market = Market {
+    let market = Market {
         market_id: args.market_id,
         creator: new.creator,
         variant: args.variant,
@@ -110,14 +108,20 @@ pub fn write_new_market(
         yes_vault_bump,
         no_vault_bump,
     };
+    vault_common::init_account(
+        payer,
+        market_account,
+        &[MARKET_SEED, args.market_id.as_ref(), &[bump]],
+        &market,
+    )?;
     program_state.market_count = program_state.market_count.safe_add(1)?;
-    Ok(())
+    Ok(market)
 }
 
-pub fn created_event(market: &Account<Market>) -> MarketCreated {
+pub fn created_event(market: &Market, address: Pubkey) -> MarketCreated {
     MarketCreated {
         market_id: market.market_id,
-        market: market.key(),
+        market: address,
         creator: market.creator,
         variant: market.variant,
         source: market.source,
@@ -129,10 +133,11 @@ pub fn created_event(market: &Account<Market>) -> MarketCreated {
 
 pub fn handler(mut ctx: Context<CreateMarket>, args: CreateMarketArgs) -> Result<()> {
     let accounts = &mut ctx.accounts;
-    write_new_market(
+    let market = create_new_market(
         &mut accounts.program_state,
         &accounts.config,
-        &mut accounts.market,
+        &accounts.creator.to_account_info(),
+        &accounts.market,
         NewMarket {
             args: &args,
             creator: accounts.creator.key(),
@@ -154,6 +159,6 @@ pub fn handler(mut ctx: Context<CreateMarket>, args: CreateMarketArgs) -> Result
             &[],
         )?;
     }
-    emit_cpi!(created_event(&ctx.accounts.market));
+    emit_cpi!(created_event(&market, ctx.accounts.market.key()));
     Ok(())
 }

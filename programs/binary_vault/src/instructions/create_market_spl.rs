@@ -1,13 +1,13 @@
 use anchor_lang::prelude::*;
-use anchor_spl::token::{Mint, Token, TokenAccount};
+use anchor_spl::token::{Mint, Token};
 use crucible_pool::state::AssetPool as CrucibleAssetPool;
 
 use crate::constants::*;
 use crate::error::BinaryError;
 use crate::instructions::create_market::{
-    created_event, write_new_market, CreateMarketArgs, NewMarket,
+    create_new_market, created_event, CreateMarketArgs, NewMarket,
 };
-use crate::state::{Config, Market, ProgramState};
+use crate::state::{Config, ProgramState};
 
 /// An SPL-denominated market: token vaults owned by the market PDA. The mint must already have
 /// a crucible_pool asset pool, so that a Yield forfeit always has somewhere to go.
@@ -23,35 +23,16 @@ pub struct CreateMarketSpl<'info> {
     pub program_state: Account<'info, ProgramState>,
     #[account(seeds = [CONFIG_SEED], bump = config.bump)]
     pub config: Account<'info, Config>,
-    #[account(
-        init,
-        payer = creator,
-        space = 8 + Market::INIT_SPACE,
-        seeds = [MARKET_SEED, args.market_id.as_ref()],
-        bump,
-    )]
-    pub market: Account<'info, Market>,
+    /// CHECK: created by the handler at this PDA (see vault_common::account).
+    #[account(mut, seeds = [MARKET_SEED, args.market_id.as_ref()], bump)]
+    pub market: UncheckedAccount<'info>,
     pub mint: Account<'info, Mint>,
-    #[account(
-        init,
-        payer = creator,
-        seeds = [YES_TOKEN_VAULT_SEED, args.market_id.as_ref()],
-        bump,
-        token::mint = mint,
-        token::authority = market,
-        token::token_program = token_program,
-    )]
-    pub yes_vault: Account<'info, TokenAccount>,
-    #[account(
-        init,
-        payer = creator,
-        seeds = [NO_TOKEN_VAULT_SEED, args.market_id.as_ref()],
-        bump,
-        token::mint = mint,
-        token::authority = market,
-        token::token_program = token_program,
-    )]
-    pub no_vault: Account<'info, TokenAccount>,
+    /// CHECK: created by the handler as a token account of `mint` owned by `market`.
+    #[account(mut, seeds = [YES_TOKEN_VAULT_SEED, args.market_id.as_ref()], bump)]
+    pub yes_vault: UncheckedAccount<'info>,
+    /// CHECK: created by the handler as a token account of `mint` owned by `market`.
+    #[account(mut, seeds = [NO_TOKEN_VAULT_SEED, args.market_id.as_ref()], bump)]
+    pub no_vault: UncheckedAccount<'info>,
     #[account(
         seeds = [crucible_pool::constants::ASSET_POOL_SEED, mint.key().as_ref()],
         bump = crucible_asset_pool.bump,
@@ -65,10 +46,12 @@ pub struct CreateMarketSpl<'info> {
 pub fn handler(mut ctx: Context<CreateMarketSpl>, args: CreateMarketArgs) -> Result<()> {
     let accounts = &mut ctx.accounts;
     let min_backing = accounts.config.min_backing_spl;
-    write_new_market(
+    let creator = accounts.creator.to_account_info();
+    let market = create_new_market(
         &mut accounts.program_state,
         &accounts.config,
-        &mut accounts.market,
+        &creator,
+        &accounts.market,
         NewMarket {
             args: &args,
             creator: accounts.creator.key(),
@@ -78,6 +61,23 @@ pub fn handler(mut ctx: Context<CreateMarketSpl>, args: CreateMarketArgs) -> Res
             bumps: (ctx.bumps.market, ctx.bumps.yes_vault, ctx.bumps.no_vault),
         },
     )?;
-    emit_cpi!(created_event(&ctx.accounts.market));
+    let mint = accounts.mint.to_account_info();
+    for (vault, side_seed, bump) in [
+        (
+            &accounts.yes_vault,
+            YES_TOKEN_VAULT_SEED,
+            ctx.bumps.yes_vault,
+        ),
+        (&accounts.no_vault, NO_TOKEN_VAULT_SEED, ctx.bumps.no_vault),
+    ] {
+        vault_common::create_token_vault(
+            &creator,
+            vault,
+            &mint,
+            accounts.market.key,
+            &[side_seed, args.market_id.as_ref(), &[bump]],
+        )?;
+    }
+    emit_cpi!(created_event(&market, ctx.accounts.market.key()));
     Ok(())
 }

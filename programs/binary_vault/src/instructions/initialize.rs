@@ -24,22 +24,12 @@ pub struct InitializeArgs {
 pub struct Initialize<'info> {
     #[account(mut)]
     pub admin: Signer<'info>,
-    #[account(
-        init,
-        payer = admin,
-        space = 8 + ProgramState::INIT_SPACE,
-        seeds = [PROGRAM_STATE_SEED],
-        bump,
-    )]
-    pub program_state: Account<'info, ProgramState>,
-    #[account(
-        init,
-        payer = admin,
-        space = 8 + Config::INIT_SPACE,
-        seeds = [CONFIG_SEED],
-        bump,
-    )]
-    pub config: Account<'info, Config>,
+    /// CHECK: created by the handler at this PDA (see vault_common::account).
+    #[account(mut, seeds = [PROGRAM_STATE_SEED], bump)]
+    pub program_state: UncheckedAccount<'info>,
+    /// CHECK: created by the handler at this PDA.
+    #[account(mut, seeds = [CONFIG_SEED], bump)]
+    pub config: UncheckedAccount<'info>,
     #[account(
         seeds = [crate::ID.as_ref()],
         bump,
@@ -53,25 +43,42 @@ pub struct Initialize<'info> {
 
 pub fn handler(ctx: Context<Initialize>, args: InitializeArgs) -> Result<()> {
     let (_, cpi_authority_bump) = Pubkey::find_program_address(&[CPI_AUTHORITY_SEED], &crate::ID);
-    ctx.accounts.program_state.set_inner(ProgramState {
-        admin: ctx.accounts.admin.key(),
-        paused: false,
-        market_count: 0,
-        cpi_authority_bump,
-        bump: ctx.bumps.program_state,
-    });
+    let admin = ctx.accounts.admin.to_account_info();
+    let state_bump = ctx.bumps.program_state;
+    vault_common::init_account(
+        &admin,
+        &ctx.accounts.program_state,
+        &[PROGRAM_STATE_SEED, &[state_bump]],
+        &ProgramState {
+            admin: admin.key(),
+            paused: false,
+            market_count: 0,
+            cpi_authority_bump,
+            bump: state_bump,
+        },
+    )?;
 
-    let config = &mut ctx.accounts.config;
-    config.capital_loss_bps = DEFAULT_CAPITAL_LOSS_BPS;
-    config.crucible_share_bps = DEFAULT_CRUCIBLE_SHARE_BPS;
-    config.resolution_timelock_secs = DEFAULT_RESOLUTION_TIMELOCK_SECS;
-    config.max_resolution_delay_secs = args.max_resolution_delay_secs;
-    config.dispute_bond_lamports = args.dispute_bond_lamports;
-    config.treasury = args.treasury;
-    config.min_backing_spl = args.min_backing_spl;
-    config.bump = ctx.bumps.config;
+    let mut config = Config {
+        capital_loss_bps: DEFAULT_CAPITAL_LOSS_BPS,
+        crucible_share_bps: DEFAULT_CRUCIBLE_SHARE_BPS,
+        oracle_threshold: 0,
+        oracle_count: 0,
+        oracles: [Pubkey::default(); MAX_ORACLES],
+        resolution_timelock_secs: DEFAULT_RESOLUTION_TIMELOCK_SECS,
+        max_resolution_delay_secs: args.max_resolution_delay_secs,
+        dispute_bond_lamports: args.dispute_bond_lamports,
+        treasury: args.treasury,
+        min_backing_spl: args.min_backing_spl,
+        bump: ctx.bumps.config,
+    };
     config.set_oracles(&args.oracles, args.oracle_threshold)?;
     config.validate()?;
+    vault_common::init_account(
+        &admin,
+        &ctx.accounts.config,
+        &[CONFIG_SEED, &[config.bump]],
+        &config,
+    )?;
 
     emit_cpi!(ProgramInitialized {
         admin: ctx.accounts.admin.key(),

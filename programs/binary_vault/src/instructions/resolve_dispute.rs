@@ -23,14 +23,10 @@ pub struct ResolveDispute<'info> {
     pub config: Account<'info, Config>,
     #[account(mut, seeds = [MARKET_SEED, market.market_id.as_ref()], bump = market.bump)]
     pub market: Account<'info, Market>,
-    #[account(
-        init_if_needed,
-        payer = authority,
-        space = 8 + Dispute::INIT_SPACE,
-        seeds = [DISPUTE_SEED, market.market_id.as_ref()],
-        bump,
-    )]
-    pub dispute: Account<'info, Dispute>,
+    /// CHECK: the market's dispute record: created by the first dispute (see
+    /// vault_common::account), loaded and checked as a `Dispute` afterwards. Holds the bond.
+    #[account(mut, seeds = [DISPUTE_SEED, market.market_id.as_ref()], bump)]
+    pub dispute: UncheckedAccount<'info>,
     /// CHECK: receives the bond back; must be the recorded disputer (checked in the handler).
     #[account(mut)]
     pub disputer: UncheckedAccount<'info>,
@@ -68,6 +64,12 @@ impl Ruling {
 }
 
 fn open(mut ctx: Context<ResolveDispute>) -> Result<()> {
+    let event = open_dispute(&mut ctx)?;
+    emit_cpi!(event);
+    Ok(())
+}
+
+fn open_dispute(ctx: &mut Context<ResolveDispute>) -> Result<DisputeOpened> {
     let now = Clock::get()?.unix_timestamp;
     let accounts = &mut ctx.accounts;
     let market = &mut accounts.market;
@@ -91,33 +93,52 @@ fn open(mut ctx: Context<ResolveDispute>) -> Result<()> {
         .ok_or(ProgramError::ArithmeticOverflow)?;
     require!(now < hold_ends_at, BinaryError::DisputeWindowClosed);
 
-    let bond = accounts.config.dispute_bond_lamports;
+    let authority = accounts.authority.to_account_info();
+    let bump = ctx.bumps.dispute;
+    let previous = vault_common::load_existing::<Dispute>(&accounts.dispute)?;
+    let dispute = Dispute {
+        market_id: market.market_id,
+        disputer: authority.key(),
+        status: DisputeStatus::Open,
+        bond_lamports: accounts.config.dispute_bond_lamports,
+        opened_at: now,
+        settled_at: 0,
+        dispute_count: previous.map_or(0, |d| d.dispute_count).safe_add(1)?,
+        bump,
+    };
+    if dispute.dispute_count == 1 {
+        vault_common::init_account(
+            &authority,
+            &accounts.dispute,
+            &[DISPUTE_SEED, market.market_id.as_ref(), &[bump]],
+            &dispute,
+        )?;
+    } else {
+        vault_common::write_account(&accounts.dispute, &dispute)?;
+    }
+    // The bond waits in the dispute account itself, above its rent.
     vault_common::transfer_sol(
-        accounts.authority.to_account_info(),
+        authority,
         accounts.dispute.to_account_info(),
-        bond,
+        dispute.bond_lamports,
         &[],
     )?;
-    let dispute = &mut accounts.dispute;
-    dispute.market_id = market.market_id;
-    dispute.disputer = accounts.authority.key();
-    dispute.status = DisputeStatus::Open;
-    dispute.bond_lamports = bond;
-    dispute.opened_at = now;
-    dispute.settled_at = 0;
-    dispute.dispute_count = dispute.dispute_count.safe_add(1)?;
-    dispute.bump = ctx.bumps.dispute;
     market.oracle_status = ORACLE_STATUS_DISPUTED;
 
-    emit_cpi!(DisputeOpened {
-        market_id: ctx.accounts.market.market_id,
-        disputer: ctx.accounts.authority.key(),
-        bond_lamports: bond,
-    });
-    Ok(())
+    Ok(DisputeOpened {
+        market_id: market.market_id,
+        disputer: dispute.disputer,
+        bond_lamports: dispute.bond_lamports,
+    })
 }
 
 fn settle(mut ctx: Context<ResolveDispute>, ruling: Ruling) -> Result<()> {
+    let event = settle_dispute(&mut ctx, ruling)?;
+    emit_cpi!(event);
+    Ok(())
+}
+
+fn settle_dispute(ctx: &mut Context<ResolveDispute>, ruling: Ruling) -> Result<DisputeSettled> {
     let now = Clock::get()?.unix_timestamp;
     let accounts = &mut ctx.accounts;
     require_keys_eq!(
@@ -125,19 +146,20 @@ fn settle(mut ctx: Context<ResolveDispute>, ruling: Ruling) -> Result<()> {
         accounts.program_state.admin,
         BinaryError::NotAdmin
     );
+    let mut dispute = vault_common::load_existing::<Dispute>(&accounts.dispute)?
+        .ok_or(BinaryError::NoOpenDispute)?;
     require!(
         accounts.market.oracle_status == ORACLE_STATUS_DISPUTED
-            && accounts.dispute.status == DisputeStatus::Open,
+            && dispute.status == DisputeStatus::Open,
         BinaryError::NoOpenDispute
     );
     require_keys_eq!(
         accounts.disputer.key(),
-        accounts.dispute.disputer,
+        dispute.disputer,
         BinaryError::WrongDisputer
     );
 
     let market = &mut accounts.market;
-    let dispute = &mut accounts.dispute;
     let bond_to = match ruling {
         Ruling::Uphold => {
             market.oracle_status = ORACLE_STATUS_OPEN;
@@ -162,9 +184,10 @@ fn settle(mut ctx: Context<ResolveDispute>, ruling: Ruling) -> Result<()> {
     };
     // The dispute account is this program's, so the bond moves without a CPI; its rent stays
     // so the record remains for indexers and a later dispute.
-    dispute.sub_lamports(dispute.bond_lamports)?;
+    accounts.dispute.sub_lamports(dispute.bond_lamports)?;
     bond_to.add_lamports(dispute.bond_lamports)?;
     dispute.settled_at = now;
+    vault_common::write_account(&accounts.dispute, &dispute)?;
 
     let hold_ends_at = if market.oracle_status == ORACLE_STATUS_REFUND {
         0
@@ -173,12 +196,11 @@ fn settle(mut ctx: Context<ResolveDispute>, ruling: Ruling) -> Result<()> {
             .hold_ends_at()
             .ok_or(ProgramError::ArithmeticOverflow)?
     };
-    emit_cpi!(DisputeSettled {
-        market_id: ctx.accounts.market.market_id,
+    Ok(DisputeSettled {
+        market_id: market.market_id,
         action: ruling.action(),
-        outcome: ctx.accounts.market.outcome,
-        oracle_status: ctx.accounts.market.oracle_status,
+        outcome: market.outcome,
+        oracle_status: market.oracle_status,
         hold_ends_at,
-    });
-    Ok(())
+    })
 }

@@ -19,14 +19,14 @@ pub struct SubmitOracleResolution<'info> {
     pub config: Account<'info, Config>,
     #[account(mut, seeds = [MARKET_SEED, market.market_id.as_ref()], bump = market.bump)]
     pub market: Account<'info, Market>,
+    /// CHECK: created by the handler at this PDA (see vault_common::account); its existence is
+    /// what refuses a second vote, and a donation to the address cannot block the first.
     #[account(
-        init,
-        payer = oracle,
-        space = 8 + OracleVote::INIT_SPACE,
+        mut,
         seeds = [ORACLE_VOTE_SEED, market.market_id.as_ref(), oracle.key().as_ref()],
         bump,
     )]
-    pub vote: Account<'info, OracleVote>,
+    pub vote: UncheckedAccount<'info>,
     pub system_program: Program<'info, System>,
 }
 
@@ -61,14 +61,25 @@ pub fn handler(
             market.no_votes
         }
     };
-    ctx.accounts.vote.set_inner(OracleVote {
-        market_id: market.market_id,
-        oracle: ctx.accounts.oracle.key(),
-        vote,
-        confidence_bps,
-        submitted_at: now,
-        bump: ctx.bumps.vote,
-    });
+    let oracle = ctx.accounts.oracle.to_account_info();
+    vault_common::init_account(
+        &oracle,
+        &ctx.accounts.vote,
+        &[
+            ORACLE_VOTE_SEED,
+            market.market_id.as_ref(),
+            oracle.key.as_ref(),
+            &[ctx.bumps.vote],
+        ],
+        &OracleVote {
+            market_id: market.market_id,
+            oracle: oracle.key(),
+            vote,
+            confidence_bps,
+            submitted_at: now,
+            bump: ctx.bumps.vote,
+        },
+    )?;
     let proposed = votes >= ctx.accounts.config.oracle_threshold;
     if proposed {
         market.outcome = Some(vote);

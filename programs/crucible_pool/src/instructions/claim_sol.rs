@@ -24,29 +24,32 @@ pub struct ClaimSol<'info> {
         bump = epoch.bump,
     )]
     pub epoch: Account<'info, Epoch>,
-    #[account(
-        init,
-        payer = wallet,
-        space = 8 + ClaimReceipt::INIT_SPACE,
-        seeds = [CLAIM_SEED, epoch.key().as_ref(), wallet.key().as_ref()],
-        bump,
-    )]
-    pub receipt: Account<'info, ClaimReceipt>,
+    /// CHECK: created by the handler at this PDA; its existence is what refuses a second
+    /// claim (see vault_common::account).
+    #[account(mut, seeds = [CLAIM_SEED, epoch.key().as_ref(), wallet.key().as_ref()], bump)]
+    pub receipt: UncheckedAccount<'info>,
     #[account(mut, seeds = [SOL_VAULT_SEED], bump = asset_pool.vault_bump)]
     pub sol_vault: SystemAccount<'info>,
     pub system_program: Program<'info, System>,
 }
 
-/// Checks the proof and the epoch's window and books the claim; the caller moves the value.
+/// The claiming wallet (which pays the receipt's rent) and its receipt PDA.
+pub struct Receipt<'a, 'info> {
+    pub payer: &'a AccountInfo<'info>,
+    pub account: &'a AccountInfo<'info>,
+    pub bump: u8,
+}
+
+/// Checks the proof and the epoch's window, books the claim and writes the receipt; the caller
+/// moves the value.
 pub fn record_claim(
     pool: &mut AssetPool,
     epoch: &mut Account<Epoch>,
-    receipt: &mut ClaimReceipt,
-    receipt_bump: u8,
-    wallet: Pubkey,
+    receipt: Receipt,
     amount: u64,
     proof: &[[u8; 32]],
 ) -> Result<()> {
+    let wallet = receipt.payer.key();
     let now = Clock::get()?.unix_timestamp;
     require!(amount > 0, CrucibleError::ZeroAmount);
     require!(
@@ -72,14 +75,24 @@ pub fn record_claim(
     epoch.claimed = claimed;
     epoch.claims = epoch.claims.safe_add(1)?;
     pool.total_claimed = pool.total_claimed.safe_add(amount)?;
-    *receipt = ClaimReceipt {
-        epoch: epoch.key(),
-        wallet,
-        amount,
-        claimed_at: now,
-        bump: receipt_bump,
-    };
-    Ok(())
+    let epoch_key = epoch.key();
+    vault_common::init_account(
+        receipt.payer,
+        receipt.account,
+        &[
+            CLAIM_SEED,
+            epoch_key.as_ref(),
+            wallet.as_ref(),
+            &[receipt.bump],
+        ],
+        &ClaimReceipt {
+            epoch: epoch_key,
+            wallet,
+            amount,
+            claimed_at: now,
+            bump: receipt.bump,
+        },
+    )
 }
 
 pub fn handler(ctx: Context<ClaimSol>, amount: u64, proof: Vec<[u8; 32]>) -> Result<()> {
@@ -87,9 +100,11 @@ pub fn handler(ctx: Context<ClaimSol>, amount: u64, proof: Vec<[u8; 32]>) -> Res
     record_claim(
         &mut ctx.accounts.asset_pool,
         &mut ctx.accounts.epoch,
-        &mut ctx.accounts.receipt,
-        ctx.bumps.receipt,
-        wallet,
+        Receipt {
+            payer: &ctx.accounts.wallet.to_account_info(),
+            account: &ctx.accounts.receipt,
+            bump: ctx.bumps.receipt,
+        },
         amount,
         &proof,
     )?;

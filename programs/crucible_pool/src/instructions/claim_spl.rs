@@ -3,8 +3,8 @@ use anchor_spl::token::{Mint, Token, TokenAccount};
 
 use crate::constants::*;
 use crate::events::EpochClaimed;
-use crate::instructions::claim_sol::record_claim;
-use crate::state::{AssetPool, ClaimReceipt, Epoch};
+use crate::instructions::claim_sol::{record_claim, Receipt};
+use crate::state::{AssetPool, Epoch};
 
 /// A wallet's token share of a closed epoch, paid into a token account of its choosing.
 #[event_cpi]
@@ -23,14 +23,10 @@ pub struct ClaimSpl<'info> {
         bump = epoch.bump,
     )]
     pub epoch: Account<'info, Epoch>,
-    #[account(
-        init,
-        payer = wallet,
-        space = 8 + ClaimReceipt::INIT_SPACE,
-        seeds = [CLAIM_SEED, epoch.key().as_ref(), wallet.key().as_ref()],
-        bump,
-    )]
-    pub receipt: Account<'info, ClaimReceipt>,
+    /// CHECK: created by the handler at this PDA; its existence is what refuses a second
+    /// claim (see vault_common::account).
+    #[account(mut, seeds = [CLAIM_SEED, epoch.key().as_ref(), wallet.key().as_ref()], bump)]
+    pub receipt: UncheckedAccount<'info>,
     #[account(mut, seeds = [TOKEN_VAULT_SEED, mint.key().as_ref()], bump = asset_pool.vault_bump)]
     pub token_vault: Account<'info, TokenAccount>,
     pub token_program: Program<'info, Token>,
@@ -42,9 +38,11 @@ pub fn handler(ctx: Context<ClaimSpl>, amount: u64, proof: Vec<[u8; 32]>) -> Res
     record_claim(
         &mut ctx.accounts.asset_pool,
         &mut ctx.accounts.epoch,
-        &mut ctx.accounts.receipt,
-        ctx.bumps.receipt,
-        wallet,
+        Receipt {
+            payer: &ctx.accounts.wallet.to_account_info(),
+            account: &ctx.accounts.receipt,
+            bump: ctx.bumps.receipt,
+        },
         amount,
         &proof,
     )?;

@@ -33,10 +33,9 @@ pub struct CloseEpoch<'info> {
         bump = epoch.bump,
     )]
     pub epoch: Account<'info, Epoch>,
+    /// CHECK: created by the handler at this PDA (see vault_common::account).
     #[account(
-        init,
-        payer = keeper,
-        space = 8 + Epoch::INIT_SPACE,
+        mut,
         seeds = [
             EPOCH_SEED,
             asset_pool.mint.as_ref(),
@@ -44,7 +43,7 @@ pub struct CloseEpoch<'info> {
         ],
         bump,
     )]
-    pub next_epoch: Account<'info, Epoch>,
+    pub next_epoch: UncheckedAccount<'info>,
     pub system_program: Program<'info, System>,
 }
 
@@ -77,23 +76,18 @@ pub fn handler(ctx: Context<CloseEpoch>, args: CloseEpochArgs) -> Result<()> {
 
     let pool = &mut ctx.accounts.asset_pool;
     pool.current_epoch = pool.current_epoch.safe_add(1)?;
-    ctx.accounts.next_epoch.set_inner(Epoch {
-        mint: pool.mint,
-        epoch: pool.current_epoch,
-        status: EpochStatus::Open,
-        started_at: now,
-        closed_at: 0,
-        claim_deadline: 0,
-        deposited: 0,
-        rolled_in: carried,
-        conviction_pool: 0,
-        creator_pool: 0,
-        merkle_root: [0; 32],
-        claimed: 0,
-        claims: 0,
-        rolled_out: 0,
-        bump: ctx.bumps.next_epoch,
-    });
+    let next_bump = ctx.bumps.next_epoch;
+    vault_common::init_account(
+        &ctx.accounts.keeper.to_account_info(),
+        &ctx.accounts.next_epoch,
+        &[
+            EPOCH_SEED,
+            pool.mint.as_ref(),
+            &pool.current_epoch.to_le_bytes(),
+            &[next_bump],
+        ],
+        &Epoch::open(pool.mint, pool.current_epoch, carried, now, next_bump),
+    )?;
     emit_cpi!(EpochClosed {
         mint: pool.mint,
         epoch: epoch.epoch,

@@ -3,7 +3,7 @@ use anchor_lang::prelude::*;
 use crate::constants::*;
 use crate::error::CrucibleError;
 use crate::events::AssetPoolInitialized;
-use crate::state::{AssetPool, CrucibleState, Epoch, EpochStatus};
+use crate::state::{AssetPool, CrucibleState, Epoch};
 use crate::SOL_MINT;
 
 /// Opens SOL accounting: the asset pool, epoch 0, and the lamport vault's rent reserve.
@@ -14,22 +14,12 @@ pub struct InitSolPool<'info> {
     pub admin: Signer<'info>,
     #[account(seeds = [STATE_SEED], bump = state.bump, has_one = admin @ CrucibleError::NotAdmin)]
     pub state: Account<'info, CrucibleState>,
-    #[account(
-        init,
-        payer = admin,
-        space = 8 + AssetPool::INIT_SPACE,
-        seeds = [ASSET_POOL_SEED, SOL_MINT.as_ref()],
-        bump,
-    )]
-    pub asset_pool: Account<'info, AssetPool>,
-    #[account(
-        init,
-        payer = admin,
-        space = 8 + Epoch::INIT_SPACE,
-        seeds = [EPOCH_SEED, SOL_MINT.as_ref(), &0u64.to_le_bytes()],
-        bump,
-    )]
-    pub epoch: Account<'info, Epoch>,
+    /// CHECK: created by the handler at this PDA (see vault_common::account).
+    #[account(mut, seeds = [ASSET_POOL_SEED, SOL_MINT.as_ref()], bump)]
+    pub asset_pool: UncheckedAccount<'info>,
+    /// CHECK: created by the handler at this PDA.
+    #[account(mut, seeds = [EPOCH_SEED, SOL_MINT.as_ref(), &0u64.to_le_bytes()], bump)]
+    pub epoch: UncheckedAccount<'info>,
     #[account(mut, seeds = [SOL_VAULT_SEED], bump)]
     pub sol_vault: SystemAccount<'info>,
     pub system_program: Program<'info, System>,
@@ -37,23 +27,25 @@ pub struct InitSolPool<'info> {
 
 pub fn handler(ctx: Context<InitSolPool>) -> Result<()> {
     let now = Clock::get()?.unix_timestamp;
+    let admin = ctx.accounts.admin.to_account_info();
     // The vault must stay rent-exempt when every claim has drained it, so it keeps a reserve
     // that is never accounted as distributable.
     let reserve = Rent::get()?.minimum_balance(0);
     let top_up = reserve.saturating_sub(ctx.accounts.sol_vault.lamports());
     vault_common::transfer_sol(
-        ctx.accounts.admin.to_account_info(),
+        admin.clone(),
         ctx.accounts.sol_vault.to_account_info(),
         top_up,
         &[],
     )?;
-
-    let pool = &mut ctx.accounts.asset_pool;
-    pool.mint = SOL_MINT;
-    pool.current_epoch = 0;
-    pool.vault_bump = ctx.bumps.sol_vault;
-    pool.bump = ctx.bumps.asset_pool;
-    open_first_epoch(&mut ctx.accounts.epoch, SOL_MINT, ctx.bumps.epoch, now);
+    open_asset(
+        &admin,
+        &ctx.accounts.asset_pool,
+        &ctx.accounts.epoch,
+        SOL_MINT,
+        (ctx.bumps.asset_pool, ctx.bumps.epoch, ctx.bumps.sol_vault),
+        now,
+    )?;
     emit_cpi!(AssetPoolInitialized {
         mint: SOL_MINT,
         started_at: now,
@@ -61,22 +53,38 @@ pub fn handler(ctx: Context<InitSolPool>) -> Result<()> {
     Ok(())
 }
 
-pub fn open_first_epoch(epoch: &mut Epoch, mint: Pubkey, bump: u8, now: i64) {
-    *epoch = Epoch {
-        mint,
-        epoch: 0,
-        status: EpochStatus::Open,
-        started_at: now,
-        closed_at: 0,
-        claim_deadline: 0,
-        deposited: 0,
-        rolled_in: 0,
-        conviction_pool: 0,
-        creator_pool: 0,
-        merkle_root: [0; 32],
-        claimed: 0,
-        claims: 0,
-        rolled_out: 0,
-        bump,
-    };
+/// Creates an asset's pool and its epoch 0. `bumps` are (pool, epoch, vault).
+pub fn open_asset<'info>(
+    payer: &AccountInfo<'info>,
+    pool: &AccountInfo<'info>,
+    epoch: &AccountInfo<'info>,
+    mint: Pubkey,
+    bumps: (u8, u8, u8),
+    now: i64,
+) -> Result<()> {
+    let (pool_bump, epoch_bump, vault_bump) = bumps;
+    vault_common::init_account(
+        payer,
+        pool,
+        &[ASSET_POOL_SEED, mint.as_ref(), &[pool_bump]],
+        &AssetPool {
+            mint,
+            current_epoch: 0,
+            total_deposited: 0,
+            total_claimed: 0,
+            vault_bump,
+            bump: pool_bump,
+        },
+    )?;
+    vault_common::init_account(
+        payer,
+        epoch,
+        &[
+            EPOCH_SEED,
+            mint.as_ref(),
+            &0u64.to_le_bytes(),
+            &[epoch_bump],
+        ],
+        &Epoch::open(mint, 0, 0, now, epoch_bump),
+    )
 }

@@ -20,14 +20,9 @@ pub struct InitializeArgs {
 pub struct Initialize<'info> {
     #[account(mut)]
     pub admin: Signer<'info>,
-    #[account(
-        init,
-        payer = admin,
-        space = 8 + CrucibleState::INIT_SPACE,
-        seeds = [STATE_SEED],
-        bump,
-    )]
-    pub state: Account<'info, CrucibleState>,
+    /// CHECK: created by the handler at this PDA (see vault_common::account).
+    #[account(mut, seeds = [STATE_SEED], bump)]
+    pub state: UncheckedAccount<'info>,
     #[account(
         seeds = [crate::ID.as_ref()],
         bump,
@@ -51,13 +46,20 @@ pub fn check_durations(epoch_duration_secs: i64, claim_window_secs: i64) -> Resu
 
 pub fn handler(ctx: Context<Initialize>, args: InitializeArgs) -> Result<()> {
     check_durations(args.epoch_duration_secs, args.claim_window_secs)?;
-    let state = &mut ctx.accounts.state;
-    state.admin = ctx.accounts.admin.key();
-    state.keeper = args.keeper;
-    state.authorized_sources = [Pubkey::default(); MAX_AUTHORIZED_SOURCES];
-    state.epoch_duration_secs = args.epoch_duration_secs;
-    state.claim_window_secs = args.claim_window_secs;
-    state.bump = ctx.bumps.state;
+    let state = CrucibleState {
+        admin: ctx.accounts.admin.key(),
+        keeper: args.keeper,
+        authorized_sources: [Pubkey::default(); MAX_AUTHORIZED_SOURCES],
+        epoch_duration_secs: args.epoch_duration_secs,
+        claim_window_secs: args.claim_window_secs,
+        bump: ctx.bumps.state,
+    };
+    vault_common::init_account(
+        &ctx.accounts.admin.to_account_info(),
+        &ctx.accounts.state.to_account_info(),
+        &[STATE_SEED, &[state.bump]],
+        &state,
+    )?;
     emit_cpi!(CrucibleInitialized {
         admin: state.admin,
         keeper: state.keeper,

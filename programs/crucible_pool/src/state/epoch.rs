@@ -37,6 +37,27 @@ pub struct Epoch {
 }
 
 impl Epoch {
+    /// A new epoch receiving deposits from `now`, starting with `rolled_in` carried from earlier.
+    pub fn open(mint: Pubkey, epoch: u64, rolled_in: u64, now: i64, bump: u8) -> Self {
+        Epoch {
+            mint,
+            epoch,
+            status: EpochStatus::Open,
+            started_at: now,
+            closed_at: 0,
+            claim_deadline: 0,
+            deposited: 0,
+            rolled_in,
+            conviction_pool: 0,
+            creator_pool: 0,
+            merkle_root: [0; 32],
+            claimed: 0,
+            claims: 0,
+            rolled_out: 0,
+            bump,
+        }
+    }
+
     /// Everything this epoch holds for distribution.
     pub fn available(&self) -> Result<u64> {
         self.deposited.safe_add(self.rolled_in)

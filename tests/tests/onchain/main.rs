@@ -1,0 +1,8 @@
+//! On-chain program suites, in one test binary so program-test is linked once.
+//! All run natively on solana-program-test; the clock moves only through warp + Clock sysvar.
+
+// solana-program-test 3.1 marks its API "agave-unstable" (deprecated); see tests/src/lib.rs.
+#![allow(deprecated)]
+
+mod binary_lifecycle;
+mod binary_rejections;
