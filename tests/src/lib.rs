@@ -9,6 +9,7 @@
 pub mod errors;
 pub mod harness;
 pub mod native;
+pub mod rng;
 pub mod spl;
 
 pub use errors::*;

@@ -91,3 +91,72 @@ impl Harness {
             .amount
     }
 }
+
+/// SPL market operations through the sdk builders.
+impl Harness {
+    /// A mint with a crucible_pool asset pool (so SPL markets may use it) and a funded token
+    /// account for each wallet; returns the mint and the accounts in wallet order.
+    pub async fn spl_setup(&mut self, units_per_wallet: u64) -> (Pubkey, Vec<Pubkey>) {
+        let mint = self.create_mint(6).await;
+        let admin = self.admin.insecure_clone();
+        self.process(
+            &[narrative_sdk::crucible::init_token_pool(
+                admin.pubkey(),
+                mint,
+            )],
+            &[&admin],
+        )
+        .await
+        .expect("crucible token pool");
+        let owners: Vec<Pubkey> = self.wallets.iter().map(|w| w.pubkey()).collect();
+        let mut accounts = Vec::new();
+        for owner in owners {
+            accounts.push(
+                self.create_token_account(&mint, &owner, units_per_wallet)
+                    .await,
+            );
+        }
+        (mint, accounts)
+    }
+
+    pub async fn create_spl_market(
+        &mut self,
+        creator: &Keypair,
+        mint: Pubkey,
+        variant: binary_vault::state::MarketVariant,
+        deadline_in: i64,
+    ) -> Result<[u8; 32], solana_program_test::BanksClientError> {
+        let market_id = self.next_market_id();
+        let deadline = self.now().await + deadline_in;
+        let admin = self.admin.insecure_clone();
+        let co_sign = variant == binary_vault::state::MarketVariant::Classic;
+        let ix = narrative_sdk::binary::create_market_spl(
+            creator.pubkey(),
+            co_sign.then(|| admin.pubkey()),
+            mint,
+            binary_vault::instructions::CreateMarketArgs {
+                market_id,
+                variant,
+                source: binary_vault::state::MarketSource::Seed,
+                deadline,
+            },
+        );
+        let signers: Vec<&Keypair> = if co_sign {
+            vec![creator, &admin]
+        } else {
+            vec![creator]
+        };
+        self.process(&[ix], &signers).await?;
+        Ok(market_id)
+    }
+
+    pub async fn finalize_spl(
+        &mut self,
+        market_id: &[u8; 32],
+        mint: Pubkey,
+    ) -> Result<(), solana_program_test::BanksClientError> {
+        let target = self.crucible_target(mint).await;
+        let ix = narrative_sdk::binary::finalize_resolution_spl(market_id, &target);
+        self.process(&[ix], &[]).await
+    }
+}

@@ -6,3 +6,6 @@
 
 mod binary_lifecycle;
 mod binary_rejections;
+mod binary_spl;
+mod crucible;
+mod invariants;

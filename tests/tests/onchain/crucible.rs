@@ -1,0 +1,454 @@
+//! crucible_pool: deposits only from authorised sources, epochs closed by the keeper with a
+//! Merkle root, one proven claim per wallet, rollover of what is left unclaimed.
+
+use anchor_lang::prelude::Pubkey;
+use anchor_lang::Space;
+use crucible_pool::error::CrucibleError;
+use crucible_pool::instructions::{CloseEpochArgs, UpdateSettingsArgs};
+use crucible_pool::state::{ClaimReceipt, EpochStatus};
+use crucible_pool::SOL_MINT;
+use integration_tests::*;
+use narrative_sdk::merkle::Distribution;
+use narrative_sdk::{crucible, pda};
+use solana_account::Account;
+use solana_instruction_error::InstructionError;
+use solana_keypair::Keypair;
+use solana_signer::Signer;
+
+/// A keypair the admin authorises as a deposit source (standing in for a program's CPI signer).
+async fn authorised_source(h: &mut Harness) -> Keypair {
+    let source = h.wallets[3].insecure_clone();
+    let admin = h.admin.insecure_clone();
+    h.process(
+        &[crucible::set_authorized_source(
+            admin.pubkey(),
+            source.pubkey(),
+            true,
+        )],
+        &[&admin],
+    )
+    .await
+    .unwrap();
+    source
+}
+
+async fn deposit(
+    h: &mut Harness,
+    source: &Keypair,
+    amount: u64,
+) -> Result<(), solana_program_test::BanksClientError> {
+    let epoch = h.asset_pool(&SOL_MINT).await.current_epoch;
+    let ix = crucible::deposit_sol(source.pubkey(), source.pubkey(), epoch, amount);
+    h.process(&[ix], &[source]).await
+}
+
+async fn close(
+    h: &mut Harness,
+    mint: Pubkey,
+    conviction: u64,
+    creator: u64,
+    root: [u8; 32],
+) -> Result<(), solana_program_test::BanksClientError> {
+    let keeper = h.keeper.insecure_clone();
+    let current = h.asset_pool(&mint).await.current_epoch;
+    let args = CloseEpochArgs {
+        conviction_pool: conviction,
+        creator_pool: creator,
+        merkle_root: root,
+    };
+    h.process(
+        &[crucible::close_epoch(keeper.pubkey(), mint, current, args)],
+        &[&keeper],
+    )
+    .await
+}
+
+/// What the SOL vault must hold above its reserve: open epochs' balances plus what closed,
+/// not-yet-rolled epochs still owe.
+async fn owed(h: &mut Harness) -> u64 {
+    let current = h.asset_pool(&SOL_MINT).await.current_epoch;
+    let mut total = 0;
+    for n in 0..=current {
+        let e = h.epoch(&SOL_MINT, n).await;
+        total += match e.status {
+            EpochStatus::Open => e.available().unwrap(),
+            EpochStatus::Closed => e.unclaimed().unwrap(),
+            EpochStatus::RolledOver => 0,
+        };
+    }
+    total
+}
+
+async fn vault_above_reserve(h: &mut Harness) -> u64 {
+    let reserve = h.rent_for(0).await;
+    h.lamports(pda::crucible::sol_vault()).await - reserve
+}
+
+#[tokio::test]
+async fn epoch_distribution_claims_and_rollover_keep_the_vault_balanced() {
+    let mut h = Harness::start().await;
+    let source = authorised_source(&mut h).await;
+    let [w0, w1, w2] = [0, 1, 2].map(|i| h.wallets[i].insecure_clone());
+
+    deposit(&mut h, &source, 10 * SOL).await.unwrap();
+    let e0 = h.epoch(&SOL_MINT, 0).await;
+    assert_eq!((e0.deposited, e0.status), (10 * SOL, EpochStatus::Open));
+    assert_eq!(vault_above_reserve(&mut h).await, 10 * SOL);
+
+    let epoch0 = pda::crucible::epoch(&SOL_MINT, 0);
+    let dist = Distribution::new(
+        &epoch0,
+        &[
+            (w0.pubkey(), 4 * SOL),
+            (w1.pubkey(), 3 * SOL),
+            (w2.pubkey(), 2 * SOL),
+        ],
+    );
+    assert_custom_error(
+        close(&mut h, SOL_MINT, 6 * SOL, 3 * SOL, dist.root()).await,
+        CrucibleError::EpochTooYoung,
+    );
+    h.warp_by(EPOCH_DURATION).await;
+    assert_custom_error(
+        close(&mut h, SOL_MINT, 8 * SOL, 3 * SOL, dist.root()).await,
+        CrucibleError::DistributionExceedsEpoch,
+    );
+    let outsider = h.wallets[1].insecure_clone();
+    let ix = crucible::close_epoch(
+        outsider.pubkey(),
+        SOL_MINT,
+        0,
+        CloseEpochArgs {
+            conviction_pool: 1,
+            creator_pool: 0,
+            merkle_root: [0; 32],
+        },
+    );
+    assert_custom_error(
+        h.process(&[ix], &[&outsider]).await,
+        CrucibleError::NotKeeper,
+    );
+
+    close(&mut h, SOL_MINT, 6 * SOL, 3 * SOL, dist.root())
+        .await
+        .unwrap();
+    let closed_at = h.now().await;
+    let e0 = h.epoch(&SOL_MINT, 0).await;
+    assert_eq!(
+        (e0.status, e0.conviction_pool, e0.creator_pool),
+        (EpochStatus::Closed, 6 * SOL, 3 * SOL)
+    );
+    assert_eq!(
+        (e0.merkle_root, e0.closed_at, e0.claim_deadline),
+        (dist.root(), closed_at, closed_at + CLAIM_WINDOW)
+    );
+    let e1 = h.epoch(&SOL_MINT, 1).await;
+    assert_eq!(
+        (e1.status, e1.rolled_in, e1.started_at),
+        (EpochStatus::Open, SOL, closed_at)
+    );
+    assert_eq!(h.asset_pool(&SOL_MINT).await.current_epoch, 1);
+
+    let receipt_rent = h.rent_for(8 + ClaimReceipt::INIT_SPACE).await;
+    let (amount, proof) = dist.proof(&w0.pubkey()).unwrap();
+    let before = h.lamports(w0.pubkey()).await;
+    h.process(
+        &[crucible::claim_sol(w0.pubkey(), 0, amount, proof.clone())],
+        &[&w0],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        h.lamports(w0.pubkey()).await + receipt_rent - before,
+        4 * SOL
+    );
+    let receipt: ClaimReceipt = h
+        .account(pda::crucible::claim_receipt(&epoch0, &w0.pubkey()))
+        .await;
+    assert_eq!(
+        (receipt.wallet, receipt.amount, receipt.epoch),
+        (w0.pubkey(), 4 * SOL, epoch0)
+    );
+    assert_instruction_error(
+        h.process(
+            &[crucible::claim_sol(w0.pubkey(), 0, amount, proof)],
+            &[&w0],
+        )
+        .await,
+        InstructionError::AccountAlreadyInitialized,
+    );
+
+    // A proof for another amount, or someone else's proof, does not verify.
+    let (w1_amount, w1_proof) = dist.proof(&w1.pubkey()).unwrap();
+    let (_, w2_proof) = dist.proof(&w2.pubkey()).unwrap();
+    for (claimed, proof) in [(w1_amount + 1, w1_proof.clone()), (w1_amount, w2_proof)] {
+        let ix = crucible::claim_sol(w1.pubkey(), 0, claimed, proof);
+        assert_custom_error(h.process(&[ix], &[&w1]).await, CrucibleError::InvalidProof);
+    }
+    h.process(
+        &[crucible::claim_sol(w1.pubkey(), 0, w1_amount, w1_proof)],
+        &[&w1],
+    )
+    .await
+    .unwrap();
+    let e0 = h.epoch(&SOL_MINT, 0).await;
+    assert_eq!((e0.claimed, e0.claims), (7 * SOL, 2));
+    assert_eq!(h.asset_pool(&SOL_MINT).await.total_claimed, 7 * SOL);
+
+    // New deposits land in epoch 1.
+    deposit(&mut h, &source, SOL / 2).await.unwrap();
+    assert_eq!(h.epoch(&SOL_MINT, 1).await.deposited, SOL / 2);
+    assert_eq!(vault_above_reserve(&mut h).await, owed(&mut h).await);
+
+    // w2 never claims: after the window its 2 SOL rolls into epoch 1.
+    let rollover = crucible::rollover(SOL_MINT, 0, 1);
+    assert_custom_error(
+        h.process(&[rollover.clone()], &[]).await,
+        CrucibleError::ClaimWindowOpen,
+    );
+    h.warp_to(closed_at + CLAIM_WINDOW + 1).await;
+    let (w2_amount, w2_proof) = dist.proof(&w2.pubkey()).unwrap();
+    let ix = crucible::claim_sol(w2.pubkey(), 0, w2_amount, w2_proof);
+    assert_custom_error(
+        h.process(&[ix], &[&w2]).await,
+        CrucibleError::ClaimWindowClosed,
+    );
+    h.process(&[rollover.clone()], &[]).await.unwrap();
+    let e0 = h.epoch(&SOL_MINT, 0).await;
+    assert_eq!(
+        (e0.status, e0.rolled_out),
+        (EpochStatus::RolledOver, 2 * SOL)
+    );
+    let e1 = h.epoch(&SOL_MINT, 1).await;
+    assert_eq!(
+        (e1.rolled_in, e1.available().unwrap()),
+        (3 * SOL, 3 * SOL + SOL / 2)
+    );
+    assert_custom_error(
+        h.process(&[rollover], &[]).await,
+        CrucibleError::EpochNotClosed,
+    );
+    assert_eq!(vault_above_reserve(&mut h).await, owed(&mut h).await);
+    assert_eq!(vault_above_reserve(&mut h).await, 3 * SOL + SOL / 2);
+}
+
+#[tokio::test]
+async fn deposit_from_an_unauthorised_source_is_rejected() {
+    let mut h = Harness::start().await;
+    let stranger = h.wallets[0].insecure_clone();
+    let before = h.lamports(stranger.pubkey()).await;
+    assert_custom_error(
+        deposit(&mut h, &stranger, SOL).await,
+        CrucibleError::UnauthorizedSource,
+    );
+    assert_eq!(h.lamports(stranger.pubkey()).await, before);
+    assert_eq!(h.epoch(&SOL_MINT, 0).await.deposited, 0);
+}
+
+#[tokio::test]
+async fn revoking_binary_vault_as_a_source_stops_its_forfeits() {
+    let mut h = Harness::start().await;
+    let [yes, no] = [0, 1].map(|i| h.wallets[i].insecure_clone());
+    let id = h
+        .create_sol_market(&yes, binary_vault::state::MarketVariant::Yield, DAY)
+        .await;
+    h.back(&yes, &id, binary_vault::state::Side::Yes, SOL)
+        .await
+        .unwrap();
+    h.back(&no, &id, binary_vault::state::Side::No, SOL)
+        .await
+        .unwrap();
+    let admin = h.admin.insecure_clone();
+    h.process(
+        &[crucible::set_authorized_source(
+            admin.pubkey(),
+            pda::binary::cpi_authority(),
+            false,
+        )],
+        &[&admin],
+    )
+    .await
+    .unwrap();
+    h.resolve(&id, binary_vault::state::Side::Yes).await;
+    h.warp_by(binary_vault::constants::DEFAULT_RESOLUTION_TIMELOCK_SECS)
+        .await;
+    assert_custom_error(h.finalize(&id).await, CrucibleError::UnauthorizedSource);
+    assert!(!h.market(&id).await.finalized);
+}
+
+#[tokio::test]
+async fn claims_cannot_exceed_the_posted_pools() {
+    let mut h = Harness::start().await;
+    let source = authorised_source(&mut h).await;
+    let [w0, w1] = [0, 1].map(|i| h.wallets[i].insecure_clone());
+    deposit(&mut h, &source, 5 * SOL).await.unwrap();
+    h.warp_by(EPOCH_DURATION).await;
+    // A faulty root whose leaves sum to 6 SOL for 5 SOL of pools.
+    let epoch0 = pda::crucible::epoch(&SOL_MINT, 0);
+    let dist = Distribution::new(&epoch0, &[(w0.pubkey(), 3 * SOL), (w1.pubkey(), 3 * SOL)]);
+    close(&mut h, SOL_MINT, 4 * SOL, SOL, dist.root())
+        .await
+        .unwrap();
+    let (a, p) = dist.proof(&w0.pubkey()).unwrap();
+    h.process(&[crucible::claim_sol(w0.pubkey(), 0, a, p)], &[&w0])
+        .await
+        .unwrap();
+    let (a, p) = dist.proof(&w1.pubkey()).unwrap();
+    assert_custom_error(
+        h.process(&[crucible::claim_sol(w1.pubkey(), 0, a, p)], &[&w1])
+            .await,
+        CrucibleError::ClaimExceedsDistribution,
+    );
+}
+
+#[tokio::test]
+async fn token_epochs_pay_claims_from_the_mint_vault() {
+    let mut h = Harness::start().await;
+    let (mint, tokens) = h.spl_setup(1_000_000).await;
+    let source = authorised_source(&mut h).await;
+    let w0 = h.wallets[0].insecure_clone();
+    let from = crucible::SplSource {
+        authority: source.pubkey(),
+        source_authority: source.pubkey(),
+        source: tokens[3],
+    };
+    h.process(&[crucible::deposit_spl(from, mint, 0, 400_000)], &[&source])
+        .await
+        .unwrap();
+    assert_eq!(
+        h.token_balance(&pda::crucible::token_vault(&mint)).await,
+        400_000
+    );
+    assert_eq!(h.epoch(&mint, 0).await.deposited, 400_000);
+    h.warp_by(EPOCH_DURATION).await;
+    let epoch0 = pda::crucible::epoch(&mint, 0);
+    let dist = Distribution::new(&epoch0, &[(w0.pubkey(), 250_000)]);
+    close(&mut h, mint, 200_000, 50_000, dist.root())
+        .await
+        .unwrap();
+    assert_eq!(h.epoch(&mint, 1).await.rolled_in, 150_000);
+    let (amount, proof) = dist.proof(&w0.pubkey()).unwrap();
+    let before = h.token_balance(&tokens[0]).await;
+    h.process(
+        &[crucible::claim_spl(
+            w0.pubkey(),
+            tokens[0],
+            mint,
+            0,
+            amount,
+            proof,
+        )],
+        &[&w0],
+    )
+    .await
+    .unwrap();
+    assert_eq!(h.token_balance(&tokens[0]).await - before, 250_000);
+    assert_eq!(
+        h.token_balance(&pda::crucible::token_vault(&mint)).await,
+        150_000
+    );
+}
+
+#[tokio::test]
+async fn settings_and_sources_are_admin_only_and_bounded() {
+    let mut h = Harness::start().await;
+    let outsider = h.wallets[0].insecure_clone();
+    let ix = crucible::update_settings(outsider.pubkey(), UpdateSettingsArgs::default());
+    assert_custom_error(
+        h.process(&[ix], &[&outsider]).await,
+        CrucibleError::NotAdmin,
+    );
+    let ix = crucible::set_authorized_source(outsider.pubkey(), outsider.pubkey(), true);
+    assert_custom_error(
+        h.process(&[ix], &[&outsider]).await,
+        CrucibleError::NotAdmin,
+    );
+
+    let admin = h.admin.insecure_clone();
+    for bad in [60, 400 * DAY] {
+        let args = UpdateSettingsArgs {
+            epoch_duration_secs: Some(bad),
+            ..Default::default()
+        };
+        assert_custom_error(
+            h.process(
+                &[crucible::update_settings(admin.pubkey(), args)],
+                &[&admin],
+            )
+            .await,
+            CrucibleError::InvalidDuration,
+        );
+    }
+    let new_keeper = Keypair::new().pubkey();
+    let args = UpdateSettingsArgs {
+        keeper: Some(new_keeper),
+        epoch_duration_secs: Some(DAY),
+        claim_window_secs: Some(2 * DAY),
+    };
+    h.process(
+        &[crucible::update_settings(admin.pubkey(), args)],
+        &[&admin],
+    )
+    .await
+    .unwrap();
+    let state: crucible_pool::state::CrucibleState = h.account(pda::crucible::state()).await;
+    assert_eq!(
+        (
+            state.keeper,
+            state.epoch_duration_secs,
+            state.claim_window_secs
+        ),
+        (new_keeper, DAY, 2 * DAY)
+    );
+
+    // binary_vault holds one of the four slots.
+    for _ in 0..3 {
+        let ix = crucible::set_authorized_source(admin.pubkey(), Keypair::new().pubkey(), true);
+        h.process(&[ix], &[&admin]).await.unwrap();
+    }
+    let ix = crucible::set_authorized_source(admin.pubkey(), Keypair::new().pubkey(), true);
+    assert_custom_error(
+        h.process(&[ix], &[&admin]).await,
+        CrucibleError::TooManySources,
+    );
+    let ix = crucible::set_authorized_source(admin.pubkey(), Pubkey::default(), true);
+    assert_custom_error(
+        h.process(&[ix], &[&admin]).await,
+        CrucibleError::InvalidSource,
+    );
+}
+
+#[tokio::test]
+async fn donations_to_the_next_epoch_and_a_receipt_do_not_block_them() {
+    let mut h = Harness::start().await;
+    let source = authorised_source(&mut h).await;
+    let w0 = h.wallets[0].insecure_clone();
+    deposit(&mut h, &source, SOL).await.unwrap();
+    let epoch0 = pda::crucible::epoch(&SOL_MINT, 0);
+    for address in [
+        pda::crucible::epoch(&SOL_MINT, 1),
+        pda::crucible::claim_receipt(&epoch0, &w0.pubkey()),
+    ] {
+        h.plant_account(
+            address,
+            Account {
+                lamports: 1,
+                data: vec![],
+                owner: anchor_lang::system_program::ID,
+                executable: false,
+                rent_epoch: 0,
+            },
+        );
+    }
+    h.warp_by(EPOCH_DURATION).await;
+    let dist = Distribution::new(&epoch0, &[(w0.pubkey(), SOL)]);
+    close(&mut h, SOL_MINT, SOL, 0, dist.root()).await.unwrap();
+    let (amount, proof) = dist.proof(&w0.pubkey()).unwrap();
+    h.process(
+        &[crucible::claim_sol(w0.pubkey(), 0, amount, proof)],
+        &[&w0],
+    )
+    .await
+    .unwrap();
+    assert_eq!(h.epoch(&SOL_MINT, 0).await.claimed, SOL);
+}
