@@ -369,6 +369,20 @@ pub fn claim_spl(
     )
 }
 
+pub fn close_oracle_vote(oracle: Pubkey, market_id: &[u8; 32]) -> Instruction {
+    let (event_authority, program) = event_accounts();
+    build(
+        acc::CloseOracleVote {
+            oracle,
+            market: pda::binary::market(market_id),
+            vote: pda::binary::oracle_vote(market_id, &oracle),
+            event_authority,
+            program,
+        },
+        ix::CloseOracleVote {},
+    )
+}
+
 fn yield_scaffold(admin: Pubkey, market_id: &[u8; 32]) -> acc::YieldScaffold {
     acc::YieldScaffold {
         admin,

@@ -236,3 +236,19 @@ pub fn rollover(mint: Pubkey, expired_epoch: u64, current_epoch: u64) -> Instruc
         ix::Rollover {},
     )
 }
+
+/// Closes `wallet`'s receipt of `mint`'s epoch `epoch` (after it rolled over).
+pub fn close_claim_receipt(wallet: Pubkey, mint: Pubkey, epoch: u64) -> Instruction {
+    let (event_authority, program) = event_accounts();
+    let epoch_key = pda::crucible::epoch(&mint, epoch);
+    build(
+        acc::CloseClaimReceipt {
+            wallet,
+            epoch: epoch_key,
+            receipt: pda::crucible::claim_receipt(&epoch_key, &wallet),
+            event_authority,
+            program,
+        },
+        ix::CloseClaimReceipt {},
+    )
+}

@@ -87,6 +87,7 @@ by_discriminator!(
         DisputeSettled => binary_types::DisputeSettled,
         MarketFinalized => binary_types::MarketFinalized,
         RefundTriggered => binary_types::RefundTriggered,
+        OracleVoteClosed => binary_types::OracleVoteClosed,
         Claimed => binary_types::Claimed,
     }
 );
@@ -102,6 +103,7 @@ by_discriminator!(
         EpochClosed => crucible_types::EpochClosed,
         EpochClaimed => crucible_types::EpochClaimed,
         EpochRolledOver => crucible_types::EpochRolledOver,
+        ClaimReceiptClosed => crucible_types::ClaimReceiptClosed,
     }
 );
 

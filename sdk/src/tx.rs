@@ -60,7 +60,7 @@ mod tests {
         let market_id = [5u8; 32];
         let ix = crate::binary::back_market(wallet, &market_id, Side::Yes, 10_000_000);
         let blockhash = Hash::new_from_array([7; 32]);
-        let encoded = unsigned_transaction_base64(&[ix.clone()], &wallet, blockhash);
+        let encoded = unsigned_transaction_base64(std::slice::from_ref(&ix), &wallet, blockhash);
         let tx = from_base64(&encoded).unwrap();
         assert_eq!(tx.message.account_keys[0], wallet);
         assert_eq!(tx.message.header.num_required_signatures, 1);

@@ -70,6 +70,8 @@ pub enum BinaryError {
     ClassicLoserCannotClaim,
     #[msg("Backing does not belong to this market")]
     WrongMarket,
+    #[msg("Market is not finalized")]
+    MarketNotFinalized,
     #[msg("Yield venue is not wired: deposit_to_yield and withdraw_from_yield are a scaffold")]
     YieldVenueNotConfigured,
 }

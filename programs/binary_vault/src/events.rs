@@ -131,6 +131,13 @@ pub struct RefundTriggered {
 
 #[event]
 #[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OracleVoteClosed {
+    pub market_id: [u8; 32],
+    pub oracle: Pubkey,
+}
+
+#[event]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claimed {
     pub market_id: [u8; 32],
     pub backer: Pubkey,

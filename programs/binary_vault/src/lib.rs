@@ -113,6 +113,11 @@ pub mod binary_vault {
         instructions::claim_spl::handler(ctx)
     }
 
+    /// Returns a finalised market's vote rent to its oracle.
+    pub fn close_oracle_vote(ctx: Context<CloseOracleVote>) -> Result<()> {
+        instructions::close_oracle_vote::handler(ctx)
+    }
+
     /// Scaffold (spec 4.13): refuses with `YieldVenueNotConfigured`; admin only.
     pub fn deposit_to_yield(ctx: Context<YieldScaffold>, side: Side, amount: u64) -> Result<()> {
         instructions::yield_scaffold::handler(ctx, side, amount)

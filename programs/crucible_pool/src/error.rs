@@ -40,6 +40,8 @@ pub enum CrucibleError {
     ProofTooLong,
     #[msg("Claims would exceed the epoch's distribution")]
     ClaimExceedsDistribution,
+    #[msg("Epoch has not rolled over yet")]
+    EpochNotRolledOver,
     #[msg("Asset pool does not match the mint")]
     WrongMint,
 }

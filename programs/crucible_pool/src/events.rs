@@ -74,3 +74,11 @@ pub struct EpochRolledOver {
     pub into_epoch: u64,
     pub amount: u64,
 }
+
+#[event]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimReceiptClosed {
+    pub mint: Pubkey,
+    pub epoch: u64,
+    pub wallet: Pubkey,
+}

@@ -81,6 +81,11 @@ pub mod crucible_pool {
         instructions::claim_spl::handler(ctx, amount, proof)
     }
 
+    /// Returns a claim receipt's rent to its wallet once the epoch has rolled over.
+    pub fn close_claim_receipt(ctx: Context<CloseClaimReceipt>) -> Result<()> {
+        instructions::close_claim_receipt::handler(ctx)
+    }
+
     /// Carries an expired epoch's unclaimed remainder into the current epoch; anyone.
     pub fn rollover(ctx: Context<Rollover>) -> Result<()> {
         instructions::rollover::handler(ctx)

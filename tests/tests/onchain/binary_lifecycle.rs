@@ -642,7 +642,7 @@ async fn timeout_refund_opens_when_oracles_never_resolve() {
     h.warp_to(refund_from - 1).await;
     let ix = binary::trigger_timeout_refund(&id, None);
     assert_custom_error(
-        h.process(&[ix.clone()], &[]).await,
+        h.process(std::slice::from_ref(&ix), &[]).await,
         BinaryError::ResolutionDelayNotElapsed,
     );
     h.warp_to(refund_from).await;
@@ -669,7 +669,7 @@ async fn timeout_refund_releases_a_dispute_the_admin_never_rules_on() {
     let ix = binary::trigger_timeout_refund(&id, Some(disputer.pubkey()));
     h.warp_by(MAX_RESOLUTION_DELAY - 1).await;
     assert_custom_error(
-        h.process(&[ix.clone()], &[]).await,
+        h.process(std::slice::from_ref(&ix), &[]).await,
         BinaryError::ResolutionDelayNotElapsed,
     );
     h.warp_by(1).await;
@@ -725,4 +725,38 @@ async fn claim_emits_its_payout() {
         }
         other => panic!("unexpected events {other:?}"),
     }
+}
+
+#[tokio::test]
+async fn oracles_reclaim_vote_rent_only_after_finalisation() {
+    let mut h = Harness::start().await;
+    let w = h.wallets[0].insecure_clone();
+    let id = h.create_sol_market(&w, MarketVariant::Yield, DAY).await;
+    h.back(&w, &id, Side::Yes, SOL).await.unwrap();
+    h.resolve(&id, Side::Yes).await;
+    let oracle = h.oracles[0].insecure_clone();
+    let close = binary::close_oracle_vote(oracle.pubkey(), &id);
+    assert_custom_error(
+        h.process(std::slice::from_ref(&close), &[&oracle]).await,
+        BinaryError::MarketNotFinalized,
+    );
+
+    h.warp_by(HOLD).await;
+    h.finalize(&id).await.unwrap();
+    let vote_rent = h.rent_for(8 + OracleVote::INIT_SPACE).await;
+    let before = h.lamports(oracle.pubkey()).await;
+    let events = h.process_with_events(&[close], &[&oracle]).await.unwrap();
+    assert_eq!(h.lamports(oracle.pubkey()).await - before, vote_rent);
+    assert!(h
+        .raw_account(pda::binary::oracle_vote(&id, &oracle.pubkey()))
+        .await
+        .is_none());
+    assert!(
+        matches!(binary_events(&events).as_slice(), [BinaryEvent::OracleVoteClosed(e)] if e.oracle == oracle.pubkey())
+    );
+    // A finalised market takes no new vote in its place.
+    assert_custom_error(
+        h.vote(0, &id, Side::No, 9_000).await,
+        BinaryError::MarketNotOpen,
+    );
 }

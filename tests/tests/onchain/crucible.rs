@@ -193,6 +193,11 @@ async fn epoch_distribution_claims_and_rollover_keep_the_vault_balanced() {
     .unwrap();
     let e0 = h.epoch(&SOL_MINT, 0).await;
     assert_eq!((e0.claimed, e0.claims), (7 * SOL, 2));
+    let close_receipt = crucible::close_claim_receipt(w1.pubkey(), SOL_MINT, 0);
+    assert_custom_error(
+        h.process(&[close_receipt], &[&w1]).await,
+        CrucibleError::EpochNotRolledOver,
+    );
     assert_eq!(h.asset_pool(&SOL_MINT).await.total_claimed, 7 * SOL);
 
     // New deposits land in epoch 1.
@@ -203,7 +208,7 @@ async fn epoch_distribution_claims_and_rollover_keep_the_vault_balanced() {
     // w2 never claims: after the window its 2 SOL rolls into epoch 1.
     let rollover = crucible::rollover(SOL_MINT, 0, 1);
     assert_custom_error(
-        h.process(&[rollover.clone()], &[]).await,
+        h.process(std::slice::from_ref(&rollover), &[]).await,
         CrucibleError::ClaimWindowOpen,
     );
     h.warp_to(closed_at + CLAIM_WINDOW + 1).await;
@@ -213,7 +218,9 @@ async fn epoch_distribution_claims_and_rollover_keep_the_vault_balanced() {
         h.process(&[ix], &[&w2]).await,
         CrucibleError::ClaimWindowClosed,
     );
-    h.process(&[rollover.clone()], &[]).await.unwrap();
+    h.process(std::slice::from_ref(&rollover), &[])
+        .await
+        .unwrap();
     let e0 = h.epoch(&SOL_MINT, 0).await;
     assert_eq!(
         (e0.status, e0.rolled_out),

@@ -3,6 +3,7 @@
 
 pub mod claim_sol;
 pub mod claim_spl;
+pub mod close_claim_receipt;
 pub mod close_epoch;
 pub mod deposit_sol;
 pub mod deposit_spl;
@@ -15,6 +16,7 @@ pub mod update_settings;
 
 pub use claim_sol::*;
 pub use claim_spl::*;
+pub use close_claim_receipt::*;
 pub use close_epoch::*;
 pub use deposit_sol::*;
 pub use deposit_spl::*;

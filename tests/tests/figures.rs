@@ -1,0 +1,98 @@
+//! README's table of account sizes, rent and transaction size is computed here from the
+//! programs' own types, and must match what README.md says. `UPDATE_FIGURES=1 cargo test
+//! -p integration-tests --test figures` rewrites the table after a layout change.
+
+use anchor_lang::prelude::{Pubkey, Rent};
+use anchor_lang::solana_program::program_pack::Pack;
+use anchor_lang::Space;
+use anchor_spl::token::spl_token;
+use binary_vault::state::{Backing, Dispute, Market, OracleVote, Side};
+use crucible_pool::state::{ClaimReceipt, Epoch};
+use narrative_sdk::{binary, tx};
+
+const BEGIN: &str = "<!-- figures:begin -->";
+const END: &str = "<!-- figures:end -->";
+
+fn row(what: &str, bytes: usize, rent: &Rent) -> String {
+    let lamports = rent.minimum_balance(bytes);
+    format!(
+        "| {what} | {bytes} | {lamports} | {:.6} |",
+        lamports as f64 / 1e9
+    )
+}
+
+fn table() -> String {
+    // Mainnet rent parameters, as program-test and every public cluster use.
+    let rent = Rent::default();
+    let market = 8 + Market::INIT_SPACE;
+    let backing = 8 + Backing::INIT_SPACE;
+    let vote = 8 + OracleVote::INIT_SPACE;
+    let token_account = spl_token::state::Account::LEN;
+    let wallet = Pubkey::new_unique();
+    let back = tx::unsigned_transaction(
+        &[binary::back_market(wallet, &[1; 32], Side::Yes, 10_000_000)],
+        &wallet,
+        Default::default(),
+    );
+    let sol_market_cost = rent.minimum_balance(market) + 2 * rent.minimum_balance(0);
+    let spl_market_cost = rent.minimum_balance(market) + 2 * rent.minimum_balance(token_account);
+    [
+        "| account | bytes | rent-exempt lamports | SOL |".to_string(),
+        "|---|---:|---:|---:|".to_string(),
+        row("market (`binary_state`)", market, &rent),
+        row("SOL vault reserve (`yes_vault`/`no_vault`, each)", 0, &rent),
+        row(
+            "SPL token vault (`yes_tvault`/`no_tvault`, each)",
+            token_account,
+            &rent,
+        ),
+        row(
+            "backing (`binary_back`), per wallet and side",
+            backing,
+            &rent,
+        ),
+        row("oracle vote (`binary_oracle`), per oracle", vote, &rent),
+        row(
+            "dispute (`binary_dispute`), per market",
+            8 + Dispute::INIT_SPACE,
+            &rent,
+        ),
+        row(
+            "crucible epoch (`crucible_epoch`)",
+            8 + Epoch::INIT_SPACE,
+            &rent,
+        ),
+        row(
+            "crucible claim receipt (`crucible_claim`)",
+            8 + ClaimReceipt::INIT_SPACE,
+            &rent,
+        ),
+        String::new(),
+        format!(
+            "Creating a market costs its creator {sol_market_cost} lamports in SOL \
+             (market + two vault reserves) or {spl_market_cost} in SPL (market + two token \
+             vaults). A serialised unsigned `back_market` transaction is {} bytes (limit 1232).",
+            tx::wire_size(&back)
+        ),
+    ]
+    .join("\n")
+}
+
+#[test]
+fn readme_figures_match_the_programs() {
+    let path = idl_export::workspace_root().join("README.md");
+    let readme = std::fs::read_to_string(&path).expect("README.md");
+    let (head, rest) = readme
+        .split_once(BEGIN)
+        .expect("figures:begin marker in README");
+    let (_, tail) = rest.split_once(END).expect("figures:end marker in README");
+    let expected = format!("{head}{BEGIN}\n{}\n{END}{tail}", table());
+    if std::env::var_os("UPDATE_FIGURES").is_some() {
+        std::fs::write(&path, &expected).expect("README written");
+    }
+    assert!(
+        readme == expected,
+        "README figures are stale; run UPDATE_FIGURES=1 cargo test -p integration-tests --test figures\n{}",
+        table()
+    );
+}
