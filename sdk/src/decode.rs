@@ -44,6 +44,10 @@ mod binary_types {
     pub use binary_vault::events::*;
     pub use binary_vault::state::*;
 }
+mod shield_types {
+    pub use shield_vault::events::*;
+    pub use shield_vault::state::*;
+}
 mod crucible_types {
     pub use crucible_pool::events::*;
     pub use crucible_pool::state::*;
@@ -107,11 +111,45 @@ by_discriminator!(
     }
 );
 
+by_discriminator!(
+    /// An account owned by shield_vault.
+    ShieldAccount, account {
+        ProgramState => shield_types::ShieldProgramState,
+        Coverage => shield_types::Coverage,
+        Backing => shield_types::ShieldBacking,
+        Vote => shield_types::ShieldVote,
+    }
+);
+
+by_discriminator!(
+    /// An event of shield_vault.
+    ShieldEvent, event {
+        ProgramInitialized => shield_types::ShieldProgramInitialized,
+        AdminChangeProposed => shield_types::AdminChangeProposed,
+        AdminChangeApplied => shield_types::AdminChangeApplied,
+        AdminChangeCancelled => shield_types::AdminChangeCancelled,
+        PauseChanged => shield_types::ShieldPauseChanged,
+        CoverageOpened => shield_types::CoverageOpened,
+        Backed => shield_types::ShieldBacked,
+        YieldHarvested => shield_types::YieldHarvested,
+        VoteSubmitted => shield_types::ShieldVoteSubmitted,
+        OutcomeProposed => shield_types::ShieldOutcomeProposed,
+        Finalized => shield_types::ShieldFinalized,
+        RefundAll => shield_types::ShieldRefundAll,
+        Claimed => shield_types::ShieldClaimed,
+        VoteClosed => shield_types::ShieldVoteClosed,
+    }
+);
+
 /// An account of any of the programs, recognised by its owner and discriminator.
+/// Decoded values are short-lived (decoded, matched, stored), so the size spread between
+/// variants costs less than boxing every one.
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)]
 pub enum ProgramAccount {
     Binary(BinaryAccount),
     Crucible(CrucibleAccount),
+    Shield(ShieldAccount),
 }
 
 /// An event of any of the programs.
@@ -119,6 +157,7 @@ pub enum ProgramAccount {
 pub enum ProgramEvent {
     Binary(BinaryEvent),
     Crucible(CrucibleEvent),
+    Shield(ShieldEvent),
 }
 
 /// Decodes an account's data given its owner; `None` for an unknown owner or layout.
@@ -127,6 +166,8 @@ pub fn decode_account(owner: &Pubkey, data: &[u8]) -> Option<ProgramAccount> {
         BinaryAccount::decode(data).map(ProgramAccount::Binary)
     } else if *owner == crucible_pool::ID {
         CrucibleAccount::decode(data).map(ProgramAccount::Crucible)
+    } else if *owner == shield_vault::ID {
+        ShieldAccount::decode(data).map(ProgramAccount::Shield)
     } else {
         None
     }
@@ -140,6 +181,8 @@ pub fn decode_event(program_id: &Pubkey, ix_data: &[u8]) -> Option<ProgramEvent>
         BinaryEvent::decode(body).map(ProgramEvent::Binary)
     } else if *program_id == crucible_pool::ID {
         CrucibleEvent::decode(body).map(ProgramEvent::Crucible)
+    } else if *program_id == shield_vault::ID {
+        ShieldEvent::decode(body).map(ProgramEvent::Shield)
     } else {
         None
     }

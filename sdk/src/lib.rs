@@ -11,6 +11,7 @@ pub mod error;
 pub mod market_id;
 pub mod merkle;
 pub mod pda;
+pub mod shield;
 pub mod tx;
 
 pub use anchor_lang::prelude::Pubkey;

@@ -111,6 +111,53 @@ pub mod crucible {
     }
 }
 
+pub mod shield {
+    use anchor_lang::prelude::Pubkey;
+    use shield_vault::constants::*;
+    use shield_vault::state::ShieldSide;
+    use shield_vault::ID;
+
+    pub fn program_state() -> Pubkey {
+        Pubkey::find_program_address(&[PROGRAM_STATE_SEED], &ID).0
+    }
+
+    /// `shield_state` + protocol_id.
+    pub fn coverage(protocol_id: &[u8; 32]) -> Pubkey {
+        Pubkey::find_program_address(&[SHIELD_STATE_SEED, protocol_id], &ID).0
+    }
+
+    /// `shield_safe` / `shield_exploit` + protocol_id.
+    pub fn vault(protocol_id: &[u8; 32], side: ShieldSide) -> Pubkey {
+        Pubkey::find_program_address(&[side.vault_seed(), protocol_id], &ID).0
+    }
+
+    pub fn backing(protocol_id: &[u8; 32], backer: &Pubkey, side: ShieldSide) -> Pubkey {
+        Pubkey::find_program_address(
+            &[
+                BACKING_SEED,
+                protocol_id,
+                backer.as_ref(),
+                &[side.seed_byte()],
+            ],
+            &ID,
+        )
+        .0
+    }
+
+    pub fn oracle_vote(protocol_id: &[u8; 32], oracle: &Pubkey) -> Pubkey {
+        Pubkey::find_program_address(&[ORACLE_VOTE_SEED, protocol_id, oracle.as_ref()], &ID).0
+    }
+
+    /// Signer PDA of the seam-pool deposit into crucible_pool.
+    pub fn cpi_authority() -> Pubkey {
+        Pubkey::find_program_address(&[CPI_AUTHORITY_SEED], &ID).0
+    }
+
+    pub fn event_authority() -> Pubkey {
+        super::event_authority(&ID)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,6 +184,22 @@ mod tests {
             binary::sol_vault(&id, Side::Yes),
             binary::sol_vault(&id, Side::No)
         );
+    }
+
+    #[test]
+    fn shield_backing_addresses_differ_by_side_and_vaults_by_protocol() {
+        use shield_vault::state::ShieldSide;
+        let (a, b) = ([1u8; 32], [2u8; 32]);
+        let w = Pubkey::new_unique();
+        assert_ne!(
+            shield::backing(&a, &w, ShieldSide::Safe),
+            shield::backing(&a, &w, ShieldSide::Exploit)
+        );
+        assert_ne!(
+            shield::vault(&a, ShieldSide::Safe),
+            shield::vault(&b, ShieldSide::Safe)
+        );
+        assert_ne!(shield::cpi_authority(), binary::cpi_authority());
     }
 
     #[test]

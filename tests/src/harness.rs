@@ -13,7 +13,7 @@ use binary_vault::state::{
 use crucible_pool::state::{AssetPool, Epoch};
 use narrative_sdk::binary::CrucibleTarget;
 use narrative_sdk::decode::{decode_event, ProgramEvent};
-use narrative_sdk::{binary, crucible, pda};
+use narrative_sdk::{binary, crucible, pda, shield};
 use solana_account::Account;
 use solana_keypair::Keypair;
 use solana_program_test::{BanksClientError, ProgramTestContext};
@@ -34,7 +34,10 @@ pub const CLAIM_WINDOW: i64 = 30 * DAY;
 
 pub struct HarnessOptions {
     pub oracles: usize,
+    /// binary_vault's oracle threshold.
     pub threshold: u8,
+    /// shield_vault's oracle threshold (1 is the devnet configuration of spec 8).
+    pub shield_threshold: u8,
     pub wallets: usize,
     pub wallet_lamports: u64,
 }
@@ -44,11 +47,15 @@ impl Default for HarnessOptions {
         HarnessOptions {
             oracles: 3,
             threshold: 2,
+            shield_threshold: 1,
             wallets: 4,
             wallet_lamports: 1_000 * SOL,
         }
     }
 }
+
+/// shield_vault's self-hedge cap in the harness.
+pub const SELF_HEDGE_BPS: u16 = 5_000;
 
 /// A deterministic keypair per (role, index), so failures reproduce with the same addresses.
 pub fn keypair(role: u8, index: u32) -> Keypair {
@@ -64,6 +71,7 @@ pub struct Harness {
     pub admin: Keypair,
     pub oracles: Vec<Keypair>,
     pub keeper: Keypair,
+    pub harvester: Keypair,
     pub treasury: Pubkey,
     pub wallets: Vec<Keypair>,
     seen: HashSet<solana_signature::Signature>,
@@ -90,12 +98,13 @@ impl Harness {
     pub async fn start_with(options: HarnessOptions) -> Self {
         let admin = keypair(1, 0);
         let keeper = keypair(2, 0);
+        let harvester = keypair(6, 0);
         let treasury = keypair(3, 0).pubkey();
         let oracles: Vec<Keypair> = (0..options.oracles as u32).map(|i| keypair(4, i)).collect();
         let wallets: Vec<Keypair> = (0..options.wallets as u32).map(|i| keypair(5, i)).collect();
 
         let mut pt = program_test(&admin.pubkey());
-        for key in [admin.pubkey(), keeper.pubkey()]
+        for key in [admin.pubkey(), keeper.pubkey(), harvester.pubkey()]
             .into_iter()
             .chain(oracles.iter().map(|k| k.pubkey()))
         {
@@ -111,6 +120,7 @@ impl Harness {
             admin,
             oracles,
             keeper,
+            harvester,
             treasury,
             wallets,
             seen: HashSet::new(),
@@ -119,12 +129,12 @@ impl Harness {
         h.warp_to(START_TIME).await;
 
         let admin = h.admin.insecure_clone();
-        let oracle_keys = h.oracles.iter().map(|o| o.pubkey()).collect();
+        let oracle_keys: Vec<Pubkey> = h.oracles.iter().map(|o| o.pubkey()).collect();
         let init_binary = binary::initialize(
             admin.pubkey(),
             binary_vault::instructions::InitializeArgs {
                 treasury,
-                oracles: oracle_keys,
+                oracles: oracle_keys.clone(),
                 oracle_threshold: options.threshold,
                 dispute_bond_lamports: DISPUTE_BOND,
                 max_resolution_delay_secs: MAX_RESOLUTION_DELAY,
@@ -148,6 +158,22 @@ impl Harness {
         )
         .await
         .expect("programs initialise");
+        let init_shield = shield::initialize_program(
+            admin.pubkey(),
+            shield_vault::instructions::InitializeProgramArgs {
+                oracles: oracle_keys,
+                oracle_threshold: options.shield_threshold,
+                treasury,
+                harvest_authority: h.harvester.pubkey(),
+                seam_pool_program: crucible_pool::ID,
+                max_self_hedge_bps: SELF_HEDGE_BPS,
+            },
+        );
+        let authorize_shield =
+            crucible::set_authorized_source(admin.pubkey(), pda::shield::cpi_authority(), true);
+        h.process(&[init_shield, authorize_shield], &[&admin])
+            .await
+            .expect("shield_vault initialises");
         h
     }
 

@@ -31,13 +31,23 @@ fn shield_vault_entry(program_id: &Pubkey, accounts: &[AccountInfo], data: &[u8]
     shield_vault::entry(program_id, unify(accounts), data)
 }
 
+/// ProgramTest::default() installs debug logging of every instruction unless RUST_LOG is set.
+/// Setting a quiet RUST_LOG once, before any ProgramTest exists, keeps test output readable
+/// without a window in which parallel tests log at debug; an explicit RUST_LOG still wins.
+fn quiet_logs_unless_asked() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if std::env::var_os("RUST_LOG").is_none() {
+            std::env::set_var("RUST_LOG", "warn,tarpc=error,solana_metrics=error");
+        }
+    });
+}
+
 /// A ProgramTest with the three programs as builtins, each with a ProgramData account naming
 /// `upgrade_authority`, as a deployment with `anchor deploy` would have.
 pub fn program_test(upgrade_authority: &Pubkey) -> ProgramTest {
+    quiet_logs_unless_asked();
     let mut pt = ProgramTest::default();
-    // ProgramTest::default() turns on debug logs of every instruction unless RUST_LOG is set;
-    // keep test output readable and let RUST_LOG still ask for them.
-    agave_logger::setup_with_default("warn,tarpc=error,solana_metrics=error");
     pt.prefer_bpf(false);
     pt.add_program(
         "binary_vault",

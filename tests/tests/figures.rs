@@ -9,6 +9,7 @@ use anchor_spl::token::spl_token;
 use binary_vault::state::{Backing, Dispute, Market, OracleVote, Side};
 use crucible_pool::state::{ClaimReceipt, Epoch};
 use narrative_sdk::{binary, tx};
+use shield_vault::state::{Coverage, ShieldBacking, ShieldProgramState, ShieldSide, ShieldVote};
 
 const BEGIN: &str = "<!-- figures:begin -->";
 const END: &str = "<!-- figures:end -->";
@@ -34,7 +35,19 @@ fn table() -> String {
         &wallet,
         Default::default(),
     );
+    let back_shield = tx::unsigned_transaction(
+        &[narrative_sdk::shield::back_shield(
+            wallet,
+            &[1; 32],
+            ShieldSide::Safe,
+            100_000_000,
+        )],
+        &wallet,
+        Default::default(),
+    );
     let sol_market_cost = rent.minimum_balance(market) + 2 * rent.minimum_balance(0);
+    let coverage_cost =
+        rent.minimum_balance(8 + Coverage::INIT_SPACE) + 2 * rent.minimum_balance(0);
     let spl_market_cost = rent.minimum_balance(market) + 2 * rent.minimum_balance(token_account);
     [
         "| account | bytes | rent-exempt lamports | SOL |".to_string(),
@@ -67,12 +80,40 @@ fn table() -> String {
             8 + ClaimReceipt::INIT_SPACE,
             &rent,
         ),
+        row(
+            "shield program state (`shield_program_state`)",
+            8 + ShieldProgramState::INIT_SPACE,
+            &rent,
+        ),
+        row(
+            "shield coverage (`shield_state`), per period",
+            8 + Coverage::INIT_SPACE,
+            &rent,
+        ),
+        row(
+            "shield vault reserve (`shield_safe`/`shield_exploit`, each)",
+            0,
+            &rent,
+        ),
+        row(
+            "shield backing (`shield_back`), per wallet and side",
+            8 + ShieldBacking::INIT_SPACE,
+            &rent,
+        ),
+        row(
+            "shield oracle vote (`shield_oracle`), per oracle",
+            8 + ShieldVote::INIT_SPACE,
+            &rent,
+        ),
         String::new(),
         format!(
             "Creating a market costs its creator {sol_market_cost} lamports in SOL \
              (market + two vault reserves) or {spl_market_cost} in SPL (market + two token \
-             vaults). A serialised unsigned `back_market` transaction is {} bytes (limit 1232).",
-            tx::wire_size(&back)
+             vaults). A serialised unsigned `back_market` transaction is {} bytes (limit 1232). \
+             Opening a shield costs the admin {coverage_cost} lamports (coverage + two vault \
+             reserves); an unsigned `back_shield` transaction is {} bytes.",
+            tx::wire_size(&back),
+            tx::wire_size(&back_shield)
         ),
     ]
     .join("\n")

@@ -4,8 +4,10 @@
 
 pub mod account;
 pub mod math;
+pub mod roles;
 pub mod transfer;
 
 pub use account::*;
 pub use math::*;
+pub use roles::*;
 pub use transfer::*;

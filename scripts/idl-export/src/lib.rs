@@ -13,11 +13,20 @@ use anyhow::{Context, Result};
 /// Programs whose IDL is exported, by their folder under `programs/`.
 pub const PROGRAMS: [&str; 3] = ["binary_vault", "crucible_pool", "shield_vault"];
 
+/// The checkout this process runs in: the nearest directory holding `Anchor.toml` above the
+/// package cargo is running (or the current directory). Resolved at run time on purpose: the
+/// build cache is shared between checkouts at different paths (CI clones), and cargo reuses an
+/// artifact built in another checkout, so a compile-time `env!("CARGO_MANIFEST_DIR")` could
+/// point at some other copy of the repository.
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("workspace root")
+    let start = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::current_dir().expect("current directory"));
+    start
+        .ancestors()
+        .find(|dir| dir.join("Anchor.toml").is_file())
+        .unwrap_or_else(|| panic!("no Anchor.toml above {}", start.display()))
+        .to_path_buf()
 }
 
 /// The committed IDL of `program`.

@@ -408,8 +408,8 @@ async fn settings_and_sources_are_admin_only_and_bounded() {
         (new_keeper, DAY, 2 * DAY)
     );
 
-    // binary_vault holds one of the four slots.
-    for _ in 0..3 {
+    // binary_vault and shield_vault hold two of the four slots.
+    for _ in 0..2 {
         let ix = crucible::set_authorized_source(admin.pubkey(), Keypair::new().pubkey(), true);
         h.process(&[ix], &[&admin]).await.unwrap();
     }

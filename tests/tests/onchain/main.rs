@@ -4,8 +4,11 @@
 // solana-program-test 3.1 marks its API "agave-unstable" (deprecated); see tests/src/lib.rs.
 #![allow(deprecated)]
 
+mod binary_invariants;
 mod binary_lifecycle;
 mod binary_rejections;
 mod binary_spl;
 mod crucible;
-mod invariants;
+mod shield_invariants;
+mod shield_lifecycle;
+mod shield_rejections;

@@ -41,16 +41,8 @@ impl Config {
 impl Config {
     /// Replaces the oracle set: 1 to 5 distinct non-zero keys and a threshold within the set.
     pub fn set_oracles(&mut self, oracles: &[Pubkey], threshold: u8) -> Result<()> {
-        let distinct = oracles
-            .iter()
-            .enumerate()
-            .all(|(i, key)| *key != Pubkey::default() && !oracles[..i].contains(key));
         require!(
-            !oracles.is_empty() && oracles.len() <= MAX_ORACLES && distinct,
-            BinaryError::InvalidOracleSet
-        );
-        require!(
-            threshold >= 1 && threshold as usize <= oracles.len(),
+            vault_common::oracle_set_is_valid(oracles, threshold, MAX_ORACLES),
             BinaryError::InvalidOracleSet
         );
         self.oracles = [Pubkey::default(); MAX_ORACLES];

@@ -30,13 +30,15 @@ use solana_signer::Signer;
 
 const WALLETS: usize = 5;
 const MAX_MARKETS: usize = 3;
-const STEPS: usize = 40;
+const STEPS: usize = 80;
 const HOLD: i64 = DEFAULT_RESOLUTION_TIMELOCK_SECS;
 
 struct Tracked {
     id: [u8; 32],
     spl: bool,
     variant: MarketVariant,
+    /// The side oracles mostly vote for, so that markets resolve within a sequence.
+    truth: Side,
     backed: u64,
     paid: u64,
     claims: u32,
@@ -70,6 +72,7 @@ impl World {
             threshold: 2,
             wallets: WALLETS,
             wallet_lamports: 10_000 * SOL,
+            ..HarnessOptions::default()
         })
         .await;
         let (mint, tokens) = h.spl_setup(u64::MAX / 16).await;
@@ -89,21 +92,43 @@ impl World {
 
     async fn step(&mut self) {
         let roll = self.rng.below(100);
+        // Tuned so that most markets resolve, and are claimed from, while others are still
+        // being backed or disputed (checked by printing outcomes while writing this).
         match roll {
-            0..=9 => self.create().await,
-            10..=44 => self.back().await,
-            45..=57 => self.warp().await,
-            58..=69 => self.vote().await,
-            70..=74 => self.dispute().await,
-            75..=79 => self.rule().await,
-            80..=86 => self.finalize().await,
-            87..=89 => self.timeout_refund().await,
+            0..=5 => self.create().await,
+            6..=33 => self.back().await,
+            34..=45 => self.warp().await,
+            46..=61 => self.vote().await,
+            62..=64 => self.dispute().await,
+            65..=67 => self.rule().await,
+            68..=79 => self.finalize().await,
+            80..=81 => self.timeout_refund().await,
             _ => self.claim().await,
         }
     }
 
     fn market_index(&mut self) -> Option<usize> {
         (!self.markets.is_empty()).then(|| self.rng.below(self.markets.len() as u64) as usize)
+    }
+
+    /// Mostly a market where `ready` holds on its current state (so sequences progress),
+    /// otherwise any market (so refusals are exercised too).
+    async fn pick_market(
+        &mut self,
+        ready: impl Fn(&binary_vault::state::Market, i64) -> bool,
+    ) -> Option<usize> {
+        let now = self.h.now().await;
+        let mut eligible = Vec::new();
+        for (i, t) in self.markets.iter().enumerate() {
+            if ready(&self.h.market(&t.id).await, now) {
+                eligible.push(i);
+            }
+        }
+        if !eligible.is_empty() && self.rng.chance(70) {
+            Some(*self.rng.pick(&eligible))
+        } else {
+            self.market_index()
+        }
     }
 
     async fn create(&mut self) {
@@ -132,10 +157,12 @@ impl World {
             "create #{} {variant:?} spl={spl} deadline+{deadline_in}",
             self.markets.len()
         ));
+        let truth = side_of(&mut self.rng);
         self.markets.push(Tracked {
             id,
             spl,
             variant,
+            truth,
             backed: 0,
             paid: 0,
             claims: 0,
@@ -179,15 +206,24 @@ impl World {
     }
 
     async fn warp(&mut self) {
-        let secs = self.rng.range(600, 2 * DAY as u64) as i64;
+        let secs = self.rng.range(3_600, 3 * DAY as u64) as i64;
         self.h.warp_by(secs).await;
         self.log.push(format!("warp +{secs}"));
     }
 
     async fn vote(&mut self) {
-        let Some(m) = self.market_index() else { return };
+        let votable = |m: &binary_vault::state::Market, now: i64| {
+            m.oracle_status == ORACLE_STATUS_OPEN && m.outcome.is_none() && now >= m.deadline
+        };
+        let Some(m) = self.pick_market(votable).await else {
+            return;
+        };
         let oracle = self.rng.below(3) as usize;
-        let side = side_of(&mut self.rng);
+        let side = if self.rng.chance(85) {
+            self.markets[m].truth
+        } else {
+            side_of(&mut self.rng)
+        };
         let confidence = self.rng.range(6_900, 10_050) as u16;
         let id = self.markets[m].id;
         let ok = self.h.vote(oracle, &id, side, confidence).await.is_ok();
@@ -196,7 +232,14 @@ impl World {
     }
 
     async fn dispute(&mut self) {
-        let Some(m) = self.market_index() else { return };
+        let on_hold = |m: &binary_vault::state::Market, now: i64| {
+            m.oracle_status == ORACLE_STATUS_OPEN
+                && m.outcome.is_some()
+                && Some(now) < m.hold_ends_at()
+        };
+        let Some(m) = self.pick_market(on_hold).await else {
+            return;
+        };
         let w = self.rng.below(WALLETS as u64) as usize;
         let wallet = self.wallets[w].insecure_clone();
         let id = self.markets[m].id;
@@ -237,7 +280,14 @@ impl World {
     }
 
     async fn finalize(&mut self) {
-        let Some(m) = self.market_index() else { return };
+        let due = |m: &binary_vault::state::Market, now: i64| {
+            m.oracle_status == ORACLE_STATUS_OPEN
+                && m.outcome.is_some()
+                && Some(now) >= m.hold_ends_at()
+        };
+        let Some(m) = self.pick_market(due).await else {
+            return;
+        };
         let ok = self.finalize_market(m).await;
         self.log.push(format!("finalize m{m} -> {ok}"));
     }
@@ -259,9 +309,20 @@ impl World {
     }
 
     async fn claim(&mut self) {
-        let Some(m) = self.market_index() else { return };
-        let w = self.rng.below(WALLETS as u64) as usize;
-        let side = side_of(&mut self.rng);
+        let Some(m) = self.pick_market(|m, _| m.finalized).await else {
+            return;
+        };
+        // Mostly a backing that exists; sometimes any (wallet, side), to exercise refusals.
+        let backings: Vec<_> = self.markets[m].backings.iter().copied().collect();
+        let (w, side) = if !backings.is_empty() && self.rng.chance(70) {
+            let (w, byte) = *self.rng.pick(&backings);
+            (w, if byte == 1 { Side::Yes } else { Side::No })
+        } else {
+            (
+                self.rng.below(WALLETS as u64) as usize,
+                side_of(&mut self.rng),
+            )
+        };
         // Refusals (nothing backed, not claimable yet, already claimed) are part of the test:
         // claim_backing asserts they moved nothing.
         let _ = self.claim_backing(m, w, side).await;
@@ -442,6 +503,9 @@ impl World {
 async fn run_sequence(seed: u64) {
     let mut world = World::new(seed).await;
     let result = tokio::spawn(async move {
+        // Two markets from the start, so each has the whole sequence to progress.
+        world.create().await;
+        world.create().await;
         for _ in 0..STEPS {
             world.step().await;
             world.check().await;

@@ -1,0 +1,75 @@
+//! Timelocked admin changes (oracle set, treasury, harvest authority, self-hedge cap):
+//! propose, then apply after `ADMIN_ACTION_TIMELOCK_SECS`, or cancel. One change at a time.
+
+use anchor_lang::prelude::*;
+
+use vault_common::SafeMath;
+
+use crate::constants::*;
+use crate::error::ShieldError;
+use crate::events::{AdminChangeApplied, AdminChangeCancelled, AdminChangeProposed};
+use crate::state::{AdminChange, PendingChange, ShieldProgramState};
+
+#[event_cpi]
+#[derive(Accounts)]
+pub struct AdminOnly<'info> {
+    pub admin: Signer<'info>,
+    #[account(
+        mut,
+        seeds = [PROGRAM_STATE_SEED],
+        bump = program_state.bump,
+        has_one = admin @ ShieldError::NotAdmin,
+    )]
+    pub program_state: Account<'info, ShieldProgramState>,
+}
+
+pub fn propose(ctx: Context<AdminOnly>, change: AdminChange) -> Result<()> {
+    let now = Clock::get()?.unix_timestamp;
+    let state = &mut ctx.accounts.program_state;
+    require!(state.pending_change.is_none(), ShieldError::ChangePending);
+    ShieldProgramState::validate(&change)?;
+    state.pending_change = Some(PendingChange {
+        change,
+        proposed_at: now,
+    });
+    emit_cpi!(AdminChangeProposed {
+        change,
+        applies_at: now.safe_add(ADMIN_ACTION_TIMELOCK_SECS)?,
+    });
+    Ok(())
+}
+
+/// `set_max_self_hedge_bps` of spec 4.14: proposes the cap (at most 5000 bps), which applies
+/// after the admin timelock like every sensitive change.
+pub fn set_max_self_hedge_bps(ctx: Context<AdminOnly>, bps: u16) -> Result<()> {
+    propose(ctx, AdminChange::MaxSelfHedgeBps(bps))
+}
+
+pub fn apply(ctx: Context<AdminOnly>) -> Result<()> {
+    let now = Clock::get()?.unix_timestamp;
+    let state = &mut ctx.accounts.program_state;
+    let pending = state.pending_change.ok_or(ShieldError::NoPendingChange)?;
+    require!(
+        now >= pending.proposed_at.safe_add(ADMIN_ACTION_TIMELOCK_SECS)?,
+        ShieldError::AdminTimelockNotElapsed
+    );
+    ShieldProgramState::validate(&pending.change)?;
+    state.apply(&pending.change);
+    state.pending_change = None;
+    emit_cpi!(AdminChangeApplied {
+        change: pending.change,
+    });
+    Ok(())
+}
+
+pub fn cancel(ctx: Context<AdminOnly>) -> Result<()> {
+    let state = &mut ctx.accounts.program_state;
+    let pending = state
+        .pending_change
+        .take()
+        .ok_or(ShieldError::NoPendingChange)?;
+    emit_cpi!(AdminChangeCancelled {
+        change: pending.change,
+    });
+    Ok(())
+}

@@ -1,0 +1,179 @@
+use anchor_lang::prelude::*;
+use crucible_pool::program::CruciblePool;
+
+use vault_common::SafeMath;
+
+use crate::constants::*;
+use crate::error::ShieldError;
+use crate::events::ShieldFinalized;
+use crate::math::split;
+use crate::state::{Coverage, CoverageStatus, ShieldKind, ShieldProgramState, ShieldSide};
+
+/// Executes the splits once the outcome's 172800 s timelock has elapsed (anyone may call). The
+/// losing side's principal leaves its vault: the winners' share moves into the winning vault,
+/// and on an exploit the protocol wallet (partnership), treasury and seam pool (by CPI into
+/// crucible_pool, signed by `shield_cpi_auth`) are paid. Yield stays on its own side. If
+/// nobody backed the winning side, the shield refunds instead.
+#[event_cpi]
+#[derive(Accounts)]
+pub struct FinalizeResolution<'info> {
+    #[account(seeds = [PROGRAM_STATE_SEED], bump = program_state.bump)]
+    pub program_state: Account<'info, ShieldProgramState>,
+    #[account(mut, seeds = [SHIELD_STATE_SEED, coverage.protocol_id.as_ref()], bump = coverage.bump)]
+    pub coverage: Account<'info, Coverage>,
+    #[account(mut, seeds = [SAFE_VAULT_SEED, coverage.protocol_id.as_ref()], bump = coverage.safe_vault_bump)]
+    pub safe_vault: SystemAccount<'info>,
+    #[account(mut, seeds = [EXPLOIT_VAULT_SEED, coverage.protocol_id.as_ref()], bump = coverage.exploit_vault_bump)]
+    pub exploit_vault: SystemAccount<'info>,
+    /// CHECK: the partnership's protocol wallet (checked in the handler); `None` on a
+    /// community shield.
+    #[account(mut)]
+    pub protocol_wallet: Option<UncheckedAccount<'info>>,
+    /// CHECK: must be the configured treasury.
+    #[account(mut, address = program_state.treasury @ ShieldError::WrongTreasury)]
+    pub treasury: UncheckedAccount<'info>,
+    /// CHECK: signer PDA for the seam-pool deposit; address fixed by its seeds.
+    #[account(seeds = [CPI_AUTHORITY_SEED], bump = program_state.cpi_authority_bump)]
+    pub cpi_authority: UncheckedAccount<'info>,
+    /// CHECK: crucible_pool's state; checked by crucible_pool during the CPI.
+    pub crucible_state: UncheckedAccount<'info>,
+    /// CHECK: crucible_pool's SOL asset pool; checked by crucible_pool.
+    #[account(mut)]
+    pub crucible_asset_pool: UncheckedAccount<'info>,
+    /// CHECK: crucible_pool's current SOL epoch; checked by crucible_pool.
+    #[account(mut)]
+    pub crucible_epoch: UncheckedAccount<'info>,
+    /// CHECK: crucible_pool's SOL vault; checked by crucible_pool.
+    #[account(mut)]
+    pub crucible_vault: UncheckedAccount<'info>,
+    /// CHECK: crucible_pool's event authority; checked by crucible_pool.
+    pub crucible_event_authority: UncheckedAccount<'info>,
+    pub crucible_program: Program<'info, CruciblePool>,
+    pub system_program: Program<'info, System>,
+}
+
+pub fn handler(mut ctx: Context<FinalizeResolution>) -> Result<()> {
+    let event = finalize(&mut ctx)?;
+    emit_cpi!(event);
+    Ok(())
+}
+
+fn finalize(ctx: &mut Context<FinalizeResolution>) -> Result<ShieldFinalized> {
+    let now = Clock::get()?.unix_timestamp;
+    let accounts = &mut ctx.accounts;
+    let coverage = &mut accounts.coverage;
+    require!(
+        coverage.status == CoverageStatus::Active,
+        ShieldError::CoverageNotActive
+    );
+    let winner = coverage.outcome.ok_or(ShieldError::ThresholdNotMet)?;
+    require!(
+        now >= coverage
+            .outcome_proposed_at
+            .safe_add(RESOLUTION_TIMELOCK_SECS)?,
+        ShieldError::TimelockNotElapsed
+    );
+    coverage.finalized_at = now;
+    if coverage.pool(winner).principal == 0 {
+        coverage.status = CoverageStatus::Refunding;
+        return Ok(ShieldFinalized {
+            protocol_id: coverage.protocol_id,
+            outcome: winner,
+            refunded: true,
+            winner_bonus_pool: 0,
+            protocol_payout: 0,
+            treasury_payout: 0,
+            seam_payout: 0,
+        });
+    }
+
+    let loser = winner.opposite();
+    let loser_principal = coverage.pool(loser).principal;
+    let parts = split(
+        coverage.kind,
+        winner == ShieldSide::Exploit,
+        loser_principal,
+    )?;
+    coverage.status = CoverageStatus::Resolved;
+    coverage.winner_bonus_pool = parts.winner_bonus_pool;
+    coverage.protocol_payout = parts.protocol_payout;
+    coverage.treasury_payout = parts.treasury_payout;
+    coverage.seam_payout = parts.seam_payout;
+    let loser_pool = coverage.pool_mut(loser);
+    loser_pool.held = loser_pool.held.safe_sub(loser_principal)?;
+    let winner_pool = coverage.pool_mut(winner);
+    winner_pool.held = winner_pool.held.safe_add(parts.winner_bonus_pool)?;
+
+    let protocol_id = coverage.protocol_id;
+    let loser_bump = [coverage.vault_bump(loser)];
+    let loser_seeds: &[&[u8]] = &[loser.vault_seed(), &protocol_id, &loser_bump];
+    let (winner_vault, loser_vault) = match winner {
+        ShieldSide::Safe => (
+            accounts.safe_vault.to_account_info(),
+            accounts.exploit_vault.to_account_info(),
+        ),
+        ShieldSide::Exploit => (
+            accounts.exploit_vault.to_account_info(),
+            accounts.safe_vault.to_account_info(),
+        ),
+    };
+    vault_common::transfer_sol(
+        loser_vault.clone(),
+        winner_vault,
+        parts.winner_bonus_pool,
+        &[loser_seeds],
+    )?;
+    if coverage.kind == ShieldKind::Partnership {
+        let wallet = accounts
+            .protocol_wallet
+            .as_ref()
+            .ok_or(ShieldError::WrongProtocolWallet)?;
+        require_keys_eq!(
+            wallet.key(),
+            coverage.protocol_wallet,
+            ShieldError::WrongProtocolWallet
+        );
+        vault_common::transfer_sol(
+            loser_vault.clone(),
+            wallet.to_account_info(),
+            parts.protocol_payout,
+            &[loser_seeds],
+        )?;
+    }
+    vault_common::transfer_sol(
+        loser_vault.clone(),
+        accounts.treasury.to_account_info(),
+        parts.treasury_payout,
+        &[loser_seeds],
+    )?;
+    if parts.seam_payout > 0 {
+        let auth_bump = [accounts.program_state.cpi_authority_bump];
+        crucible_pool::cpi::deposit_sol(
+            CpiContext::new_with_signer(
+                crucible_pool::ID,
+                crucible_pool::cpi::accounts::DepositSol {
+                    authority: accounts.cpi_authority.to_account_info(),
+                    source: loser_vault,
+                    state: accounts.crucible_state.to_account_info(),
+                    asset_pool: accounts.crucible_asset_pool.to_account_info(),
+                    epoch: accounts.crucible_epoch.to_account_info(),
+                    sol_vault: accounts.crucible_vault.to_account_info(),
+                    system_program: accounts.system_program.to_account_info(),
+                    event_authority: accounts.crucible_event_authority.to_account_info(),
+                    program: accounts.crucible_program.to_account_info(),
+                },
+                &[&[CPI_AUTHORITY_SEED, &auth_bump], loser_seeds],
+            ),
+            parts.seam_payout,
+        )?;
+    }
+    Ok(ShieldFinalized {
+        protocol_id,
+        outcome: winner,
+        refunded: false,
+        winner_bonus_pool: parts.winner_bonus_pool,
+        protocol_payout: parts.protocol_payout,
+        treasury_payout: parts.treasury_payout,
+        seam_payout: parts.seam_payout,
+    })
+}

@@ -1,0 +1,138 @@
+use anchor_lang::prelude::*;
+
+use crate::constants::*;
+
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
+pub enum ShieldKind {
+    /// The protected protocol takes part: it receives 50 % of the SAFE principal on an exploit.
+    Partnership,
+    Community,
+}
+
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
+pub enum ShieldSide {
+    Safe,
+    Exploit,
+}
+
+impl ShieldSide {
+    /// The side byte of backing seeds: 0 SAFE, 1 EXPLOIT.
+    pub fn seed_byte(self) -> u8 {
+        self as u8
+    }
+
+    pub fn opposite(self) -> ShieldSide {
+        match self {
+            ShieldSide::Safe => ShieldSide::Exploit,
+            ShieldSide::Exploit => ShieldSide::Safe,
+        }
+    }
+
+    pub fn vault_seed(self) -> &'static [u8] {
+        match self {
+            ShieldSide::Safe => SAFE_VAULT_SEED,
+            ShieldSide::Exploit => EXPLOIT_VAULT_SEED,
+        }
+    }
+}
+
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
+pub enum CoverageStatus {
+    /// Open for backing until `period_end`, then for oracle votes.
+    Active,
+    /// Finalised: splits executed, claims open.
+    Resolved,
+    /// `refund_all`, or nobody backed the winning side: everyone gets principal (and yield) back.
+    Refunding,
+}
+
+/// One side's books. Spec 4.14's `{safe,exploit}_total_assets`, `_shares_total` and
+/// `_yield_paid` are `safe.total_assets`, `safe.shares_total`, `safe.yield_paid`, and so on.
+#[derive(
+    AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug, Default,
+)]
+pub struct SidePool {
+    /// Principal backed on this side.
+    pub principal: u64,
+    /// Assets behind the side's shares: deposits plus booked yield, less what claims redeemed.
+    /// Booked here, never read from the vault, so donations move no price.
+    pub total_assets: u64,
+    pub shares_total: u128,
+    /// Realised yield booked by `harvest_yield`.
+    pub yield_harvested: u64,
+    pub yield_paid: u64,
+    /// Lamports the side vault must hold above its rent reserve.
+    pub held: u64,
+    pub backers: u32,
+}
+
+impl SidePool {
+    pub fn yield_unpaid(&self) -> u64 {
+        self.yield_harvested.saturating_sub(self.yield_paid)
+    }
+}
+
+/// One coverage period of one protocol (`shield_state` + protocol_id).
+#[account]
+#[derive(InitSpace, Debug)]
+pub struct Coverage {
+    pub protocol_id: [u8; 32],
+    pub kind: ShieldKind,
+    /// The protected protocol's wallet (zero key on a community shield).
+    pub protocol_wallet: Pubkey,
+    pub period_days: u16,
+    pub period_start: i64,
+    pub period_end: i64,
+    pub fee_lamports: u64,
+    pub status: CoverageStatus,
+    /// Proposed when the vote threshold is met; final once finalised.
+    pub outcome: Option<ShieldSide>,
+    pub safe_votes: u8,
+    pub exploit_votes: u8,
+    pub outcome_proposed_at: i64,
+    pub finalized_at: i64,
+    pub safe: SidePool,
+    pub exploit: SidePool,
+    /// Set at finalisation: the losing principal's split.
+    pub winner_bonus_pool: u64,
+    pub protocol_payout: u64,
+    pub treasury_payout: u64,
+    pub seam_payout: u64,
+    /// Paid by claims: principal back, share of the losing principal.
+    pub principal_returned: u64,
+    pub bonus_paid: u64,
+    pub claims_count: u32,
+    pub bump: u8,
+    pub safe_vault_bump: u8,
+    pub exploit_vault_bump: u8,
+}
+
+impl Coverage {
+    pub fn pool(&self, side: ShieldSide) -> &SidePool {
+        match side {
+            ShieldSide::Safe => &self.safe,
+            ShieldSide::Exploit => &self.exploit,
+        }
+    }
+
+    pub fn pool_mut(&mut self, side: ShieldSide) -> &mut SidePool {
+        match side {
+            ShieldSide::Safe => &mut self.safe,
+            ShieldSide::Exploit => &mut self.exploit,
+        }
+    }
+
+    pub fn vault_bump(&self, side: ShieldSide) -> u8 {
+        match side {
+            ShieldSide::Safe => self.safe_vault_bump,
+            ShieldSide::Exploit => self.exploit_vault_bump,
+        }
+    }
+
+    /// End of the discovery window: the first `DISCOVERY_WINDOW_PCT` % of the period.
+    pub fn discovery_ends_at(&self) -> Option<i64> {
+        let length = self.period_end.checked_sub(self.period_start)?;
+        self.period_start
+            .checked_add(length.checked_mul(DISCOVERY_WINDOW_PCT)? / 100)
+    }
+}

@@ -1,0 +1,141 @@
+//! shield_vault operations through the sdk builders.
+
+use anchor_lang::prelude::Pubkey;
+use anchor_lang::solana_program::system_instruction;
+use narrative_sdk::shield::Claim;
+use narrative_sdk::{pda, shield};
+use shield_vault::instructions::OpenCoverageArgs;
+use shield_vault::state::{Coverage, ShieldBacking, ShieldKind, ShieldSide};
+use solana_keypair::Keypair;
+use solana_program_test::BanksClientError;
+use solana_signer::Signer;
+
+use crate::harness::Harness;
+
+impl Harness {
+    /// A fresh protocol id (one coverage period), deterministic per harness.
+    pub fn next_protocol_id(&mut self) -> [u8; 32] {
+        let mut id = self.next_market_id();
+        id[31] = 0x5d;
+        id
+    }
+
+    /// Opens a shield as the admin, the fee paid by `fee_payer`.
+    pub async fn open_shield(
+        &mut self,
+        kind: ShieldKind,
+        protocol_wallet: Pubkey,
+        period_days: u16,
+        fee_lamports: u64,
+        fee_payer: &Keypair,
+    ) -> Result<[u8; 32], BanksClientError> {
+        let protocol_id = self.next_protocol_id();
+        let admin = self.admin.insecure_clone();
+        let ix = shield::open_coverage(
+            admin.pubkey(),
+            fee_payer.pubkey(),
+            self.treasury,
+            OpenCoverageArgs {
+                protocol_id,
+                kind,
+                protocol_wallet,
+                period_days,
+                fee_lamports,
+            },
+        );
+        self.process(&[ix], &[&admin, fee_payer]).await?;
+        Ok(protocol_id)
+    }
+
+    pub async fn coverage(&mut self, protocol_id: &[u8; 32]) -> Coverage {
+        self.account(pda::shield::coverage(protocol_id)).await
+    }
+
+    pub async fn shield_backing(
+        &mut self,
+        protocol_id: &[u8; 32],
+        backer: &Pubkey,
+        side: ShieldSide,
+    ) -> ShieldBacking {
+        self.account(pda::shield::backing(protocol_id, backer, side))
+            .await
+    }
+
+    pub async fn back_shield(
+        &mut self,
+        backer: &Keypair,
+        protocol_id: &[u8; 32],
+        side: ShieldSide,
+        amount: u64,
+    ) -> Result<(), BanksClientError> {
+        let ix = shield::back_shield(backer.pubkey(), protocol_id, side, amount);
+        self.process(&[ix], &[backer]).await
+    }
+
+    pub async fn shield_vote(
+        &mut self,
+        oracle: usize,
+        protocol_id: &[u8; 32],
+        side: ShieldSide,
+    ) -> Result<(), BanksClientError> {
+        let oracle = self.oracles[oracle].insecure_clone();
+        let ix = shield::submit_oracle_resolution(oracle.pubkey(), protocol_id, side);
+        self.process(&[ix], &[&oracle]).await
+    }
+
+    pub async fn harvest(
+        &mut self,
+        protocol_id: &[u8; 32],
+        side: ShieldSide,
+    ) -> Result<(), BanksClientError> {
+        let harvester = self.harvester.insecure_clone();
+        let ix = shield::harvest_yield(harvester.pubkey(), protocol_id, side);
+        self.process(&[ix], &[&harvester]).await
+    }
+
+    /// The finalisation instruction with the accounts the shield needs now.
+    pub async fn shield_finalize_ix(
+        &mut self,
+        protocol_id: &[u8; 32],
+    ) -> narrative_sdk::Instruction {
+        let coverage = self.coverage(protocol_id).await;
+        let wallet = (coverage.kind == ShieldKind::Partnership).then_some(coverage.protocol_wallet);
+        let epoch = self
+            .asset_pool(&crucible_pool::SOL_MINT)
+            .await
+            .current_epoch;
+        shield::finalize_resolution(protocol_id, wallet, self.treasury, epoch)
+    }
+
+    pub async fn shield_finalize(
+        &mut self,
+        protocol_id: &[u8; 32],
+    ) -> Result<(), BanksClientError> {
+        let ix = self.shield_finalize_ix(protocol_id).await;
+        self.process(&[ix], &[]).await
+    }
+
+    pub async fn shield_claim(
+        &mut self,
+        kind: Claim,
+        backer: &Keypair,
+        protocol_id: &[u8; 32],
+        side: ShieldSide,
+    ) -> Result<(), BanksClientError> {
+        let ix = shield::claim(kind, backer.pubkey(), protocol_id, side);
+        self.process(&[ix], &[backer]).await
+    }
+
+    /// Lamports a shield side vault holds above its rent reserve.
+    pub async fn shield_vault_balance(&mut self, protocol_id: &[u8; 32], side: ShieldSide) -> u64 {
+        let reserve = self.rent_for(0).await;
+        self.lamports(pda::shield::vault(protocol_id, side)).await - reserve
+    }
+
+    /// Sends `lamports` from the context payer to `to` (yield arriving, or a donation).
+    pub async fn send_lamports(&mut self, to: Pubkey, lamports: u64) {
+        let payer = self.payer();
+        let ix = system_instruction::transfer(&payer, &to, lamports);
+        self.process(&[ix], &[]).await.expect("transfer");
+    }
+}

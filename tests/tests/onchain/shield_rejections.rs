@@ -1,0 +1,448 @@
+//! shield_vault refusals: every caller check, the bounds, the timelocks and the claim rules.
+
+use anchor_lang::error::ErrorCode as Anchor;
+use anchor_lang::prelude::Pubkey;
+use integration_tests::*;
+use narrative_sdk::shield::Claim;
+use narrative_sdk::{pda, shield};
+use shield_vault::constants::*;
+use shield_vault::error::ShieldError;
+use shield_vault::instructions::OpenCoverageArgs;
+use shield_vault::state::{AdminChange, ShieldKind, ShieldSide};
+use solana_account::Account;
+use solana_instruction_error::InstructionError;
+use solana_keypair::Keypair;
+use solana_signer::Signer;
+
+const SAFE: ShieldSide = ShieldSide::Safe;
+const EXPLOIT: ShieldSide = ShieldSide::Exploit;
+
+async fn community(h: &mut Harness) -> [u8; 32] {
+    let admin = h.admin.insecure_clone();
+    h.open_shield(ShieldKind::Community, Default::default(), 30, 0, &admin)
+        .await
+        .unwrap()
+}
+
+/// A community shield with SAFE 2 SOL (wallet 0) and EXPLOIT 1 SOL (wallet 1), resolved SAFE.
+async fn resolved_safe(h: &mut Harness) -> [u8; 32] {
+    let id = community(h).await;
+    let [a, c] = [0, 1].map(|i| h.wallets[i].insecure_clone());
+    h.back_shield(&a, &id, SAFE, 2 * SOL).await.unwrap();
+    h.back_shield(&c, &id, EXPLOIT, SOL).await.unwrap();
+    let end = h.coverage(&id).await.period_end;
+    h.warp_to(end).await;
+    h.shield_vote(0, &id, SAFE).await.unwrap();
+    h.warp_by(RESOLUTION_TIMELOCK_SECS).await;
+    h.shield_finalize(&id).await.unwrap();
+    id
+}
+
+#[tokio::test]
+async fn backing_bounds_are_0_1_and_100_sol_per_deposit_and_position() {
+    let mut h = Harness::start().await;
+    let id = community(&mut h).await;
+    let w = h.wallets[0].insecure_clone();
+    for amount in [0, MIN_BACKING_LAMPORTS - 1, MAX_BACKING_LAMPORTS + 1] {
+        assert_custom_error(
+            h.back_shield(&w, &id, SAFE, amount).await,
+            ShieldError::BackingOutOfBounds,
+        );
+    }
+    h.back_shield(&w, &id, SAFE, MIN_BACKING_LAMPORTS)
+        .await
+        .unwrap();
+    h.back_shield(&w, &id, EXPLOIT, MAX_BACKING_LAMPORTS)
+        .await
+        .unwrap();
+    // A second deposit may not take the position past 100 SOL.
+    assert_custom_error(
+        h.back_shield(&w, &id, EXPLOIT, MIN_BACKING_LAMPORTS).await,
+        ShieldError::BackingOutOfBounds,
+    );
+    h.back_shield(&w, &id, SAFE, MAX_BACKING_LAMPORTS - MIN_BACKING_LAMPORTS)
+        .await
+        .unwrap();
+    let c = h.coverage(&id).await;
+    assert_eq!(
+        (c.safe.principal, c.exploit.principal),
+        (MAX_BACKING_LAMPORTS, MAX_BACKING_LAMPORTS)
+    );
+}
+
+#[tokio::test]
+async fn backing_after_the_period_or_while_paused_is_rejected() {
+    let mut h = Harness::start().await;
+    let id = community(&mut h).await;
+    let w = h.wallets[0].insecure_clone();
+    let admin = h.admin.insecure_clone();
+    h.process(&[shield::pause_program(admin.pubkey(), true)], &[&admin])
+        .await
+        .unwrap();
+    assert_custom_error(h.back_shield(&w, &id, SAFE, SOL).await, ShieldError::Paused);
+    assert_custom_error(
+        h.open_shield(ShieldKind::Community, Pubkey::default(), 30, 0, &admin)
+            .await,
+        ShieldError::Paused,
+    );
+    h.process(&[shield::pause_program(admin.pubkey(), false)], &[&admin])
+        .await
+        .unwrap();
+    h.warp_to(START_TIME + 30 * DAY).await;
+    assert_custom_error(
+        h.back_shield(&w, &id, SAFE, SOL).await,
+        ShieldError::PeriodEnded,
+    );
+}
+
+#[tokio::test]
+async fn protocol_self_hedge_beyond_the_cap_is_rejected() {
+    let mut h = Harness::start().await;
+    let protocol = h.wallets[3].insecure_clone();
+    let other = h.wallets[1].insecure_clone();
+    let id = h
+        .open_shield(ShieldKind::Partnership, protocol.pubkey(), 30, 0, &protocol)
+        .await
+        .unwrap();
+    // Alone it would hold 100 % of EXPLOIT.
+    assert_custom_error(
+        h.back_shield(&protocol, &id, EXPLOIT, SOL).await,
+        ShieldError::SelfHedgeCapExceeded,
+    );
+    h.back_shield(&other, &id, EXPLOIT, SOL).await.unwrap();
+    // 1 SOL of 2 is exactly the 5000 bps cap; a further lamport is not.
+    h.back_shield(&protocol, &id, EXPLOIT, SOL).await.unwrap();
+    assert_custom_error(
+        h.back_shield(&protocol, &id, EXPLOIT, MIN_BACKING_LAMPORTS)
+            .await,
+        ShieldError::SelfHedgeCapExceeded,
+    );
+    // SAFE is not a hedge.
+    h.back_shield(&protocol, &id, SAFE, SOL).await.unwrap();
+}
+
+#[tokio::test]
+async fn open_coverage_checks_the_admin_the_period_and_the_protocol_wallet() {
+    let mut h = Harness::start().await;
+    let admin = h.admin.insecure_clone();
+    let outsider = h.wallets[0].insecure_clone();
+    for days in [0, 29, 45, 91] {
+        assert_custom_error(
+            h.open_shield(ShieldKind::Community, Pubkey::default(), days, 0, &admin)
+                .await,
+            ShieldError::InvalidPeriod,
+        );
+    }
+    assert_custom_error(
+        h.open_shield(ShieldKind::Partnership, Pubkey::default(), 30, 0, &admin)
+            .await,
+        ShieldError::MissingProtocolWallet,
+    );
+    let args = OpenCoverageArgs {
+        protocol_id: h.next_protocol_id(),
+        kind: ShieldKind::Community,
+        protocol_wallet: Pubkey::default(),
+        period_days: 30,
+        fee_lamports: 0,
+    };
+    let ix = shield::open_coverage(
+        outsider.pubkey(),
+        outsider.pubkey(),
+        h.treasury,
+        args.clone(),
+    );
+    assert_custom_error(h.process(&[ix], &[&outsider]).await, ShieldError::NotAdmin);
+    let ix = shield::open_coverage(admin.pubkey(), admin.pubkey(), outsider.pubkey(), args);
+    assert_custom_error(
+        h.process(&[ix], &[&admin]).await,
+        ShieldError::WrongTreasury,
+    );
+}
+
+#[tokio::test]
+async fn vote_before_period_end_by_a_non_oracle_or_twice_is_rejected() {
+    // Threshold 2, so that one vote leaves voting open and a repeat reaches the vote account.
+    let mut h = Harness::start_with(HarnessOptions {
+        shield_threshold: 2,
+        ..HarnessOptions::default()
+    })
+    .await;
+    let id = community(&mut h).await;
+    assert_custom_error(
+        h.shield_vote(0, &id, SAFE).await,
+        ShieldError::PeriodNotEnded,
+    );
+    h.warp_to(START_TIME + 30 * DAY).await;
+    let outsider = h.wallets[0].insecure_clone();
+    let ix = shield::submit_oracle_resolution(outsider.pubkey(), &id, EXPLOIT);
+    assert_custom_error(h.process(&[ix], &[&outsider]).await, ShieldError::NotOracle);
+    h.shield_vote(0, &id, SAFE).await.unwrap();
+    assert_instruction_error(
+        h.shield_vote(0, &id, SAFE).await,
+        InstructionError::AccountAlreadyInitialized,
+    );
+    h.shield_vote(1, &id, SAFE).await.unwrap();
+    // The threshold was met: the outcome is proposed and voting is closed.
+    assert_eq!(h.coverage(&id).await.outcome, Some(SAFE));
+    assert_custom_error(
+        h.shield_vote(2, &id, EXPLOIT).await,
+        ShieldError::OutcomeAlreadyProposed,
+    );
+}
+
+#[tokio::test]
+async fn finalize_before_the_timelock_or_without_a_proposal_is_rejected() {
+    let mut h = Harness::start().await;
+    let id = community(&mut h).await;
+    let w = h.wallets[0].insecure_clone();
+    h.back_shield(&w, &id, SAFE, SOL).await.unwrap();
+    h.warp_to(START_TIME + 30 * DAY).await;
+    assert_custom_error(h.shield_finalize(&id).await, ShieldError::ThresholdNotMet);
+    h.shield_vote(0, &id, SAFE).await.unwrap();
+    h.warp_by(RESOLUTION_TIMELOCK_SECS - 1).await;
+    assert_custom_error(
+        h.shield_finalize(&id).await,
+        ShieldError::TimelockNotElapsed,
+    );
+    h.warp_by(1).await;
+    h.shield_finalize(&id).await.unwrap();
+    assert_custom_error(h.shield_finalize(&id).await, ShieldError::CoverageNotActive);
+}
+
+#[tokio::test]
+async fn finalize_with_another_protocol_wallet_or_treasury_is_rejected() {
+    let mut h = Harness::start().await;
+    let protocol = h.wallets[3].insecure_clone();
+    let [a, c] = [0, 1].map(|i| h.wallets[i].insecure_clone());
+    let id = h
+        .open_shield(ShieldKind::Partnership, protocol.pubkey(), 30, 0, &protocol)
+        .await
+        .unwrap();
+    h.back_shield(&a, &id, SAFE, SOL).await.unwrap();
+    h.back_shield(&c, &id, EXPLOIT, SOL).await.unwrap();
+    h.warp_to(START_TIME + 30 * DAY).await;
+    h.shield_vote(0, &id, EXPLOIT).await.unwrap();
+    h.warp_by(RESOLUTION_TIMELOCK_SECS).await;
+    let thief = Keypair::new().pubkey();
+    let ix = shield::finalize_resolution(&id, Some(thief), h.treasury, 0);
+    assert_custom_error(
+        h.process(&[ix], &[]).await,
+        ShieldError::WrongProtocolWallet,
+    );
+    let ix = shield::finalize_resolution(&id, None, h.treasury, 0);
+    assert_custom_error(
+        h.process(&[ix], &[]).await,
+        ShieldError::WrongProtocolWallet,
+    );
+    let ix = shield::finalize_resolution(&id, Some(protocol.pubkey()), thief, 0);
+    assert_custom_error(h.process(&[ix], &[]).await, ShieldError::WrongTreasury);
+    assert_eq!(h.lamports(thief).await, 0);
+}
+
+#[tokio::test]
+async fn winner_claim_by_a_loser_and_loser_claim_by_a_winner_are_rejected() {
+    let mut h = Harness::start().await;
+    let id = resolved_safe(&mut h).await;
+    let [a, c] = [0, 1].map(|i| h.wallets[i].insecure_clone());
+    assert_custom_error(
+        h.shield_claim(Claim::SafeWinner, &c, &id, EXPLOIT).await,
+        ShieldError::NotWinner,
+    );
+    assert_custom_error(
+        h.shield_claim(Claim::ExploitWinner, &c, &id, EXPLOIT).await,
+        ShieldError::NotWinner,
+    );
+    assert_custom_error(
+        h.shield_claim(Claim::ExploitWinner, &a, &id, SAFE).await,
+        ShieldError::NotWinner,
+    );
+    assert_custom_error(
+        h.shield_claim(Claim::LoserYield, &a, &id, SAFE).await,
+        ShieldError::NotLoser,
+    );
+    assert_custom_error(
+        h.shield_claim(Claim::Refund, &a, &id, SAFE).await,
+        ShieldError::NotRefunding,
+    );
+    assert!(!h.shield_backing(&id, &c.pubkey(), EXPLOIT).await.claimed);
+}
+
+#[tokio::test]
+async fn claim_twice_is_rejected() {
+    let mut h = Harness::start().await;
+    let id = resolved_safe(&mut h).await;
+    let a = h.wallets[0].insecure_clone();
+    h.shield_claim(Claim::SafeWinner, &a, &id, SAFE)
+        .await
+        .unwrap();
+    let before = h.lamports(a.pubkey()).await;
+    assert_custom_error(
+        h.shield_claim(Claim::SafeWinner, &a, &id, SAFE).await,
+        ShieldError::AlreadyClaimed,
+    );
+    assert_eq!(h.lamports(a.pubkey()).await, before);
+}
+
+#[tokio::test]
+async fn claim_of_another_wallets_backing_is_rejected() {
+    let mut h = Harness::start().await;
+    let id = resolved_safe(&mut h).await;
+    let owner = h.wallets[0].pubkey();
+    let thief = h.wallets[2].insecure_clone();
+    let mut ix = shield::claim(Claim::SafeWinner, thief.pubkey(), &id, SAFE);
+    let theirs = pda::shield::backing(&id, &thief.pubkey(), SAFE);
+    ix.accounts
+        .iter_mut()
+        .find(|m| m.pubkey == theirs)
+        .unwrap()
+        .pubkey = pda::shield::backing(&id, &owner, SAFE);
+    assert_custom_error(h.process(&[ix], &[&thief]).await, Anchor::ConstraintSeeds);
+}
+
+#[tokio::test]
+async fn winner_path_after_refund_all_is_rejected() {
+    let mut h = Harness::start().await;
+    let id = community(&mut h).await;
+    let a = h.wallets[0].insecure_clone();
+    h.back_shield(&a, &id, SAFE, SOL).await.unwrap();
+    h.warp_to(START_TIME + 30 * DAY).await;
+    h.shield_vote(0, &id, SAFE).await.unwrap();
+    let admin = h.admin.insecure_clone();
+    h.process(&[shield::refund_all(admin.pubkey(), &id)], &[&admin])
+        .await
+        .unwrap();
+    assert_custom_error(
+        h.shield_claim(Claim::SafeWinner, &a, &id, SAFE).await,
+        ShieldError::NotResolved,
+    );
+    h.warp_by(RESOLUTION_TIMELOCK_SECS).await;
+    assert_custom_error(h.shield_finalize(&id).await, ShieldError::CoverageNotActive);
+    h.shield_claim(Claim::Refund, &a, &id, SAFE).await.unwrap();
+}
+
+#[tokio::test]
+async fn refund_all_and_pause_by_outsiders_are_rejected() {
+    let mut h = Harness::start().await;
+    let id = community(&mut h).await;
+    let outsider = h.wallets[0].insecure_clone();
+    let ix = shield::refund_all(outsider.pubkey(), &id);
+    assert_custom_error(
+        h.process(&[ix], &[&outsider]).await,
+        ShieldError::NotOracleOrAdmin,
+    );
+    let ix = shield::pause_program(outsider.pubkey(), true);
+    assert_custom_error(
+        h.process(&[ix], &[&outsider]).await,
+        ShieldError::NotOracleOrAdmin,
+    );
+}
+
+#[tokio::test]
+async fn harvest_by_a_non_authority_of_nothing_or_of_a_loss_is_rejected() {
+    let mut h = Harness::start().await;
+    let id = community(&mut h).await;
+    let w = h.wallets[0].insecure_clone();
+    assert_custom_error(h.harvest(&id, SAFE).await, ShieldError::NothingToHarvest);
+    h.send_lamports(pda::shield::vault(&id, SAFE), SOL).await;
+    assert_custom_error(h.harvest(&id, SAFE).await, ShieldError::NoBackers);
+    h.back_shield(&w, &id, SAFE, SOL).await.unwrap();
+    let ix = shield::harvest_yield(w.pubkey(), &id, SAFE);
+    assert_custom_error(
+        h.process(&[ix], &[&w]).await,
+        ShieldError::NotHarvestAuthority,
+    );
+    // The vault holds less than its books (as if a venue lost funds): a loss is not booked.
+    let vault = pda::shield::vault(&id, SAFE);
+    let mut account = h.raw_account(vault).await.unwrap();
+    account.lamports -= SOL + 1;
+    h.plant_account(vault, account);
+    assert_custom_error(
+        h.harvest(&id, SAFE).await,
+        ShieldError::HarvestWouldBookLoss,
+    );
+    assert_eq!(h.coverage(&id).await.safe.yield_harvested, 0);
+}
+
+#[tokio::test]
+async fn admin_changes_by_others_out_of_bounds_or_early_are_rejected() {
+    let mut h = Harness::start().await;
+    let admin = h.admin.insecure_clone();
+    let outsider = h.wallets[0].insecure_clone();
+    let ix = shield::set_max_self_hedge_bps(outsider.pubkey(), 100);
+    assert_custom_error(h.process(&[ix], &[&outsider]).await, ShieldError::NotAdmin);
+    let ix = shield::set_max_self_hedge_bps(admin.pubkey(), MAX_SELF_HEDGE_BPS + 1);
+    assert_custom_error(
+        h.process(&[ix], &[&admin]).await,
+        ShieldError::SelfHedgeCapTooHigh,
+    );
+    for change in [
+        AdminChange::Treasury(Pubkey::default()),
+        AdminChange::HarvestAuthority(Pubkey::default()),
+    ] {
+        let ix = shield::propose_admin_change(admin.pubkey(), change);
+        assert_custom_error(h.process(&[ix], &[&admin]).await, ShieldError::ZeroKey);
+    }
+    let bad_set = AdminChange::OracleSet {
+        oracles: [Pubkey::default(); MAX_ORACLES],
+        count: 0,
+        threshold: 1,
+    };
+    let ix = shield::propose_admin_change(admin.pubkey(), bad_set);
+    assert_custom_error(
+        h.process(&[ix], &[&admin]).await,
+        ShieldError::InvalidOracleSet,
+    );
+    assert!(AdminChange::oracle_set(&[Keypair::new().pubkey()], 2).is_none());
+    assert_custom_error(
+        h.process(&[shield::apply_admin_change(admin.pubkey())], &[&admin])
+            .await,
+        ShieldError::NoPendingChange,
+    );
+    h.process(
+        &[shield::set_max_self_hedge_bps(admin.pubkey(), 100)],
+        &[&admin],
+    )
+    .await
+    .unwrap();
+    assert_custom_error(
+        h.process(&[shield::apply_admin_change(admin.pubkey())], &[&admin])
+            .await,
+        ShieldError::AdminTimelockNotElapsed,
+    );
+}
+
+#[tokio::test]
+async fn donations_to_predictable_shield_addresses_do_not_block_them() {
+    let mut h = Harness::start().await;
+    let w = h.wallets[0].insecure_clone();
+    let admin = h.admin.insecure_clone();
+    // Protocol ids are a counter in the UUID's last byte: the next one is predictable, as a
+    // real protocol id derived from a protocol and period would be.
+    let mut next = h.next_protocol_id();
+    next[15] += 1;
+    for address in [
+        pda::shield::coverage(&next),
+        pda::shield::backing(&next, &w.pubkey(), SAFE),
+        pda::shield::oracle_vote(&next, &h.oracles[0].pubkey()),
+    ] {
+        h.plant_account(
+            address,
+            Account {
+                lamports: 1,
+                data: vec![],
+                owner: anchor_lang::system_program::ID,
+                executable: false,
+                rent_epoch: 0,
+            },
+        );
+    }
+    let id = h
+        .open_shield(ShieldKind::Community, Pubkey::default(), 30, 0, &admin)
+        .await
+        .unwrap();
+    assert_eq!(id, next, "the harness's next protocol id");
+    h.back_shield(&w, &id, SAFE, SOL).await.unwrap();
+    h.warp_to(START_TIME + 30 * DAY).await;
+    h.shield_vote(0, &id, SAFE).await.unwrap();
+    assert_eq!(h.coverage(&id).await.outcome, Some(SAFE));
+}
