@@ -20,6 +20,13 @@ macro_rules! by_discriminator {
         }
 
         impl $name {
+            /// The type's name, as in the IDL.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $($name::$variant(_) => stringify!($variant)),*
+                }
+            }
+
             pub fn decode(data: &[u8]) -> Option<Self> {
                 $(
                     if data.starts_with(<$ty as Discriminator>::DISCRIMINATOR) {
@@ -158,6 +165,132 @@ pub enum ProgramEvent {
     Binary(BinaryEvent),
     Crucible(CrucibleEvent),
     Shield(ShieldEvent),
+}
+
+impl ProgramAccount {
+    /// The account type's name, e.g. `Market`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ProgramAccount::Binary(a) => a.name(),
+            ProgramAccount::Crucible(a) => a.name(),
+            ProgramAccount::Shield(a) => a.name(),
+        }
+    }
+}
+
+/// What an event is about, for indexing: the market or protocol id (hex) or epoch account it
+/// concerns, the wallet that acted, and the account it closed, if any.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EventKeys {
+    pub subject: Option<String>,
+    pub actor: Option<Pubkey>,
+    pub closes: Option<Pubkey>,
+}
+
+/// Lower-case hex of a 32-byte id (market_id, protocol_id, Merkle root).
+pub fn hex32(bytes: &[u8; 32]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl ProgramEvent {
+    /// The program that emitted it: `binary_vault`, `crucible_pool` or `shield_vault`.
+    pub fn program(&self) -> &'static str {
+        match self {
+            ProgramEvent::Binary(_) => "binary_vault",
+            ProgramEvent::Crucible(_) => "crucible_pool",
+            ProgramEvent::Shield(_) => "shield_vault",
+        }
+    }
+
+    /// The event type's name as in the IDL, e.g. `MarketBacked`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ProgramEvent::Binary(e) => e.name(),
+            ProgramEvent::Crucible(e) => e.name(),
+            ProgramEvent::Shield(e) => e.name(),
+        }
+    }
+
+    pub fn keys(&self) -> EventKeys {
+        use BinaryEvent as B;
+        use CrucibleEvent as C;
+        use ShieldEvent as S;
+        let about = |id: &[u8; 32], actor: Option<Pubkey>| EventKeys {
+            subject: Some(hex32(id)),
+            actor,
+            closes: None,
+        };
+        let epoch = |mint: &Pubkey, n: u64, actor: Option<Pubkey>| EventKeys {
+            subject: Some(crate::pda::crucible::epoch(mint, n).to_string()),
+            actor,
+            closes: None,
+        };
+        match self {
+            ProgramEvent::Binary(e) => match e {
+                B::MarketCreated(e) => about(&e.market_id, Some(e.creator)),
+                B::MarketApproved(e) => about(&e.market_id, None),
+                B::MarketBacked(e) => about(&e.market_id, Some(e.backer)),
+                B::OracleVoteSubmitted(e) => about(&e.market_id, Some(e.oracle)),
+                B::ResolutionProposed(e) => about(&e.market_id, None),
+                B::DisputeOpened(e) => about(&e.market_id, Some(e.disputer)),
+                B::DisputeSettled(e) => about(&e.market_id, None),
+                B::MarketFinalized(e) => about(&e.market_id, None),
+                B::RefundTriggered(e) => about(&e.market_id, None),
+                B::Claimed(e) => about(&e.market_id, Some(e.backer)),
+                B::OracleVoteClosed(e) => EventKeys {
+                    closes: Some(crate::pda::binary::oracle_vote(&e.market_id, &e.oracle)),
+                    ..about(&e.market_id, Some(e.oracle))
+                },
+                B::ProgramInitialized(e) => EventKeys {
+                    actor: Some(e.admin),
+                    ..EventKeys::default()
+                },
+                B::ConfigUpdated(_) | B::OraclesUpdated(_) | B::PauseChanged(_) => {
+                    EventKeys::default()
+                }
+            },
+            ProgramEvent::Crucible(e) => match e {
+                C::Deposited(e) => epoch(&e.mint, e.epoch, Some(e.source)),
+                C::EpochClosed(e) => epoch(&e.mint, e.epoch, None),
+                C::EpochClaimed(e) => epoch(&e.mint, e.epoch, Some(e.wallet)),
+                C::EpochRolledOver(e) => epoch(&e.mint, e.epoch, None),
+                C::ClaimReceiptClosed(e) => {
+                    let epoch_key = crate::pda::crucible::epoch(&e.mint, e.epoch);
+                    EventKeys {
+                        subject: Some(epoch_key.to_string()),
+                        actor: Some(e.wallet),
+                        closes: Some(crate::pda::crucible::claim_receipt(&epoch_key, &e.wallet)),
+                    }
+                }
+                C::AssetPoolInitialized(_)
+                | C::Initialized(_)
+                | C::SettingsUpdated(_)
+                | C::SourceAuthorizationChanged(_) => EventKeys::default(),
+            },
+            ProgramEvent::Shield(e) => match e {
+                S::CoverageOpened(e) => about(&e.protocol_id, None),
+                S::Backed(e) => about(&e.protocol_id, Some(e.backer)),
+                S::YieldHarvested(e) => about(&e.protocol_id, None),
+                S::VoteSubmitted(e) => about(&e.protocol_id, Some(e.oracle)),
+                S::OutcomeProposed(e) => about(&e.protocol_id, None),
+                S::Finalized(e) => about(&e.protocol_id, None),
+                S::RefundAll(e) => about(&e.protocol_id, Some(e.by)),
+                S::Claimed(e) => about(&e.protocol_id, Some(e.backer)),
+                S::VoteClosed(e) => EventKeys {
+                    closes: Some(crate::pda::shield::oracle_vote(&e.protocol_id, &e.oracle)),
+                    ..about(&e.protocol_id, Some(e.oracle))
+                },
+                S::PauseChanged(e) => EventKeys {
+                    actor: Some(e.by),
+                    ..EventKeys::default()
+                },
+                S::ProgramInitialized(_)
+                | S::AdminChangeProposed(_)
+                | S::AdminChangeApplied(_)
+                | S::AdminChangeCancelled(_) => EventKeys::default(),
+            },
+        }
+    }
 }
 
 /// Decodes an account's data given its owner; `None` for an unknown owner or layout.

@@ -1,0 +1,29 @@
+//! The schema of the indexed store, one migration per file (sea-orm names a migration after its
+//! file). The same migrations run on SQLite (embedded default) and Postgres.
+//!
+//! Every table that mirrors an on-chain account has the account's address as primary key and
+//! the `(slot, write_version)` of the update it was last written from, so that an older update
+//! can never overwrite a newer one, plus a `closed` flag. Amounts are BIGINT: lamports always fit
+//! (total supply < 2^63) and SPL amounts are checked on the way in; u128 share counts are TEXT.
+
+pub use sea_orm_migration::prelude::*;
+
+mod columns;
+mod m20261121_000001_binary_tables;
+mod m20261121_000002_crucible_tables;
+mod m20261121_000003_shield_tables;
+mod m20261121_000004_indexer_tables;
+
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![
+            Box::new(m20261121_000001_binary_tables::Migration),
+            Box::new(m20261121_000002_crucible_tables::Migration),
+            Box::new(m20261121_000003_shield_tables::Migration),
+            Box::new(m20261121_000004_indexer_tables::Migration),
+        ]
+    }
+}

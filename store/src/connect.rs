@@ -1,0 +1,73 @@
+//! Opening the store: SQLite under `./data/` unless a `postgres://` URL is given; migrations run
+//! on every open, so a fresh machine needs nothing else.
+
+use std::time::Duration;
+
+use migration::MigratorTrait;
+use sea_orm::sqlx::sqlite::SqliteJournalMode;
+use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbBackend};
+
+use crate::error::StoreError;
+
+/// Where the embedded store lives when no URL is configured.
+pub const DEFAULT_SQLITE_URL: &str = "sqlite://data/narrative.db?mode=rwc";
+
+#[derive(Clone)]
+pub struct Store {
+    db: DatabaseConnection,
+}
+
+impl Store {
+    /// Connects to `url` (`sqlite://…` or `postgres://…`) and brings the schema up to date.
+    pub async fn connect(url: &str) -> Result<Store, StoreError> {
+        let mut options = ConnectOptions::new(url.to_owned());
+        options
+            .sqlx_logging(false)
+            .acquire_timeout(Duration::from_secs(30));
+        if url.starts_with("sqlite:") {
+            create_parent_directory(url)?;
+            // WAL lets the api read while the indexer writes; one writer at a time waits up to
+            // the busy timeout instead of failing with "database is locked".
+            options.max_connections(4).map_sqlx_sqlite_opts(|o| {
+                o.journal_mode(SqliteJournalMode::Wal)
+                    .busy_timeout(Duration::from_secs(10))
+            });
+        } else {
+            options.max_connections(16).min_connections(1);
+        }
+        let db = Database::connect(options).await?;
+        migration::Migrator::up(&db, None).await?;
+        Ok(Store { db })
+    }
+
+    pub fn db(&self) -> &DatabaseConnection {
+        &self.db
+    }
+
+    pub fn backend(&self) -> DbBackend {
+        self.db.get_database_backend()
+    }
+}
+
+/// `sqlite://data/x.db?mode=rwc` creates the file but not its directory.
+fn create_parent_directory(url: &str) -> Result<(), StoreError> {
+    let path = url
+        .trim_start_matches("sqlite:")
+        .trim_start_matches("//")
+        .split('?')
+        .next()
+        .unwrap_or_default();
+    if path.is_empty() || path.starts_with(':') {
+        return Ok(());
+    }
+    if let Some(parent) = std::path::Path::new(path)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(parent).map_err(|source| StoreError::Directory {
+            path: parent.display().to_string(),
+            source,
+        })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,20 @@
+//! narrative-store: the indexed state of the programs, as sea-orm entities over one schema that
+//! runs on SQLite (the embedded default) and Postgres, plus the writes the indexer makes and the
+//! reads the api makes.
+
+pub mod accounts;
+pub mod batch;
+pub mod connect;
+pub mod entities;
+pub mod error;
+pub mod rows;
+#[cfg(feature = "test-util")]
+pub mod testing;
+mod writer;
+
+pub use writer::WriteStats;
+
+pub use batch::{AccountUpdate, Batch, Closure, EventRecord};
+pub use connect::{Store, DEFAULT_SQLITE_URL};
+pub use error::StoreError;
+pub use rows::AccountRow;
