@@ -1,1 +1,12 @@
+//! narrative-indexer: the programs' accounts and events, from a source (Yellowstone gRPC, or
+//! JSON-RPC polling as the fallback any validator supports) through a bounded channel, decoding
+//! and batching, into the store: one database transaction per batch, checkpoint included.
 
+pub mod config;
+pub mod events;
+pub mod metrics;
+pub mod pipeline;
+pub mod source;
+
+pub use pipeline::{run_pipeline, PipelineConfig};
+pub use source::{Envelope, ResumePoint, Source, SourceMessage};

@@ -91,16 +91,21 @@ impl AccountRow {
             Some(ProgramAccount::Binary(a)) => meta.binary(a),
             Some(ProgramAccount::Crucible(a)) => meta.crucible(a),
             Some(ProgramAccount::Shield(a)) => meta.shield(a),
-            None => Ok(AccountRow::Raw(raw_accounts::Model {
-                address: meta.address,
-                owner: key(&u.owner),
-                lamports: n("lamports", u.lamports)?,
-                data: u.data.clone(),
-                slot: meta.slot,
-                write_version: meta.write_version,
-                closed: false,
-            })),
+            None => AccountRow::raw(u),
         }
+    }
+
+    /// The account as a raw row, undecoded.
+    pub fn raw(u: &AccountUpdate) -> Result<AccountRow, StoreError> {
+        Ok(AccountRow::Raw(raw_accounts::Model {
+            address: key(&u.address),
+            owner: key(&u.owner),
+            lamports: n("lamports", u.lamports)?,
+            data: u.data.clone(),
+            slot: n("slot", u.slot)?,
+            write_version: n("write_version", u.write_version)?,
+            closed: false,
+        }))
     }
 
     pub fn address(&self) -> &str {

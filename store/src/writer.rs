@@ -78,7 +78,16 @@ impl Store {
 fn newest_rows(batch: &Batch) -> Result<Vec<AccountRow>, StoreError> {
     let mut newest: HashMap<String, AccountRow> = HashMap::with_capacity(batch.accounts.len());
     for update in &batch.accounts {
-        let row = AccountRow::from_update(update)?;
+        let row = match AccountRow::from_update(update) {
+            Ok(row) => row,
+            // A value the schema cannot hold would fail this batch on every retry and stall
+            // the indexer: keep the account raw instead, losing nothing.
+            Err(StoreError::OutOfRange { field, value }) => {
+                tracing::warn!(address = %update.address, field, value, "stored raw: value beyond BIGINT");
+                AccountRow::raw(update)?
+            }
+            Err(e) => return Err(e),
+        };
         match newest.get(row.address()) {
             Some(kept) if kept.version() >= row.version() => {}
             _ => {

@@ -378,19 +378,28 @@ async fn the_checkpoint_only_moves_forward() {
 }
 
 #[tokio::test]
-async fn a_value_beyond_bigint_is_refused_and_nothing_is_written() {
+async fn an_account_with_a_value_beyond_bigint_is_kept_raw_not_lost() {
     let db = TestDb::new().await;
     let address = Pubkey::new_unique();
+    let update = account_update(address, &backing(u64::MAX), 1, 1);
     let batch = Batch {
-        accounts: vec![account_update(address, &backing(u64::MAX), 1, 1)],
+        accounts: vec![update.clone()],
         checkpoint: Some(1),
         ..Default::default()
     };
-    let err = db.store.write_batch("test", &batch).await.unwrap_err();
-    assert!(err.to_string().contains("amount"), "{err}");
-    assert_eq!(db.store.checkpoint("test").await.unwrap(), None);
+    db.store
+        .write_batch("test", &batch)
+        .await
+        .expect("written raw");
     assert_eq!(
         backings::Entity::find().count(db.store.db()).await.unwrap(),
         0
     );
+    let raw = raw_accounts::Entity::find_by_id(address.to_string())
+        .one(db.store.db())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(raw.data, update.data);
+    assert_eq!(db.store.checkpoint("test").await.unwrap(), Some(1));
 }

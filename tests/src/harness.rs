@@ -66,6 +66,28 @@ pub fn keypair(role: u8, index: u32) -> Keypair {
     Keypair::new_from_array(secret)
 }
 
+/// A transaction that ran, with what ran inside it.
+pub struct Executed {
+    pub transaction: Transaction,
+    /// Inner instructions of each top-level instruction, in order.
+    pub inner_instructions: Vec<solana_message::inner_instruction::InnerInstructions>,
+}
+
+impl Executed {
+    /// The programs' events, decoded from the inner instructions.
+    pub fn events(&self) -> Vec<ProgramEvent> {
+        let keys = &self.transaction.message.account_keys;
+        self.inner_instructions
+            .iter()
+            .flatten()
+            .filter_map(|inner| {
+                let program = keys[inner.instruction.program_id_index as usize];
+                decode_event(&program, &inner.instruction.data)
+            })
+            .collect()
+    }
+}
+
 pub struct Harness {
     pub ctx: ProgramTestContext,
     pub admin: Keypair,
@@ -200,6 +222,17 @@ impl Harness {
         ixs: &[Instruction],
         signers: &[&Keypair],
     ) -> Result<Vec<ProgramEvent>, BanksClientError> {
+        let executed = self.process_recorded(ixs, signers).await?;
+        Ok(executed.events())
+    }
+
+    /// Executes `ixs` and returns the transaction with its inner instructions (per top-level
+    /// instruction), as an indexer would receive them.
+    pub async fn process_recorded(
+        &mut self,
+        ixs: &[Instruction],
+        signers: &[&Keypair],
+    ) -> Result<Executed, BanksClientError> {
         let tx = self.sign(ixs, signers).await;
         let simulated = self
             .ctx
@@ -209,20 +242,18 @@ impl Harness {
         if let Some(Err(err)) = simulated.result {
             return Err(BanksClientError::TransactionError(err));
         }
-        let keys = &tx.message.account_keys;
-        let events = simulated
+        let inner_instructions = simulated
             .simulation_details
             .and_then(|d| d.inner_instructions)
-            .unwrap_or_default()
-            .iter()
-            .flatten()
-            .filter_map(|inner| {
-                let program = keys[inner.instruction.program_id_index as usize];
-                decode_event(&program, &inner.instruction.data)
-            })
-            .collect();
-        self.ctx.banks_client.process_transaction(tx).await?;
-        Ok(events)
+            .unwrap_or_default();
+        self.ctx
+            .banks_client
+            .process_transaction(tx.clone())
+            .await?;
+        Ok(Executed {
+            transaction: tx,
+            inner_instructions,
+        })
     }
 
     /// The signed transaction `process` would send.

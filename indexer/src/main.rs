@@ -1,0 +1,75 @@
+//! `narrative-indexer`: see `narrative-indexer --help`.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use narrative_indexer::config::{Args, SourceKind};
+use narrative_indexer::metrics::Metrics;
+use narrative_indexer::run_pipeline;
+use narrative_indexer::source::grpc::GrpcSource;
+use narrative_indexer::source::rpc::RpcSource;
+use narrative_store::Store;
+use tracing::{error, info};
+use tracing_subscriber::EnvFilter;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .init();
+    match run(Args::parse()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            error!("{e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    let store = Store::connect(&args.database_url).await?;
+    let metrics = Metrics::new();
+    let server = metrics.clone();
+    let metrics_addr = args.metrics_addr;
+    tokio::spawn(async move {
+        if let Err(e) = server.serve(metrics_addr).await {
+            error!(%e, "metrics server stopped");
+        }
+    });
+    info!(source = ?args.source, endpoint = %args.endpoint, programs = args.programs.len(), %metrics_addr, "indexer starting");
+    let pipeline = args.pipeline();
+    match args.source {
+        SourceKind::Grpc => {
+            let source =
+                GrpcSource::new(args.endpoint, args.x_token, args.programs, metrics.clone());
+            run_pipeline(store, source, pipeline, metrics, shutdown_signal()).await
+        }
+        SourceKind::Rpc => {
+            let interval = Duration::from_millis(args.poll_interval_ms);
+            let source = RpcSource::new(args.endpoint, args.programs, interval, metrics.clone());
+            run_pipeline(store, source, pipeline, metrics, shutdown_signal()).await
+        }
+    }?;
+    info!("indexer stopped");
+    Ok(())
+}
+
+/// SIGINT or SIGTERM: stop between batches (the current one is either committed or replayed).
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .expect("SIGTERM handler");
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = interrupt.await;
+}

@@ -1,0 +1,257 @@
+//! Shared by the indexer's tests: a recorded program-test scenario, mock gRPC and JSON-RPC
+//! servers serving it, and assertions that the store equals the chain.
+#![allow(dead_code)]
+
+pub mod mock_geyser;
+pub mod mock_rpc;
+pub mod recording;
+
+use std::time::{Duration, Instant};
+
+use narrative_sdk::binary_vault::state::{Backing, Market};
+use narrative_sdk::decode::{decode_account, BinaryAccount, ProgramAccount, ShieldAccount};
+use narrative_sdk::{pda, Pubkey};
+use narrative_store::entities::*;
+use narrative_store::{AccountRow, AccountUpdate, Store};
+use sea_orm::{EntityTrait, PaginatorTrait};
+
+use recording::Recording;
+
+/// Waits until checkpoint `name` reaches `slot`.
+pub async fn wait_for_checkpoint(store: &Store, name: &str, slot: u64, within: Duration) {
+    let started = Instant::now();
+    loop {
+        let reached = store.checkpoint(name).await.unwrap();
+        if reached >= Some(slot) {
+            return;
+        }
+        assert!(
+            started.elapsed() < within,
+            "checkpoint {reached:?} did not reach {slot} within {within:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Waits until checkpoint `name` has reached the recording's last slot and every event is
+/// stored. The checkpoint alone is not enough: a slot's account updates can commit in one batch
+/// and its transaction in the next.
+pub async fn wait_until_complete(
+    store: &Store,
+    name: &str,
+    recording: &Recording,
+    within: Duration,
+) {
+    let started = Instant::now();
+    wait_for_checkpoint(store, name, recording.last_slot(), within).await;
+    loop {
+        let events = program_events::Entity::find()
+            .count(store.db())
+            .await
+            .unwrap() as usize;
+        if events >= recording.event_count {
+            return;
+        }
+        assert!(
+            started.elapsed() < within,
+            "{events} of {} events within {within:?}",
+            recording.event_count
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The row stored for `expected`'s address, in `expected`'s table.
+async fn stored_row(store: &Store, expected: &AccountRow) -> Option<AccountRow> {
+    let db = store.db();
+    let address = expected.address().to_owned();
+    macro_rules! fetch {
+        ($($variant:ident => $table:ident),*) => {
+            match expected {
+                $(AccountRow::$variant(_) => $table::Entity::find_by_id(address).one(db).await.unwrap().map(AccountRow::$variant),)*
+            }
+        };
+    }
+    fetch!(
+        BinaryProgramState => binary_program_states, BinaryConfig => binary_configs, Market => markets,
+        Backing => backings, OracleVote => oracle_votes, Dispute => disputes, CrucibleState => crucible_states,
+        CrucibleAssetPool => crucible_asset_pools, CrucibleEpoch => crucible_epochs, CrucibleClaim => crucible_claims,
+        ShieldProgram => shield_programs, ShieldCoverage => shield_coverages, ShieldBacking => shield_backings,
+        ShieldVote => shield_votes, Raw => raw_accounts
+    )
+}
+
+/// Every account of the recording's final state is stored with all its fields as of its last
+/// update, closed accounts are marked closed, and every event is stored exactly once.
+pub async fn assert_store_matches(store: &Store, recording: &Recording) {
+    assert_store_matches_with(store, recording, Seen::Stream).await
+}
+
+/// How the source saw the chain.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    /// Every update, with its slot and write version; closed accounts before they closed.
+    Stream,
+    /// One snapshot at the given slot (write version 0); accounts closed before it never.
+    Snapshot(u64),
+}
+
+pub async fn assert_store_matches_with(store: &Store, recording: &Recording, seen: Seen) {
+    let closed_seen = seen == Seen::Stream;
+    let mut last_update: std::collections::HashMap<Pubkey, AccountUpdate> = Default::default();
+    for step in &recording.steps {
+        for a in &step.accounts {
+            last_update.insert(a.address, a.clone());
+        }
+    }
+    for (address, (owner, data)) in &recording.final_accounts {
+        let update = &last_update[address];
+        assert_eq!(
+            (&update.owner, &update.data),
+            (owner, data),
+            "the last update is the final state of {address}"
+        );
+        let as_seen = match seen {
+            Seen::Stream => update.clone(),
+            Seen::Snapshot(slot) => AccountUpdate {
+                slot,
+                write_version: 0,
+                ..update.clone()
+            },
+        };
+        let expected = AccountRow::from_update(&as_seen).unwrap();
+        assert!(!matches!(expected, AccountRow::Raw(_)), "{address} decodes");
+        let stored = stored_row(store, &expected)
+            .await
+            .unwrap_or_else(|| panic!("no row for {address}"));
+        assert_eq!(stored, expected, "row of {address}");
+    }
+    for address in &recording.closed {
+        let row = oracle_votes::Entity::find_by_id(address.to_string())
+            .one(store.db())
+            .await
+            .unwrap();
+        if closed_seen {
+            assert!(
+                row.is_some_and(|r| r.closed),
+                "closed account {address} is marked closed"
+            );
+        } else {
+            assert!(
+                row.is_none_or(|r| r.closed),
+                "no open row for closed account {address}"
+            );
+        }
+    }
+    let events = program_events::Entity::find()
+        .count(store.db())
+        .await
+        .unwrap();
+    assert_eq!(events as usize, recording.event_count, "every event once");
+}
+
+/// Explicit checks of the values that matter, against the chain's own decoded state.
+pub async fn assert_key_fields(store: &Store, recording: &Recording) {
+    let decode = |address: &Pubkey| {
+        let (owner, data) = &recording.final_accounts[address];
+        decode_account(owner, data).expect("decodes")
+    };
+    let market_address = pda::binary::market(&recording.market_id);
+    let Some(ProgramAccount::Binary(BinaryAccount::Market(market))) = Some(decode(&market_address))
+    else {
+        panic!("market")
+    };
+    let market: Market = market;
+    let row = markets::Entity::find_by_id(market_address.to_string())
+        .one(store.db())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (row.yes_total, row.no_total),
+        (market.yes_total as i64, market.no_total as i64)
+    );
+    assert_eq!(
+        (row.oracle_status, row.finalized, row.outcome.as_deref()),
+        (1, true, Some("yes"))
+    );
+    assert_eq!(
+        (row.crucible_amount, row.total_paid_out, row.claims_count),
+        (
+            market.crucible_amount as i64,
+            market.total_paid_out as i64,
+            1
+        )
+    );
+    assert_eq!(
+        row.market_uuid,
+        narrative_sdk::market_id::uuid_from_market_id(&recording.market_id)
+            .ok()
+            .map(|u| u.to_string())
+    );
+
+    let backing_address = pda::binary::backing(
+        &recording.market_id,
+        &recording.wallets[0],
+        narrative_sdk::binary_vault::state::Side::Yes,
+    );
+    let Some(ProgramAccount::Binary(BinaryAccount::Backing(backing))) =
+        Some(decode(&backing_address))
+    else {
+        panic!("backing")
+    };
+    let backing: Backing = backing;
+    let row = backings::Entity::find_by_id(backing_address.to_string())
+        .one(store.db())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (row.amount, row.claimed, row.payout),
+        (backing.amount as i64, true, backing.payout as i64)
+    );
+    assert!(
+        row.payout > row.amount,
+        "the winner's payout includes a share of the forfeit"
+    );
+
+    let coverage_address = pda::shield::coverage(&recording.protocol_id);
+    let Some(ProgramAccount::Shield(ShieldAccount::Coverage(coverage))) =
+        Some(decode(&coverage_address))
+    else {
+        panic!("coverage")
+    };
+    let row = shield_coverages::Entity::find_by_id(coverage_address.to_string())
+        .one(store.db())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (row.safe_principal, row.exploit_principal),
+        (
+            coverage.safe.principal as i64,
+            coverage.exploit.principal as i64
+        )
+    );
+    assert_eq!(
+        (
+            row.safe_shares_total,
+            row.kind.as_str(),
+            row.status.as_str()
+        ),
+        (
+            coverage.safe.shares_total.to_string(),
+            "community",
+            "active"
+        )
+    );
+
+    let epoch = crucible_epochs::Entity::find_by_id(
+        pda::crucible::epoch(&narrative_sdk::crucible_pool::SOL_MINT, 0).to_string(),
+    )
+    .one(store.db())
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(epoch.deposited, market.crucible_amount as i64);
+}
