@@ -13,6 +13,7 @@ mod m20261121_000001_binary_tables;
 mod m20261121_000002_crucible_tables;
 mod m20261121_000003_shield_tables;
 mod m20261121_000004_indexer_tables;
+mod m20261121_000005_api_tables;
 
 pub struct Migrator;
 
@@ -24,6 +25,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000002_crucible_tables::Migration),
             Box::new(m20261121_000003_shield_tables::Migration),
             Box::new(m20261121_000004_indexer_tables::Migration),
+            Box::new(m20261121_000005_api_tables::Migration),
         ]
     }
 }

@@ -1,5 +1,6 @@
 //! sea-orm entities, one per table (see the `migration` crate for the schema).
 
+pub mod api_keys;
 pub mod backings;
 pub mod binary_configs;
 pub mod binary_program_states;
@@ -9,11 +10,20 @@ pub mod crucible_epochs;
 pub mod crucible_states;
 pub mod disputes;
 pub mod indexer_checkpoints;
+pub mod jobs;
+pub mod market_creations;
 pub mod markets;
 pub mod oracle_votes;
+pub mod prepared_transactions;
 pub mod program_events;
 pub mod raw_accounts;
 pub mod shield_backings;
 pub mod shield_coverages;
+pub mod shield_partner_applications;
+pub mod shield_positions;
+pub mod shield_probe_log;
 pub mod shield_programs;
+pub mod shield_terms_acknowledgements;
 pub mod shield_votes;
+pub mod system_components;
+pub mod webhook_events;

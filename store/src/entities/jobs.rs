@@ -1,0 +1,24 @@
+//! A unit of follow-up work in the durable queue.
+
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "jobs")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub id: i64,
+    pub kind: String,
+    pub payload: Json,
+    pub status: String,
+    pub attempts: i32,
+    pub run_at: i64,
+    pub locked_until: Option<i64>,
+    pub last_error: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {}
+
+impl ActiveModelBehavior for ActiveModel {}
