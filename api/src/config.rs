@@ -1,0 +1,70 @@
+//! Settings of the service: every flag also reads an environment variable, and with none set the
+//! service runs on an embedded SQLite file under `./data/` on 127.0.0.1:8080.
+
+use std::net::SocketAddr;
+
+use clap::Parser;
+use narrative_store::DEFAULT_SQLITE_URL;
+
+/// Browser origins allowed when none are configured: local development only (spec 5.8).
+pub const DEFAULT_CORS_ORIGINS: &str =
+    "http://localhost:3000,http://127.0.0.1:3000,http://localhost:5173";
+
+#[derive(Parser, Debug, Clone)]
+#[command(
+    name = "narrative-api",
+    version,
+    about = "The Narrative Market Service /v1 REST API"
+)]
+pub struct Config {
+    /// `sqlite://…` (embedded, the default) or `postgres://…`.
+    #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_SQLITE_URL)]
+    pub database_url: String,
+
+    /// Address to serve on.
+    #[arg(long, env = "API_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+
+    /// Browser origins allowed by CORS (comma-separated). Requests without `Origin` always pass.
+    #[arg(long, env = "CORS_ORIGINS", value_delimiter = ',', default_value = DEFAULT_CORS_ORIGINS)]
+    pub cors_origins: Vec<String>,
+
+    /// Operator wallet expected in `x-admin-wallet`. Admin routes answer 401 while unset.
+    #[arg(long, env = "ADMIN_WALLET")]
+    pub admin_wallet: Option<String>,
+
+    /// Secret expected in `x-admin-secret`; kept only as a SHA-256 digest, never logged.
+    #[arg(long, env = "ADMIN_SECRET", hide_env_values = true)]
+    pub admin_secret: Option<String>,
+
+    /// Serve the binary-market listing and positions from the index instead of 503 (spec 4.13).
+    #[arg(long, env = "BINARY_MARKETS_ENABLED", default_value_t = false)]
+    pub binary_markets_enabled: bool,
+
+    /// Version of the shield terms a wallet must acknowledge.
+    #[arg(long, env = "SHIELD_TERMS_VERSION", default_value = "2026-11")]
+    pub shield_terms_version: String,
+
+    /// Share rate-limit counters through Redis (`redis://…`); in memory when unset.
+    #[arg(long, env = "REDIS_URL")]
+    pub redis_url: Option<String>,
+
+    /// Prefix of this deployment's Redis keys.
+    #[arg(long, env = "RATE_LIMIT_NAMESPACE", default_value = "nms")]
+    pub rate_limit_namespace: String,
+
+    /// Requests per minute per IP for callers without an API key.
+    #[arg(long, env = "ANON_RATE_PER_MIN", default_value_t = 120)]
+    pub anon_rate_per_min: u32,
+
+    /// Seconds open connections get to finish after SIGINT/SIGTERM.
+    #[arg(long, env = "SHUTDOWN_GRACE_SECS", default_value_t = 10)]
+    pub shutdown_grace_secs: u64,
+}
+
+impl Config {
+    /// The settings with nothing configured (what tests start from).
+    pub fn defaults() -> Config {
+        Config::parse_from(["narrative-api"])
+    }
+}

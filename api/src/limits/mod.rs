@@ -1,0 +1,74 @@
+//! Rate limits of spec 8: fixed one-window counters per subject (an IP, an API key), in memory
+//! for one process or in Redis when several processes must share them.
+
+mod memory;
+mod redis_store;
+
+pub use memory::MemoryLimiter;
+pub use redis_store::RedisLimiter;
+
+/// A named limit: at most `limit` hits per `window_secs` per subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Policy {
+    pub name: &'static str,
+    pub limit: u32,
+    pub window_secs: u64,
+}
+
+/// Agent registration: about 5 per hour per IP.
+pub const AGENT_REGISTRATION: Policy = Policy {
+    name: "agent_register",
+    limit: 5,
+    window_secs: 3600,
+};
+
+/// Agent feed: about 60 per minute per API key.
+pub const AGENT_FEED: Policy = Policy {
+    name: "agent_feed",
+    limit: 60,
+    window_secs: 60,
+};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    pub allowed: bool,
+    /// Hits in the current window, this one included.
+    pub count: u64,
+    /// Seconds until the window resets.
+    pub retry_after_secs: u64,
+}
+
+/// The window a moment falls in, and the seconds left in it.
+pub(crate) fn window(now: u64, window_secs: u64) -> (u64, u64) {
+    let window_secs = window_secs.max(1);
+    let index = now / window_secs;
+    (index, (index + 1) * window_secs - now)
+}
+
+pub enum Limiter {
+    Memory(MemoryLimiter),
+    Redis(RedisLimiter),
+}
+
+impl Limiter {
+    /// Counts one hit of `subject` under `policy`.
+    pub async fn hit(&self, policy: &Policy, subject: &str) -> Decision {
+        let now = crate::time::now().max(0) as u64;
+        match self {
+            Limiter::Memory(m) => m.hit(policy, subject, now),
+            Limiter::Redis(r) => r.hit(policy, subject, now).await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_are_aligned_to_their_length() {
+        assert_eq!(window(120, 60), (2, 60));
+        assert_eq!(window(179, 60), (2, 1));
+        assert_eq!(window(3599, 3600), (0, 1));
+    }
+}

@@ -1,0 +1,56 @@
+//! Counters shared by every process through Redis: `INCR` and `EXPIRE` in one MULTI per hit, on
+//! a key per window, so processes agree without coordinating. If Redis cannot be reached the
+//! request is let through (and logged): a limiter outage must not take the API down with it.
+
+use redis::aio::ConnectionManager;
+
+use super::{window, Decision, Policy};
+
+pub struct RedisLimiter {
+    connection: ConnectionManager,
+    namespace: String,
+}
+
+impl RedisLimiter {
+    pub async fn connect(url: &str, namespace: &str) -> redis::RedisResult<RedisLimiter> {
+        let client = redis::Client::open(url)?;
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(std::time::Duration::from_secs(2))
+            .set_response_timeout(std::time::Duration::from_millis(500));
+        Ok(RedisLimiter {
+            connection: client.get_connection_manager_with_config(config).await?,
+            namespace: namespace.to_owned(),
+        })
+    }
+
+    pub async fn hit(&self, policy: &Policy, subject: &str, now: u64) -> Decision {
+        let (index, retry_after_secs) = window(now, policy.window_secs);
+        let key = format!(
+            "{}:rl:{}:{}:{}",
+            self.namespace, policy.name, subject, index
+        );
+        let mut connection = self.connection.clone();
+        let counted: redis::RedisResult<(u64,)> = redis::pipe()
+            .atomic()
+            .incr(&key, 1u64)
+            .expire(&key, policy.window_secs as i64 + 1)
+            .ignore()
+            .query_async(&mut connection)
+            .await;
+        match counted {
+            Ok((count,)) => Decision {
+                allowed: count <= u64::from(policy.limit),
+                count,
+                retry_after_secs,
+            },
+            Err(e) => {
+                tracing::warn!(error = %e, policy = policy.name, "rate limiter unavailable; request let through");
+                Decision {
+                    allowed: true,
+                    count: 0,
+                    retry_after_secs,
+                }
+            }
+        }
+    }
+}

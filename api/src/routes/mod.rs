@@ -1,0 +1,54 @@
+//! One `OpenApi` type per route group, all under `/v1`.
+
+use std::sync::Arc;
+
+use poem_openapi::{OpenApiService, Tags};
+
+use crate::state::AppState;
+
+pub mod apikeys;
+pub mod binary;
+pub mod shield;
+pub mod system;
+
+#[derive(Tags)]
+pub enum Tag {
+    /// Health of the service and halt flags per component.
+    System,
+    /// Exploit-coverage markets (spec 4.14).
+    Shield,
+    /// Binary markets (spec 4.13), gated.
+    Binary,
+    /// Agent API keys (spec 4.11, 5.5).
+    ApiKeys,
+}
+
+pub type Service = OpenApiService<
+    (
+        system::SystemApi,
+        shield::ShieldApi,
+        binary::BinaryApi,
+        apikeys::ApiKeysApi,
+    ),
+    (),
+>;
+
+pub fn service(state: Arc<AppState>) -> Service {
+    OpenApiService::new(
+        (
+            system::SystemApi {
+                state: state.clone(),
+            },
+            shield::ShieldApi {
+                state: state.clone(),
+            },
+            binary::BinaryApi {
+                state: state.clone(),
+            },
+            apikeys::ApiKeysApi { state },
+        ),
+        "Narrative Market Service",
+        env!("CARGO_PKG_VERSION"),
+    )
+    .server("/v1")
+}

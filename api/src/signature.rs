@@ -1,0 +1,24 @@
+//! Wallet signatures over canonical messages (ed25519, base58 like Solana wallets' `signMessage`).
+
+use ed25519_dalek::{Signature, VerifyingKey};
+use narrative_sdk::Pubkey;
+
+/// Whether `signature_b58` is `wallet`'s strict ed25519 signature of `message`.
+pub fn verify(wallet: &Pubkey, message: &[u8], signature_b58: &str) -> bool {
+    let Ok(bytes) = bs58::decode(signature_b58.trim()).into_vec() else {
+        return false;
+    };
+    let Ok(bytes) = <[u8; 64]>::try_from(bytes.as_slice()) else {
+        return false;
+    };
+    let Ok(key) = VerifyingKey::from_bytes(&wallet.to_bytes()) else {
+        return false;
+    };
+    key.verify_strict(message, &Signature::from_bytes(&bytes))
+        .is_ok()
+}
+
+/// What a wallet signs to acknowledge the shield terms.
+pub fn shield_terms_message(terms_version: &str, wallet: &Pubkey) -> String {
+    format!("narrative-market-service:shield-terms:{terms_version}:{wallet}")
+}

@@ -1,0 +1,146 @@
+//! A server on port 0 over a fresh database, and helpers to call it.
+
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use narrative_api::{build_app, AppState, Config};
+use narrative_store::testing::TestDb;
+use poem::listener::{Acceptor, Listener, TcpListener};
+use poem::Server;
+use reqwest::StatusCode;
+use serde_json::Value;
+
+pub const ADMIN_WALLET: &str = "AdminWa11et1111111111111111111111111111111";
+pub const ADMIN_SECRET: &str = "correct horse battery staple";
+
+pub struct TestServer {
+    pub base: String,
+    pub db: TestDb,
+    pub http: reqwest::Client,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl TestServer {
+    pub async fn start(configure: impl FnOnce(&mut Config)) -> TestServer {
+        let db = TestDb::new().await;
+        let mut config = Config::defaults();
+        config.admin_wallet = Some(ADMIN_WALLET.into());
+        config.admin_secret = Some(ADMIN_SECRET.into());
+        config.cors_origins = vec!["https://app.example".into()];
+        configure(&mut config);
+        let state = AppState::from_config(db.store.clone(), &config)
+            .await
+            .expect("state");
+        let acceptor = TcpListener::bind("127.0.0.1:0")
+            .into_acceptor()
+            .await
+            .expect("port");
+        let addr: SocketAddr = *acceptor.local_addr()[0]
+            .as_socket_addr()
+            .expect("tcp address");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(
+            Server::new_with_acceptor(acceptor).run_with_graceful_shutdown(
+                build_app(state),
+                async {
+                    stopped.await.ok();
+                },
+                Some(Duration::from_secs(5)),
+            ),
+        );
+        TestServer {
+            base: format!("http://{addr}"),
+            db,
+            http: reqwest::Client::new(),
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    /// Starts another server on the same database (a second process of a deployment).
+    pub async fn start_beside(
+        &self,
+        configure: impl FnOnce(&mut Config),
+    ) -> (String, tokio::sync::oneshot::Sender<()>) {
+        let mut config = Config::defaults();
+        configure(&mut config);
+        let state = AppState::from_config(self.db.store.clone(), &config)
+            .await
+            .expect("state");
+        let acceptor = TcpListener::bind("127.0.0.1:0")
+            .into_acceptor()
+            .await
+            .expect("port");
+        let addr: SocketAddr = *acceptor.local_addr()[0]
+            .as_socket_addr()
+            .expect("tcp address");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(
+            Server::new_with_acceptor(acceptor).run_with_graceful_shutdown(
+                build_app(state),
+                async {
+                    stopped.await.ok();
+                },
+                Some(Duration::from_secs(5)),
+            ),
+        );
+        (format!("http://{addr}"), stop)
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        let response = self.http.get(self.url(path)).send().await.expect("request");
+        let status = response.status();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> (StatusCode, Value) {
+        let response = self
+            .http
+            .post(self.url(path))
+            .json(body)
+            .send()
+            .await
+            .expect("request");
+        let status = response.status();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn admin_post(&self, path: &str, body: &Value) -> (StatusCode, Value) {
+        let response = self
+            .http
+            .post(self.url(path))
+            .header("x-admin-wallet", ADMIN_WALLET)
+            .header("x-admin-secret", ADMIN_SECRET)
+            .json(body)
+            .send()
+            .await
+            .expect("request");
+        let status = response.status();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn stop(mut self) {
+        self.stop.take().expect("running").send(()).ok();
+        self.task
+            .take()
+            .expect("running")
+            .await
+            .expect("server task")
+            .expect("server stopped cleanly");
+    }
+}
+
+/// Waits, if needed, so that a one-minute window does not roll over during the next seconds.
+pub async fn fresh_minute() {
+    let second = chrono::Utc::now().timestamp().rem_euclid(60);
+    if second > 45 {
+        tokio::time::sleep(Duration::from_secs((61 - second) as u64)).await;
+    }
+}

@@ -1,0 +1,530 @@
+//! Black-box tests over HTTP: the real binary's app on port 0, a fresh database per test
+//! (SQLite, or Postgres when `DATABASE_URL` says so), requests with reqwest.
+
+mod common;
+
+use common::{TestServer, ADMIN_SECRET, ADMIN_WALLET};
+use ed25519_dalek::{Signer, SigningKey};
+use narrative_store::entities::{markets, shield_coverages};
+use reqwest::StatusCode;
+use sea_orm::{ActiveModelTrait, IntoActiveModel};
+use serde_json::{json, Value};
+
+fn coverage(protocol_byte: u8, status: &str, period_start: i64) -> shield_coverages::Model {
+    shield_coverages::Model {
+        address: format!("Coverage{protocol_byte:0>36}"),
+        protocol_id: format!("{protocol_byte:02x}").repeat(32),
+        kind: "community".into(),
+        protocol_wallet: None,
+        period_days: 30,
+        period_start,
+        period_end: period_start + 30 * 86_400,
+        fee_lamports: 1_000_000_000,
+        status: status.into(),
+        outcome: None,
+        safe_votes: 0,
+        exploit_votes: 0,
+        outcome_proposed_at: 0,
+        finalized_at: 0,
+        safe_principal: 2_500_000_000,
+        safe_total_assets: 2_500_000_000,
+        safe_shares_total: "2500000000000".into(),
+        safe_yield_harvested: 0,
+        safe_yield_paid: 0,
+        safe_held: 2_500_000_000,
+        safe_backers: 2,
+        exploit_principal: 500_000_000,
+        exploit_total_assets: 500_000_000,
+        exploit_shares_total: "500000000000".into(),
+        exploit_yield_harvested: 0,
+        exploit_yield_paid: 0,
+        exploit_held: 500_000_000,
+        exploit_backers: 1,
+        winner_bonus_pool: 0,
+        protocol_payout: 0,
+        treasury_payout: 0,
+        seam_payout: 0,
+        principal_returned: 0,
+        bonus_paid: 0,
+        claims_count: 0,
+        slot: 10,
+        write_version: 1,
+        closed: false,
+    }
+}
+
+#[tokio::test]
+async fn health_openapi_document_and_docs_are_served() {
+    let server = TestServer::start(|_| {}).await;
+    let (status, health) = server.get("/health").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        health,
+        json!({"ok": true, "status": "ok", "database": "ok"})
+    );
+
+    let (status, document) = server.get("/v1/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        document["openapi"].as_str().unwrap().starts_with("3."),
+        "{document}"
+    );
+    assert_eq!(document["servers"][0]["url"], "/v1");
+    let paths = document["paths"].as_object().expect("paths");
+    for path in [
+        "/system/status",
+        "/admin/system/halt",
+        "/shield/protocols",
+        "/shield/protocols/{id}",
+        "/shield/terms-ack",
+        "/shield/partner-apply",
+        "/binary/status",
+        "/binary/back",
+        "/shield/probe-log",
+    ] {
+        assert!(
+            paths.contains_key(path),
+            "{path} missing from {:?}",
+            paths.keys()
+        );
+    }
+    assert!(document["components"]["securitySchemes"]["AdminAuth"].is_object());
+
+    let docs = server.http.get(server.url("/docs/")).send().await.unwrap();
+    assert_eq!(docs.status(), StatusCode::OK);
+    assert!(docs.text().await.unwrap().contains("swagger"));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn malformed_unknown_and_oversized_requests_get_the_spec_envelopes() {
+    let server = TestServer::start(|_| {}).await;
+    let malformed = server
+        .http
+        .post(server.url("/v1/shield/partner-apply"))
+        .header("content-type", "application/json")
+        .body("{\"protocol_name\": ")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(malformed.status(), StatusCode::BAD_REQUEST);
+    let body: Value = malformed.json().await.unwrap();
+    assert_eq!(body["ok"], false);
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid request body"),
+        "{body}"
+    );
+
+    let (status, body) = server
+        .post("/v1/shield/partner-apply", &json!({"contact": "a@b.c"}))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "missing field");
+    assert_eq!(body["ok"], false);
+
+    let (status, body) = server.get("/v1/no/such/route").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(body["error"], "not_found");
+    assert!(body["message"].is_string());
+
+    let huge = json!({"protocol_name": "x", "contact": "y", "message": "z".repeat(1024 * 1024)});
+    let (status, body) = server.post("/v1/shield/partner-apply", &huge).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(body["error"], "payload_too_large");
+
+    // Unknown fields are ignored; the write goes through.
+    let (status, body) = server
+        .post(
+            "/v1/shield/partner-apply",
+            &json!({"protocol_name": "Lendo", "contact": "sec@lendo.example", "favourite_colour": "teal"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["ok"], true);
+    assert_eq!(body["id"].as_str().unwrap().len(), 36);
+    assert_eq!(
+        uuid::Uuid::parse_str(body["id"].as_str().unwrap())
+            .unwrap()
+            .get_version_num(),
+        4
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn admin_pair_is_required_and_halting_blocks_writes() {
+    let server = TestServer::start(|_| {}).await;
+    let halt = json!({"component": "shield", "halted": true, "reason": "incident 42"});
+
+    let (status, body) = server.post("/v1/admin/system/halt", &halt).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "no credentials");
+    assert_eq!(body["error"], "Unauthorized");
+
+    let wrong = server
+        .http
+        .post(server.url("/v1/admin/system/halt"))
+        .header("x-admin-wallet", ADMIN_WALLET)
+        .header("x-admin-secret", "guess")
+        .json(&halt)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED, "wrong secret");
+    assert_eq!(
+        wrong.json::<Value>().await.unwrap()["error"],
+        "Unauthorized"
+    );
+
+    let other_wallet = server
+        .http
+        .post(server.url("/v1/admin/system/halt"))
+        .header(
+            "x-admin-wallet",
+            "SomeoneE1se11111111111111111111111111111111",
+        )
+        .header("x-admin-secret", ADMIN_SECRET)
+        .json(&halt)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        other_wallet.status(),
+        StatusCode::UNAUTHORIZED,
+        "wrong wallet"
+    );
+
+    let (status, _) = server.get("/v1/system/status").await;
+    assert_eq!(status, StatusCode::OK);
+
+    let (status, body) = server.admin_post("/v1/admin/system/halt", &halt).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let shield = body["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "shield")
+        .unwrap()
+        .clone();
+    assert_eq!(shield["halted"], true);
+    assert_eq!(shield["reason"], "incident 42");
+    assert!(shield["updated_at"].as_str().unwrap().ends_with('Z'));
+    assert_eq!(body["halted"], true);
+
+    let application = json!({"protocol_name": "Lendo", "contact": "sec@lendo.example"});
+    let (status, body) = server.post("/v1/shield/partner-apply", &application).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(body["error"], "system_halted");
+    assert_eq!(body["component"], "shield");
+
+    let (status, body) = server
+        .admin_post(
+            "/v1/admin/system/halt",
+            &json!({"component": "shield", "halted": false}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["halted"], false);
+    let (status, _) = server.post("/v1/shield/partner-apply", &application).await;
+    assert_eq!(status, StatusCode::CREATED);
+
+    let (status, body) = server
+        .admin_post(
+            "/v1/admin/system/halt",
+            &json!({"component": "moon", "halted": true}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["ok"], false);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn binary_routes_are_gated_with_503() {
+    let server = TestServer::start(|_| {}).await;
+    let (status, body) = server.get("/v1/binary/status").await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(body["feature"], "coming_soon");
+    for path in [
+        "/v1/binary/narratives",
+        "/v1/binary/positions/11111111111111111111111111111111",
+    ] {
+        let (status, body) = server.get(path).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{path}");
+        assert_eq!(body["error"], "coming_soon");
+    }
+    for path in ["/v1/binary/back", "/v1/binary/withdraw"] {
+        let (status, body) = server.post(path, &json!({})).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{path}");
+        assert_eq!(body["error"], "coming_soon");
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn binary_listing_reads_the_index_when_enabled() {
+    let server = TestServer::start(|c| c.binary_markets_enabled = true).await;
+    let market = markets::Model {
+        address: "Market1111111111111111111111111111111111111".into(),
+        market_id: "ab".repeat(16) + &"00".repeat(16),
+        market_uuid: Some("abababab-abab-4bab-abab-abababababab".into()),
+        creator: "11111111111111111111111111111111".into(),
+        variant: "yield".into(),
+        source: "seed".into(),
+        mint: None,
+        approved: true,
+        oracle_status: 0,
+        finalized: false,
+        outcome: None,
+        created_at: 1_767_225_600,
+        deadline: 1_769_904_000,
+        resolution_proposed_at: 0,
+        finalized_at: 0,
+        yes_total: 3_000_000_000,
+        no_total: 1_000_000_000,
+        yes_backers: 3,
+        no_backers: 1,
+        yes_votes: 0,
+        no_votes: 0,
+        total_yield: 0,
+        min_backing: 10_000_000,
+        capital_loss_bps: 3500,
+        crucible_share_bps: 5000,
+        resolution_timelock_secs: 172_800,
+        max_resolution_delay_secs: 604_800,
+        winner_bonus_pool: 0,
+        loser_refund_pool: 0,
+        crucible_amount: 0,
+        total_paid_out: 0,
+        claims_count: 0,
+        slot: 5,
+        write_version: 1,
+        closed: false,
+    };
+    market
+        .into_active_model()
+        .insert(server.db.store.db())
+        .await
+        .unwrap();
+    let (status, body) = server.get("/v1/binary/status").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["feature"], "live");
+    let (status, body) = server.get("/v1/binary/narratives?limit=100000").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["total"], 1);
+    assert_eq!(body["markets"][0]["yes_total_sol"], 3.0);
+    assert_eq!(body["markets"][0]["deadline"], "2026-02-01T00:00:00Z");
+    let (status, body) = server.get("/v1/binary/positions/not-a-wallet").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        body,
+        json!({"ok": false, "error": "wallet must be a base58 public key"})
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn shield_protocols_come_from_the_index_with_pool_state() {
+    let server = TestServer::start(|_| {}).await;
+    let db = server.db.store.db();
+    let now = chrono::Utc::now().timestamp();
+    coverage(1, "active", now - 86_400)
+        .into_active_model()
+        .insert(db)
+        .await
+        .unwrap();
+    coverage(2, "active", now - 2 * 86_400)
+        .into_active_model()
+        .insert(db)
+        .await
+        .unwrap();
+    coverage(3, "resolved", now - 90 * 86_400)
+        .into_active_model()
+        .insert(db)
+        .await
+        .unwrap();
+
+    let (status, body) = server.get("/v1/shield/protocols").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["ok"], true);
+    assert_eq!(body["total"], 2, "only active periods are listed");
+    let first = &body["protocols"][0];
+    assert_eq!(first["id"], "01".repeat(32), "newest period first");
+    assert_eq!(first["backing_open"], true);
+    assert_eq!(first["safe"]["principal_lamports"], 2_500_000_000i64);
+    assert_eq!(first["safe"]["principal_sol"], 2.5);
+    assert_eq!(first["exploit"]["backers"], 1);
+    assert_eq!(first["total_backed_sol"], 3.0);
+
+    let (_, page) = server.get("/v1/shield/protocols?limit=1&offset=1").await;
+    assert_eq!(page["protocols"].as_array().unwrap().len(), 1);
+    assert_eq!(page["protocols"][0]["id"], "02".repeat(32));
+    let (status, clamped) = server.get("/v1/shield/protocols?limit=-3").await;
+    assert_eq!(status, StatusCode::OK, "caps clamp rather than reject");
+    assert_eq!(clamped["protocols"].as_array().unwrap().len(), 1);
+
+    let (status, detail) = server
+        .get(&format!("/v1/shield/protocols/{}", "03".repeat(32)))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(detail["protocol"]["status"], "resolved");
+    assert_eq!(detail["protocol"]["backing_open"], false);
+    let (status, body) = server
+        .get(&format!("/v1/shield/protocols/{}", "09".repeat(32)))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(body["error"], "not_found");
+    let (status, body) = server.get("/v1/shield/protocols/nope").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["ok"], false);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn terms_acknowledgement_needs_the_wallets_signature() {
+    let server = TestServer::start(|c| c.shield_terms_version = "v7".into()).await;
+    let key = SigningKey::generate(&mut rand::rngs::OsRng);
+    let wallet = bs58::encode(key.verifying_key().to_bytes()).into_string();
+    let message = format!("narrative-market-service:shield-terms:v7:{wallet}");
+    let signature = bs58::encode(key.sign(message.as_bytes()).to_bytes()).into_string();
+
+    let forged = bs58::encode(key.sign(b"something else").to_bytes()).into_string();
+    let (status, body) = server
+        .post(
+            "/v1/shield/terms-ack",
+            &json!({"wallet": wallet, "signature": forged}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(body["error"], "invalid_signature");
+
+    let (status, body) = server
+        .post(
+            "/v1/shield/terms-ack",
+            &json!({"wallet": wallet, "signature": signature, "terms_version": "v6"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "stale terms version");
+    assert_eq!(body["ok"], false);
+
+    let (status, body) = server
+        .post(
+            "/v1/shield/terms-ack",
+            &json!({"wallet": wallet, "signature": signature}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["ok"], true);
+    assert_eq!(body["terms_version"], "v7");
+    assert_eq!(body["wallet"], wallet);
+
+    let (status, body) = server
+        .post(
+            "/v1/shield/terms-ack",
+            &json!({"wallet": "zz", "signature": signature}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        body,
+        json!({"ok": false, "error": "wallet must be a base58 public key"})
+    );
+
+    // Every attempt is in the gate's log, which only the operator may read.
+    let (status, body) = server.get("/v1/shield/probe-log").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(body["error"], "Unauthorized");
+    let log: Value = server
+        .http
+        .get(server.url("/v1/shield/probe-log?limit=500"))
+        .header("x-admin-wallet", ADMIN_WALLET)
+        .header("x-admin-secret", ADMIN_SECRET)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(log["total"], 4);
+    let outcomes: Vec<&str> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            "wallet must be a base58 public key",
+            "acknowledged",
+            "terms_version must be the current version v7",
+            "invalid_signature"
+        ]
+    );
+    assert_eq!(log["entries"][1]["wallet"], wallet);
+    assert_eq!(log["entries"][1]["ip"], "127.0.0.1");
+    assert_eq!(log["entries"][1]["route"], "/v1/shield/terms-ack");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn cors_request_ids_and_metrics() {
+    let server = TestServer::start(|_| {}).await;
+    let preflight = server
+        .http
+        .request(reqwest::Method::OPTIONS, server.url("/v1/shield/terms-ack"))
+        .header("origin", "https://app.example")
+        .header("access-control-request-method", "POST")
+        .header(
+            "access-control-request-headers",
+            "content-type,x-admin-secret",
+        )
+        .send()
+        .await
+        .unwrap();
+    assert!(preflight.status().is_success(), "{}", preflight.status());
+    assert_eq!(
+        preflight.headers()["access-control-allow-origin"],
+        "https://app.example"
+    );
+    let foreign = server
+        .http
+        .get(server.url("/v1/system/status"))
+        .header("origin", "https://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(foreign.status(), StatusCode::FORBIDDEN);
+    let native = server
+        .http
+        .get(server.url("/v1/system/status"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(native.status(), StatusCode::OK, "no Origin header passes");
+    assert!(native
+        .headers()
+        .get("access-control-allow-origin")
+        .is_none());
+    let request_id = native.headers()["x-request-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(uuid::Uuid::parse_str(&request_id).is_ok(), "{request_id}");
+
+    let metrics = server
+        .http
+        .get(server.url("/metrics"))
+        .send()
+        .await
+        .unwrap();
+    let text = metrics.text().await.unwrap();
+    assert!(
+        text.contains(
+            r#"http_requests_total{method="GET",route="/v1/system/status",status="200"} 1"#
+        ),
+        "{text}"
+    );
+    server.stop().await;
+}

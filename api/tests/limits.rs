@@ -1,0 +1,298 @@
+//! API keys and rate limits over HTTP: each auth outcome, each limit reached with its exact
+//! body, in memory and shared through the Redis on 127.0.0.1:6379.
+
+mod common;
+
+use common::{fresh_minute, TestServer, ADMIN_SECRET, ADMIN_WALLET};
+use ed25519_dalek::{Signer, SigningKey};
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+
+const REDIS_URL: &str = "redis://127.0.0.1:6379";
+
+async fn issue_key(server: &TestServer, wallet: &str) -> (String, String) {
+    let (status, body) = server
+        .admin_post(
+            "/v1/admin/apikeys",
+            &json!({"wallet": wallet, "name": "bot"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    (
+        body["id"].as_str().unwrap().to_owned(),
+        body["key"].as_str().unwrap().to_owned(),
+    )
+}
+
+async fn me(server: &TestServer, key: &str) -> (StatusCode, Value) {
+    let response = server
+        .http
+        .get(server.url("/v1/apikeys/me"))
+        .header("x-api-key", key)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn keys_are_issued_once_listed_without_secrets_and_revoked_by_their_wallet() {
+    let server = TestServer::start(|_| {}).await;
+    let owner = SigningKey::generate(&mut rand::rngs::OsRng);
+    let wallet = bs58::encode(owner.verifying_key().to_bytes()).into_string();
+
+    let (status, body) = server
+        .post("/v1/admin/apikeys", &json!({"wallet": wallet}))
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::UNAUTHORIZED,
+        "issuing is for the operator"
+    );
+    assert_eq!(body["error"], "Unauthorized");
+
+    let (id, key) = issue_key(&server, &wallet).await;
+    let parts: Vec<&str> = key.split('_').collect();
+    assert_eq!(parts.len(), 3, "{key}");
+    assert_eq!(parts[1].len(), 4);
+    assert_eq!(parts[2].len(), 64);
+    assert!(parts[1..]
+        .iter()
+        .all(|p| p.bytes().all(|b| b.is_ascii_hexdigit())));
+
+    let (status, body) = me(&server, &key).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body,
+        json!({"ok": true, "id": id, "tier": "free", "wallet": wallet, "limit_per_minute": 60})
+    );
+
+    let (status, listing) = server.get(&format!("/v1/apikeys/{wallet}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(listing["keys"][0]["id"], id);
+    assert_eq!(
+        listing["keys"][0]["prefix"],
+        format!("{}_{}", parts[0], parts[1])
+    );
+    assert_eq!(listing["keys"][0]["active"], true);
+    assert!(
+        !listing.to_string().contains(parts[2]),
+        "the secret is never listed"
+    );
+
+    for bad in [
+        "",
+        "nope",
+        &format!("{}_{}_{}", parts[0], parts[1], "0".repeat(64)),
+    ] {
+        let (status, body) = me(&server, bad).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{bad:?}");
+        assert_eq!(
+            body,
+            json!({"ok": false, "error": "Invalid or missing API key"})
+        );
+    }
+    let (status, body) = server.get("/v1/apikeys/me").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "missing key");
+    assert_eq!(
+        body,
+        json!({"ok": false, "error": "Invalid or missing API key"})
+    );
+
+    let stranger = SigningKey::generate(&mut rand::rngs::OsRng);
+    let message = format!("narrative-market-service:revoke-api-key:{id}:{wallet}");
+    let forged = bs58::encode(stranger.sign(message.as_bytes()).to_bytes()).into_string();
+    let (status, body) = server
+        .post(
+            "/v1/apikeys/revoke",
+            &json!({"id": id, "wallet_address": wallet, "signature": forged}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(body["error"], "invalid_signature");
+    assert_eq!(me(&server, &key).await.0, StatusCode::OK, "still live");
+
+    let signature = bs58::encode(owner.sign(message.as_bytes()).to_bytes()).into_string();
+    let (status, body) = server
+        .post(
+            "/v1/apikeys/revoke",
+            &json!({"id": id, "wallet_address": wallet, "signature": signature}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body, json!({"ok": true, "id": id, "revoked": true}));
+    assert_eq!(
+        me(&server, &key).await.0,
+        StatusCode::UNAUTHORIZED,
+        "revoked keys are refused"
+    );
+    let (_, listing) = server.get(&format!("/v1/apikeys/{wallet}")).await;
+    assert_eq!(listing["keys"][0]["active"], false);
+
+    let (status, _) = server
+        .admin_post(
+            "/v1/apikeys/revoke",
+            &json!({"id": uuid::Uuid::new_v4().to_string(), "wallet_address": wallet}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "unknown key");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_free_key_gets_60_requests_a_minute_then_the_tier_body() {
+    let server = TestServer::start(|c| c.anon_rate_per_min = 1000).await;
+    let wallet = "11111111111111111111111111111111";
+    let (_, key) = issue_key(&server, wallet).await;
+    fresh_minute().await;
+    for n in 1..=60 {
+        let (status, _) = me(&server, &key).await;
+        assert_eq!(status, StatusCode::OK, "request {n}");
+    }
+    let refused = server
+        .http
+        .get(server.url("/v1/system/status"))
+        .header("x-api-key", &key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry_after: u64 = refused.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry_after));
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(
+        body,
+        json!({"error": "Rate limit exceeded", "tier": "free", "limit": 60, "retry_after": retry_after.to_string()})
+    );
+    // Anonymous callers from the same IP are counted apart.
+    assert_eq!(server.get("/v1/system/status").await.0, StatusCode::OK);
+    server.stop().await;
+}
+
+async fn assert_global_refusal(response: reqwest::Response) {
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry_after: u64 = response.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry_after));
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(
+        body,
+        json!({
+            "statusCode": 429,
+            "error": "Too Many Requests",
+            "message": format!("Rate limit exceeded, retry in {retry_after} seconds"),
+            "retryAfter": retry_after,
+        })
+    );
+}
+
+#[tokio::test]
+async fn anonymous_callers_are_limited_per_ip_with_the_global_body() {
+    let server = TestServer::start(|c| c.anon_rate_per_min = 5).await;
+    fresh_minute().await;
+    for n in 1..=5 {
+        assert_eq!(
+            server.get("/v1/system/status").await.0,
+            StatusCode::OK,
+            "request {n}"
+        );
+    }
+    let refused = server
+        .http
+        .get(server.url("/v1/shield/protocols"))
+        .send()
+        .await
+        .unwrap();
+    assert_global_refusal(refused).await;
+    assert_eq!(
+        server.get("/health").await.0,
+        StatusCode::OK,
+        "probes are not limited"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn two_processes_share_limits_through_redis() {
+    let namespace = format!("nms-test-{}", uuid::Uuid::new_v4().simple());
+    let ns = namespace.clone();
+    let first = TestServer::start(move |c| {
+        c.anon_rate_per_min = 5;
+        c.redis_url = Some(REDIS_URL.into());
+        c.rate_limit_namespace = ns;
+    })
+    .await;
+    let (second, stop_second) = first
+        .start_beside(|c| {
+            c.anon_rate_per_min = 5;
+            c.redis_url = Some(REDIS_URL.into());
+            c.rate_limit_namespace = namespace;
+        })
+        .await;
+    fresh_minute().await;
+    for n in 1..=3 {
+        assert_eq!(
+            first.get("/v1/system/status").await.0,
+            StatusCode::OK,
+            "first {n}"
+        );
+    }
+    let on_second = |path: &str| first.http.get(format!("{second}{path}")).send();
+    for n in 4..=5 {
+        assert_eq!(
+            on_second("/v1/system/status").await.unwrap().status(),
+            StatusCode::OK,
+            "second {n}"
+        );
+    }
+    assert_global_refusal(on_second("/v1/system/status").await.unwrap()).await;
+    assert_global_refusal(
+        first
+            .http
+            .get(first.url("/v1/system/status"))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    stop_second.send(()).ok();
+    first.stop().await;
+}
+
+#[tokio::test]
+async fn admin_headers_are_checked_before_anything_is_issued() {
+    let server = TestServer::start(|_| {}).await;
+    let response = server
+        .http
+        .post(server.url("/v1/admin/apikeys"))
+        .header("x-admin-wallet", ADMIN_WALLET)
+        .header("x-admin-secret", format!("{ADMIN_SECRET}!"))
+        .json(&json!({"tier": "enterprise"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    let (status, body) = server
+        .admin_post("/v1/admin/apikeys", &json!({"tier": "platinum"}))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        body,
+        json!({"ok": false, "error": "tier must be free, pro or enterprise"})
+    );
+    let (status, body) = server
+        .admin_post("/v1/admin/apikeys", &json!({"tier": "enterprise"}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (_, me_body) = me(&server, body["key"].as_str().unwrap()).await;
+    assert_eq!(me_body["limit_per_minute"], 1000);
+    server.stop().await;
+}
