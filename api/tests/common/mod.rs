@@ -20,7 +20,7 @@ pub struct TestServer {
     pub db: TestDb,
     pub http: reqwest::Client,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
-    task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+    task: Option<ServerTask>,
 }
 
 impl TestServer {
@@ -34,23 +34,7 @@ impl TestServer {
         let state = AppState::from_config(db.store.clone(), &config)
             .await
             .expect("state");
-        let acceptor = TcpListener::bind("127.0.0.1:0")
-            .into_acceptor()
-            .await
-            .expect("port");
-        let addr: SocketAddr = *acceptor.local_addr()[0]
-            .as_socket_addr()
-            .expect("tcp address");
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(
-            Server::new_with_acceptor(acceptor).run_with_graceful_shutdown(
-                build_app(state),
-                async {
-                    stopped.await.ok();
-                },
-                Some(Duration::from_secs(5)),
-            ),
-        );
+        let (addr, stop, task) = serve(state).await;
         TestServer {
             base: format!("http://{addr}"),
             db,
@@ -70,23 +54,7 @@ impl TestServer {
         let state = AppState::from_config(self.db.store.clone(), &config)
             .await
             .expect("state");
-        let acceptor = TcpListener::bind("127.0.0.1:0")
-            .into_acceptor()
-            .await
-            .expect("port");
-        let addr: SocketAddr = *acceptor.local_addr()[0]
-            .as_socket_addr()
-            .expect("tcp address");
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        tokio::spawn(
-            Server::new_with_acceptor(acceptor).run_with_graceful_shutdown(
-                build_app(state),
-                async {
-                    stopped.await.ok();
-                },
-                Some(Duration::from_secs(5)),
-            ),
-        );
+        let (addr, stop, _task) = serve(state).await;
         (format!("http://{addr}"), stop)
     }
 
@@ -135,6 +103,32 @@ impl TestServer {
             .expect("server task")
             .expect("server stopped cleanly");
     }
+}
+
+type ServerTask = tokio::task::JoinHandle<std::io::Result<()>>;
+
+/// Serves the app on a free port until the returned sender fires.
+async fn serve(
+    state: std::sync::Arc<AppState>,
+) -> (SocketAddr, tokio::sync::oneshot::Sender<()>, ServerTask) {
+    let acceptor = TcpListener::bind("127.0.0.1:0")
+        .into_acceptor()
+        .await
+        .expect("port");
+    let addr: SocketAddr = *acceptor.local_addr()[0]
+        .as_socket_addr()
+        .expect("tcp address");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(
+        Server::new_with_acceptor(acceptor).run_with_graceful_shutdown(
+            build_app(state),
+            async {
+                stopped.await.ok();
+            },
+            Some(Duration::from_secs(5)),
+        ),
+    );
+    (addr, stop, task)
 }
 
 /// Waits, if needed, so that a one-minute window does not roll over during the next seconds.
