@@ -53,11 +53,6 @@ impl ApiError {
         self
     }
 
-    pub fn retry_after(mut self, seconds: u64) -> Self {
-        self.retry_after = Some(seconds);
-        self
-    }
-
     pub fn not_found(what: &str) -> Self {
         Self::coded(
             StatusCode::NOT_FOUND,
@@ -103,29 +98,12 @@ impl ApiError {
         )
     }
 
-    pub fn terms_not_accepted() -> Self {
-        Self::coded(
-            StatusCode::FORBIDDEN,
-            "terms_not_accepted",
-            "acknowledge the shield terms first (POST /v1/shield/terms-ack)",
-        )
-    }
-
     pub fn internal(detail: impl std::fmt::Display) -> Self {
         tracing::error!(%detail, "internal error");
         Self::coded(
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal_error",
             "unexpected fault",
-        )
-    }
-
-    pub fn unavailable(what: impl std::fmt::Display) -> Self {
-        tracing::warn!(%what, "dependency unavailable");
-        Self::coded(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "service_unavailable",
-            what.to_string(),
         )
     }
 

@@ -50,6 +50,15 @@ pub fn clamp(value: Option<i64>, default: i64, min: i64, max: i64) -> i64 {
     value.unwrap_or(default).clamp(min, max)
 }
 
+/// `limit` and `offset` query values as a page: the limit clamped to `1..=max` (absent →
+/// `default`), a negative or absent offset → 0.
+pub fn page(limit: Option<i64>, offset: Option<i64>, default: i64, max: i64) -> (u64, u64) {
+    (
+        clamp(limit, default, 1, max) as u64,
+        offset.unwrap_or(0).max(0) as u64,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,5 +90,12 @@ mod tests {
         assert_eq!(clamp(Some(500), 20, 1, 100), 100);
         assert_eq!(clamp(Some(0), 20, 1, 100), 1);
         assert_eq!(clamp(Some(-5), 20, 1, 100), 1);
+    }
+
+    #[test]
+    fn pages_clamp_limit_and_offset() {
+        assert_eq!(page(None, None, 50, 200), (50, 0));
+        assert_eq!(page(Some(10_000), Some(-3), 50, 200), (200, 0));
+        assert_eq!(page(Some(0), Some(7), 50, 200), (1, 7));
     }
 }

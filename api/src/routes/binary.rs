@@ -14,7 +14,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::routes::Tag;
 use crate::state::AppState;
 use crate::time::iso;
-use crate::validate::{clamp, sol, wallet};
+use crate::validate::{page, sol, wallet};
 
 pub struct BinaryApi {
     pub state: Arc<AppState>,
@@ -74,8 +74,7 @@ impl BinaryApi {
         offset: Query<Option<i64>>,
     ) -> ApiResult<Json<Value>> {
         self.gate()?;
-        let limit = clamp(limit.0, 20, 1, 100) as u64;
-        let offset = offset.0.unwrap_or(0).max(0) as u64;
+        let (limit, offset) = page(limit.0, offset.0, 20, 100);
         let db = self.state.store.db();
         let query = markets::Entity::find().filter(markets::Column::Closed.eq(false));
         let total = query.clone().count(db).await.map_err(ApiError::from)?;

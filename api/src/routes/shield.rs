@@ -26,7 +26,7 @@ use crate::signature::{shield_terms_message, verify};
 use crate::state::AppState;
 use crate::system::ensure_running;
 use crate::time::{iso, now};
-use crate::validate::{clamp, sol, wallet};
+use crate::validate::{page, sol, wallet};
 
 pub struct ShieldApi {
     pub state: Arc<AppState>,
@@ -222,8 +222,7 @@ impl ShieldApi {
         limit: Query<Option<i64>>,
         offset: Query<Option<i64>>,
     ) -> ApiResult<Json<ProtocolList>> {
-        let limit = clamp(limit.0, 50, 1, 200) as u64;
-        let offset = offset.0.unwrap_or(0).max(0) as u64;
+        let (limit, offset) = page(limit.0, offset.0, 50, 200);
         let db = self.state.store.db();
         let query = shield_coverages::Entity::find()
             .filter(shield_coverages::Column::Closed.eq(false))
@@ -303,8 +302,7 @@ impl ShieldApi {
         limit: Query<Option<i64>>,
         offset: Query<Option<i64>>,
     ) -> ApiResult<Json<ProbeLog>> {
-        let limit = clamp(limit.0, 50, 1, 200) as u64;
-        let offset = offset.0.unwrap_or(0).max(0) as u64;
+        let (limit, offset) = page(limit.0, offset.0, 50, 200);
         let (rows, total) = probe_log::page(self.state.store.db(), limit, offset).await?;
         Ok(Json(ProbeLog {
             ok: true,
