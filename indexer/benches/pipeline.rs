@@ -26,9 +26,9 @@ use narrative_sdk::shield_vault::state::{
 use narrative_sdk::{ids, Pubkey};
 use narrative_store::entities::*;
 use narrative_store::testing::TestDb;
-use narrative_store::{AccountRow, AccountUpdate, Batch};
+use narrative_store::{csv_rows, AccountRow, AccountUpdate, Batch};
 use sea_orm::sqlx::postgres::PgPoolCopyExt;
-use sea_orm::{ConnectionTrait, EntityTrait, Iden, Iterable, ModelTrait, Value};
+use sea_orm::{ConnectionTrait, EntityTrait, Iden, Iterable, ModelTrait};
 use tokio::sync::mpsc;
 
 fn env_usize(name: &str, default: usize) -> usize {
@@ -306,21 +306,6 @@ async fn through_pipeline(feed: Feed, config: PipelineConfig) -> (Duration, Metr
     (elapsed, metrics)
 }
 
-fn csv_field(value: Value) -> String {
-    match value {
-        Value::Bool(Some(b)) => b.to_string(),
-        Value::Int(Some(v)) => v.to_string(),
-        Value::BigInt(Some(v)) => v.to_string(),
-        Value::String(Some(s)) => format!("\"{}\"", s.replace('"', "\"\"")),
-        Value::Bytes(Some(b)) => format!(
-            "\\x{}",
-            b.iter().map(|x| format!("{x:02x}")).collect::<String>()
-        ),
-        Value::Json(Some(j)) => format!("\"{}\"", j.to_string().replace('"', "\"\"")),
-        _ => String::new(),
-    }
-}
-
 /// `COPY` of `models` into the constraint-free copy of `E`'s table.
 async fn copy_table<E: EntityTrait + Default>(db: &TestDb, models: &[E::Model]) -> usize
 where
@@ -332,12 +317,7 @@ where
     let table = E::default().to_string();
     let columns: Vec<E::Column> = E::Column::iter().collect();
     let names: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
-    let mut csv = String::with_capacity(models.len() * 200);
-    for model in models {
-        let line: Vec<String> = columns.iter().map(|c| csv_field(model.get(*c))).collect();
-        csv.push_str(&line.join(","));
-        csv.push('\n');
-    }
+    let csv = csv_rows(models.iter(), &columns);
     let pool = db.store.db().get_postgres_connection_pool();
     let statement = format!(
         "COPY copy_{table} ({}) FROM STDIN (FORMAT csv)",

@@ -8,7 +8,7 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use narrative_store::{Batch, Store};
+use narrative_store::{Batch, PreparedBatch, Store, WriteStats};
 use tokio::sync::mpsc;
 use tracing::{info, warn};
 
@@ -40,6 +40,9 @@ impl Default for PipelineConfig {
 }
 
 /// Runs `source` into `store` until `shutdown` resolves or the source stops.
+///
+/// Two stages overlap: this task gathers and decodes the next batch while a writer task
+/// commits the previous one (a channel of one batch between them keeps memory bounded).
 pub async fn run_pipeline<S: Source>(
     store: Store,
     source: S,
@@ -54,46 +57,102 @@ pub async fn run_pipeline<S: Source>(
     }
     let (tx, mut rx) = mpsc::channel(config.channel_capacity);
     let mut source_task = tokio::spawn(source.run(resume.clone(), tx));
+    let (to_writer, from_reader) = mpsc::channel::<Decoded>(1);
+    let mut writer_task = tokio::spawn(write_batches(
+        store,
+        config.checkpoint_name.clone(),
+        metrics.clone(),
+        resume,
+        from_reader,
+    ));
     tokio::pin!(shutdown);
-    let mut last_commit = Instant::now();
+    let mut decode_error = None;
+    let mut source_ended = false;
     loop {
         let received = tokio::select! {
             _ = &mut shutdown => break,
             received = next_batch(&mut rx, &config) => received,
         };
         let Some(envelopes) = received else {
+            source_ended = true;
             break;
         };
         let Some(batch) = assemble(&envelopes, &metrics) else {
             continue;
         };
+        let prepared = match PreparedBatch::new(&batch) {
+            Ok(prepared) => prepared,
+            Err(error) => {
+                decode_error = Some(anyhow::Error::new(error).context("decoding a batch"));
+                break;
+            }
+        };
+        let decoded = Decoded {
+            batch: prepared,
+            received_at: envelopes.iter().map(|e| e.received_at).collect(),
+        };
         tokio::select! {
             _ = &mut shutdown => break,
-            () = commit(&store, &config, &metrics, &batch) => {}
+            sent = to_writer.send(decoded) => if sent.is_err() { break },
         }
-        if let Some(slot) = batch.checkpoint {
-            resume.advance(slot);
-            metrics.observe_committed_slot(slot);
-        }
-        let now = Instant::now();
-        for envelope in &envelopes {
-            metrics
-                .commit_latency_seconds
-                .observe(now.duration_since(envelope.received_at).as_secs_f64());
-        }
-        let elapsed = now.duration_since(last_commit).as_secs_f64().max(1e-6);
-        metrics
-            .updates_per_second
-            .set((batch.len() as f64 / elapsed) as i64);
-        last_commit = now;
+    }
+    // Stopping on shutdown abandons the batch in flight (its transaction rolls back and the
+    // checkpoint stays behind it); when the source ended, the writer drains what it was sent.
+    drop(to_writer);
+    if !source_ended || decode_error.is_some() {
+        writer_task.abort();
+    }
+    let written = (&mut writer_task).await;
+    rx.close();
+    if let Some(error) = decode_error {
+        return Err(error);
+    }
+    if let Ok(Err(error)) = written {
+        return Err(error);
     }
     // The writer has stopped: the source has nowhere to send; its own error, if it failed,
     // is what ended the pipeline.
-    rx.close();
     if source_task.is_finished() {
         return (&mut source_task).await?;
     }
     source_task.abort();
+    Ok(())
+}
+
+/// A decoded batch and when each of its messages arrived.
+struct Decoded {
+    batch: PreparedBatch,
+    received_at: Vec<Instant>,
+}
+
+/// The writer stage: commits batches in order, then advances the resume point.
+async fn write_batches(
+    store: Store,
+    checkpoint_name: String,
+    metrics: Metrics,
+    resume: ResumePoint,
+    mut batches: mpsc::Receiver<Decoded>,
+) -> anyhow::Result<()> {
+    let mut last_commit = Instant::now();
+    while let Some(decoded) = batches.recv().await {
+        let stats = commit(&store, &checkpoint_name, &metrics, &decoded.batch).await;
+        if let Some(slot) = decoded.batch.checkpoint() {
+            resume.advance(slot);
+            metrics.observe_committed_slot(slot);
+        }
+        let now = Instant::now();
+        for received_at in &decoded.received_at {
+            metrics
+                .commit_latency_seconds
+                .observe(now.duration_since(*received_at).as_secs_f64());
+        }
+        let elapsed = now.duration_since(last_commit).as_secs_f64().max(1e-6);
+        let written = stats.accounts + stats.closures + stats.events;
+        metrics
+            .updates_per_second
+            .set((written as f64 / elapsed) as i64);
+        last_commit = now;
+    }
     Ok(())
 }
 
@@ -142,11 +201,16 @@ fn assemble(envelopes: &[Envelope], metrics: &Metrics) -> Option<Batch> {
 }
 
 /// Writes `batch`, retrying with backoff until it is committed.
-async fn commit(store: &Store, config: &PipelineConfig, metrics: &Metrics, batch: &Batch) {
+async fn commit(
+    store: &Store,
+    checkpoint_name: &str,
+    metrics: &Metrics,
+    batch: &PreparedBatch,
+) -> WriteStats {
     let mut backoff = Backoff::new(Duration::from_millis(100), Duration::from_secs(10));
     loop {
         let started = Instant::now();
-        match store.write_batch(&config.checkpoint_name, batch).await {
+        match store.write_prepared(checkpoint_name, batch).await {
             Ok(stats) => {
                 metrics
                     .batch_seconds
@@ -164,7 +228,7 @@ async fn commit(store: &Store, config: &PipelineConfig, metrics: &Metrics, batch
                     .updates
                     .with_label_values(&["event"])
                     .inc_by(stats.events as u64);
-                return;
+                return stats;
             }
             Err(error) => {
                 metrics.write_errors.inc();

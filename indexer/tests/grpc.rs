@@ -226,6 +226,7 @@ async fn a_cut_stream_and_a_restarted_server_resume_from_the_checkpoint() {
     let total = updates.len();
     let first = MockGeyser::new(updates.clone(), Duration::from_millis(2));
     *first.0.cut_after.lock().unwrap() = Some(total / 2);
+    first.0.refuse_after_cut.store(true, Ordering::SeqCst);
     let server = mock_geyser::start(first.clone(), None).await;
     let addr = server.addr;
     let metrics = Metrics::new();

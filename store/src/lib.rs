@@ -7,12 +7,14 @@ pub mod batch;
 pub mod connect;
 pub mod entities;
 pub mod error;
+mod pg_copy;
 pub mod rows;
 #[cfg(feature = "test-util")]
 pub mod testing;
 mod writer;
 
-pub use writer::WriteStats;
+pub use pg_copy::csv_rows;
+pub use writer::{PreparedBatch, WriteStats};
 
 pub use batch::{AccountUpdate, Batch, Closure, EventRecord};
 pub use connect::{Store, DEFAULT_SQLITE_URL};

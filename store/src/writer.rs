@@ -31,15 +31,63 @@ pub struct WriteStats {
     pub events: usize,
 }
 
+/// A batch decoded into rows, ready to write: the CPU half of [`Store::write_batch`], so a
+/// pipeline can decode the next batch while this one commits.
+#[derive(Debug, Clone, Default)]
+pub struct PreparedBatch {
+    /// One row per address, the newest `(slot, write_version)` of the batch.
+    pub(crate) rows: Vec<AccountRow>,
+    /// One closure per address, the newest of the batch.
+    pub(crate) closures: Vec<Closure>,
+    pub(crate) events: Vec<program_events::Model>,
+    pub(crate) checkpoint: Option<u64>,
+}
+
+impl PreparedBatch {
+    /// Decodes `batch`.
+    pub fn new(batch: &Batch) -> Result<PreparedBatch, StoreError> {
+        Ok(PreparedBatch {
+            rows: newest_rows(batch)?,
+            closures: newest_closures(&batch.closures),
+            events: batch
+                .events
+                .iter()
+                .map(event_model)
+                .collect::<Result<Vec<_>, _>>()?,
+            checkpoint: batch.checkpoint,
+        })
+    }
+
+    /// The slot the checkpoint moves to when this batch commits.
+    pub fn checkpoint(&self) -> Option<u64> {
+        self.checkpoint
+    }
+
+    pub fn stats(&self) -> WriteStats {
+        WriteStats {
+            accounts: self.rows.len(),
+            closures: self.closures.len(),
+            events: self.events.len(),
+        }
+    }
+}
+
 impl Store {
     /// Writes `batch` in one transaction and moves checkpoint `name` to `batch.checkpoint`.
     pub async fn write_batch(&self, name: &str, batch: &Batch) -> Result<WriteStats, StoreError> {
-        let rows = newest_rows(batch)?;
-        let events = batch
-            .events
-            .iter()
-            .map(event_model)
-            .collect::<Result<Vec<_>, _>>()?;
+        self.write_prepared(name, &PreparedBatch::new(batch)?).await
+    }
+
+    /// Writes a decoded batch in one transaction and moves checkpoint `name` forward.
+    pub async fn write_prepared(
+        &self,
+        name: &str,
+        batch: &PreparedBatch,
+    ) -> Result<WriteStats, StoreError> {
+        if self.backend() == sea_orm::DbBackend::Postgres {
+            crate::pg_copy::write(self.db().get_postgres_connection_pool(), name, batch).await?;
+            return Ok(batch.stats());
+        }
         let options = TransactionOptions {
             // On SQLite take the write lock up front, so two writers queue rather than one
             // failing while upgrading a read lock.
@@ -47,21 +95,16 @@ impl Store {
             ..Default::default()
         };
         let txn = self.db().begin_with_options(options).await?;
-        let stats = WriteStats {
-            accounts: rows.len(),
-            closures: batch.closures.len(),
-            events: events.len(),
-        };
-        upsert_rows(&txn, rows).await?;
+        upsert_rows(&txn, batch.rows.clone()).await?;
         for closure in &batch.closures {
             close_everywhere(&txn, closure).await?;
         }
-        insert_events(&txn, events).await?;
+        insert_events(&txn, &batch.events).await?;
         if let Some(slot) = batch.checkpoint {
             advance_checkpoint(&txn, name, slot).await?;
         }
         txn.commit().await?;
-        Ok(stats)
+        Ok(batch.stats())
     }
 
     /// The slot checkpoint `name` has reached, if any.
@@ -96,6 +139,22 @@ fn newest_rows(batch: &Batch) -> Result<Vec<AccountRow>, StoreError> {
         }
     }
     Ok(newest.into_values().collect())
+}
+
+/// The newest closure per address, in a stable order.
+fn newest_closures(closures: &[Closure]) -> Vec<Closure> {
+    let mut newest: std::collections::BTreeMap<[u8; 32], Closure> = Default::default();
+    for closure in closures {
+        let key = closure.address.to_bytes();
+        match newest.get(&key) {
+            Some(kept)
+                if (kept.slot, kept.write_version) >= (closure.slot, closure.write_version) => {}
+            _ => {
+                newest.insert(key, *closure);
+            }
+        }
+    }
+    newest.into_values().collect()
 }
 
 async fn upsert_rows<C: ConnectionTrait>(db: &C, rows: Vec<AccountRow>) -> Result<(), StoreError> {
@@ -229,7 +288,7 @@ async fn close_if_newer<E: AccountEntity, C: ConnectionTrait>(
     Ok(())
 }
 
-fn event_model(e: &EventRecord) -> Result<program_events::ActiveModel, StoreError> {
+fn event_model(e: &EventRecord) -> Result<program_events::Model, StoreError> {
     let keys = e.event.keys();
     let n = |field: &'static str, v: u64| {
         i64::try_from(v).map_err(|_| StoreError::OutOfRange {
@@ -237,30 +296,36 @@ fn event_model(e: &EventRecord) -> Result<program_events::ActiveModel, StoreErro
             value: v as u128,
         })
     };
-    Ok(program_events::ActiveModel {
-        id: NotSet,
-        program: Set(e.event.program().to_owned()),
-        name: Set(e.event.name().to_owned()),
-        slot: Set(n("slot", e.slot)?),
-        signature: Set(e.signature.clone()),
-        tx_index: Set(n("tx_index", e.tx_index)?),
-        instruction_index: Set(e.instruction_index as i32),
-        inner_index: Set(e.inner_index as i32),
-        subject: Set(keys.subject),
-        actor: Set(keys.actor.map(|a| a.to_string())),
-        data: Set(e.raw.clone()),
+    Ok(program_events::Model {
+        // Assigned by the database.
+        id: 0,
+        program: e.event.program().to_owned(),
+        name: e.event.name().to_owned(),
+        slot: n("slot", e.slot)?,
+        signature: e.signature.clone(),
+        tx_index: n("tx_index", e.tx_index)?,
+        instruction_index: e.instruction_index as i32,
+        inner_index: e.inner_index as i32,
+        subject: keys.subject,
+        actor: keys.actor.map(|a| a.to_string()),
+        data: e.raw.clone(),
     })
 }
 
 /// Events are inserted once: a replayed transaction hits the unique position and is skipped.
 async fn insert_events<C: ConnectionTrait>(
     db: &C,
-    events: Vec<program_events::ActiveModel>,
+    events: &[program_events::Model],
 ) -> Result<(), StoreError> {
     use program_events::Column;
     let per_statement = MAX_PARAMETERS / 11;
     for chunk in events.chunks(per_statement) {
-        program_events::Entity::insert_many(chunk.iter().cloned())
+        let models = chunk.iter().map(|event| {
+            let mut model = event.clone().into_active_model();
+            model.id = NotSet;
+            model
+        });
+        program_events::Entity::insert_many(models)
             .on_conflict(
                 OnConflict::columns([
                     Column::Signature,
@@ -286,13 +351,10 @@ async fn advance_checkpoint<C: ConnectionTrait>(
         field: "checkpoint",
         value: slot as u128,
     })?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
     let model = indexer_checkpoints::ActiveModel {
         name: Set(name.to_owned()),
         slot: Set(slot),
-        updated_at: Set(now),
+        updated_at: Set(unix_now()),
     };
     Entity::insert(model)
         .on_conflict(
@@ -306,4 +368,10 @@ async fn advance_checkpoint<C: ConnectionTrait>(
         .exec_without_returning(db)
         .await?;
     Ok(())
+}
+
+pub(crate) fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }

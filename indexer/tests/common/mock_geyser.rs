@@ -3,7 +3,7 @@
 //! open afterwards like a live feed, and can cut its first session after N messages.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -138,6 +138,9 @@ pub struct MockState {
     pub pace: Duration,
     /// Cut the next session after this many updates (once).
     pub cut_after: Mutex<Option<usize>>,
+    /// After cutting, refuse every later session, like a server on its way down.
+    pub refuse_after_cut: AtomicBool,
+    cut_done: AtomicBool,
     pub requests: Mutex<Vec<SubscribeRequest>>,
     pub pings_answered: AtomicUsize,
     pub sessions: AtomicUsize,
@@ -194,6 +197,9 @@ impl Geyser for MockGeyser {
         let state = self.0.clone();
         state.sessions.fetch_add(1, Ordering::SeqCst);
         state.requests.lock().unwrap().push(first.clone());
+        if state.refuse_after_cut.load(Ordering::SeqCst) && state.cut_done.load(Ordering::SeqCst) {
+            return Err(Status::unavailable("shutting down"));
+        }
         let reader = state.clone();
         tokio::spawn(async move {
             while let Ok(Some(request)) = incoming.message().await {
@@ -216,6 +222,7 @@ impl Geyser for MockGeyser {
                 .filter(|(slot, _)| from.is_none_or(|f| *slot >= f));
             for (sent, (_, update)) in replay.enumerate() {
                 if Some(sent) == cut {
+                    state.cut_done.store(true, Ordering::SeqCst);
                     let _ = tx.send(Err(Status::unavailable("stream cut"))).await;
                     return;
                 }
