@@ -410,7 +410,7 @@ async fn main() {
         batch_interval: Duration::from_millis(50),
         channel_capacity: 50_000,
     };
-    let (pipeline, _) = through_pipeline(
+    let (pipeline, pipeline_metrics) = through_pipeline(
         Feed {
             updates: updates.clone(),
             per_second: None,
@@ -420,6 +420,17 @@ async fn main() {
     .await;
     let pipeline_rate = n as f64 / pipeline.as_secs_f64();
     println!("pipeline: {n} updates in {pipeline:.2?} = {pipeline_rate:.0} updates/s");
+    {
+        use prometheus::core::Metric;
+        let h = pipeline_metrics.batch_seconds.metric();
+        let h = h.get_histogram();
+        println!(
+            "  {} batches, {:.1} ms per batch write on average ({:.0} % of the run)",
+            h.get_sample_count(),
+            1e3 * h.get_sample_sum() / h.get_sample_count().max(1) as f64,
+            100.0 * h.get_sample_sum() / pipeline.as_secs_f64()
+        );
+    }
 
     let rows: Vec<AccountRow> = updates
         .iter()

@@ -5,15 +5,16 @@
 pub mod accounts;
 pub mod batch;
 pub mod connect;
+pub mod csv;
 pub mod entities;
 pub mod error;
-mod pg_copy;
+mod pg_bulk;
 pub mod rows;
 #[cfg(feature = "test-util")]
 pub mod testing;
 mod writer;
 
-pub use pg_copy::csv_rows;
+pub use csv::csv_rows;
 pub use writer::{PreparedBatch, WriteStats};
 
 pub use batch::{AccountUpdate, Batch, Closure, EventRecord};

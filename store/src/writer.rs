@@ -85,7 +85,7 @@ impl Store {
         batch: &PreparedBatch,
     ) -> Result<WriteStats, StoreError> {
         if self.backend() == sea_orm::DbBackend::Postgres {
-            crate::pg_copy::write(self.db().get_postgres_connection_pool(), name, batch).await?;
+            crate::pg_bulk::write(self.db().get_postgres_connection_pool(), name, batch).await?;
             return Ok(batch.stats());
         }
         let options = TransactionOptions {
