@@ -43,6 +43,7 @@ pub fn build_app(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
         ]);
     let metrics_state = state.clone();
     let limit_state = state.clone();
+    let binary_gated = !state.binary_markets_enabled;
     Route::new()
         .nest("/v1", api)
         .at("/v1/openapi.json", spec)
@@ -50,6 +51,7 @@ pub fn build_app(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
         .at("/health", get(health))
         .at("/metrics", get(metrics))
         .data(state)
+        .before(move |req| gate_binary(binary_gated, req))
         .before(limit_body)
         .around(move |ep, req| limit_requests(limit_state.clone(), ep, req))
         .around(|ep, req| async move {
@@ -118,5 +120,17 @@ async fn health(Data(state): Data<&Arc<AppState>>) -> Response {
 async fn metrics(Data(state): Data<&Arc<AppState>>) -> Response {
     Response::builder()
         .content_type("text/plain; version=0.0.4")
-        .body(state.metrics.render())
+        .body(match state.indexer_metrics.get() {
+            Some(indexer) => state.metrics.render() + &indexer.render(),
+            None => state.metrics.render(),
+        })
+}
+
+/// Spec 4.13: every `/v1/binary/*` route answers 503 while binary markets are off, whatever the
+/// request carries (checked before a body is parsed, so a malformed body is not a 400 instead).
+async fn gate_binary(gated: bool, req: Request) -> poem::Result<Request> {
+    if gated && req.uri().path().starts_with("/v1/binary") {
+        return Err(routes::binary::gated().into());
+    }
+    Ok(req)
 }

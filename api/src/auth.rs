@@ -69,3 +69,30 @@ async fn check_api_key(req: &Request, key: ApiKey) -> poem::Result<Caller> {
         None => Err(ApiError::invalid_api_key().into()),
     }
 }
+
+/// Inbound webhooks (spec 4.12): the shared secret in `x-webhook-secret`, compared as a digest
+/// in constant time.
+#[derive(SecurityScheme)]
+#[oai(
+    ty = "api_key",
+    key_name = "x-webhook-secret",
+    key_in = "header",
+    checker = "check_webhook"
+)]
+pub struct WebhookAuth(pub ());
+
+async fn check_webhook(req: &Request, secret: ApiKey) -> poem::Result<()> {
+    let state = req
+        .data::<Arc<AppState>>()
+        .ok_or_else(|| poem::Error::from(ApiError::internal("state missing")))?;
+    let Some(expected) = &state.webhook_secret_sha256 else {
+        return Err(ApiError::webhook_unauthorized().into());
+    };
+    let digest: [u8; 32] = Sha256::digest(secret.key.as_bytes()).into();
+    if bool::from(digest.ct_eq(expected)) {
+        Ok(())
+    } else {
+        tracing::warn!("webhook secret refused");
+        Err(ApiError::webhook_unauthorized().into())
+    }
+}

@@ -57,6 +57,51 @@ pub struct Config {
     #[arg(long, env = "ANON_RATE_PER_MIN", default_value_t = 120)]
     pub anon_rate_per_min: u32,
 
+    /// JSON-RPC endpoint of the ledger (blockhashes, confirmations, account reads).
+    #[arg(long, env = "SOLANA_RPC_URL", default_value = "http://127.0.0.1:8899")]
+    pub solana_rpc_url: String,
+
+    /// How long a confirm waits for a signature not yet visible at `confirmed`, in ms.
+    #[arg(long, env = "CONFIRM_WAIT_MS", default_value_t = 3_000)]
+    pub confirm_wait_ms: u64,
+
+    /// The treasury wallet that market creation fees must pay (spec 4.13).
+    #[arg(long, env = "TREASURY_WALLET")]
+    pub treasury_wallet: Option<String>,
+
+    /// Creation fee of a native binary market, in SOL (defaults to the narrative publish fee).
+    #[arg(long, env = "BINARY_MARKET_FEE_SOL", default_value_t = 5.0)]
+    pub binary_market_fee_sol: f64,
+
+    /// Cloudflare Turnstile secret: `cf_token`s are checked with Turnstile when set.
+    #[arg(long, env = "TURNSTILE_SECRET", hide_env_values = true)]
+    pub turnstile_secret: Option<String>,
+
+    /// Turnstile's siteverify URL (to point at a test double).
+    #[arg(long, env = "TURNSTILE_VERIFY_URL")]
+    pub turnstile_verify_url: Option<String>,
+
+    /// Without Turnstile: the one `cf_token` the local verifier accepts (development only).
+    /// With neither set, every token is refused.
+    #[arg(long, env = "HUMAN_VERIFICATION_LOCAL_TOKEN", hide_env_values = true)]
+    pub human_verification_local_token: Option<String>,
+
+    /// Secret expected in `x-webhook-secret` on the inbound NFT webhooks (spec 4.12).
+    #[arg(long, env = "WEBHOOK_SECRET", hide_env_values = true)]
+    pub webhook_secret: Option<String>,
+
+    /// Run the indexer in this process: `grpc` (Yellowstone) or `rpc` (JSON-RPC polling).
+    #[arg(long, env = "INDEXER_SOURCE", value_enum)]
+    pub indexer_source: Option<narrative_indexer::config::SourceKind>,
+
+    /// The in-process indexer's endpoint (defaults to SOLANA_RPC_URL for `rpc`).
+    #[arg(long, env = "INDEXER_ENDPOINT")]
+    pub indexer_endpoint: Option<String>,
+
+    /// x-token of the Yellowstone endpoint.
+    #[arg(long, env = "INDEXER_X_TOKEN", hide_env_values = true)]
+    pub indexer_x_token: Option<String>,
+
     /// Seconds open connections get to finish after SIGINT/SIGTERM.
     #[arg(long, env = "SHUTDOWN_GRACE_SECS", default_value_t = 10)]
     pub shutdown_grace_secs: u64,

@@ -4,15 +4,24 @@
 
 pub mod app;
 pub mod auth;
+pub mod background;
+pub mod binary_backing;
 pub mod client;
 pub mod config;
 pub mod error;
+pub mod followups;
+pub mod human;
+pub mod jobs;
 pub mod keys;
+pub mod ledger;
 pub mod limits;
+pub mod market_creation;
 pub mod metrics;
+pub mod prepared;
 pub mod probe_log;
 pub mod rate_limit;
 pub mod routes;
+pub mod shield_backing;
 pub mod signature;
 pub mod state;
 pub mod system;
@@ -21,4 +30,4 @@ pub mod validate;
 
 pub use app::build_app;
 pub use config::Config;
-pub use state::AppState;
+pub use state::{AppState, Providers};

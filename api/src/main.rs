@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Parser;
+use narrative_api::background::Background;
 use narrative_api::{build_app, AppState, Config};
 use narrative_store::Store;
 use poem::listener::TcpListener;
@@ -22,15 +23,19 @@ async fn main() -> anyhow::Result<()> {
         .await
         .context("opening the store")?;
     let state = AppState::from_config(store, &config).await?;
+    let background = Background::start(&state, &config);
     tracing::info!(listen = %config.listen, admin = state.admin.is_some(), "narrative-api serving");
-    Server::new(TcpListener::bind(config.listen))
+    let served = Server::new(TcpListener::bind(config.listen))
         .run_with_graceful_shutdown(
             build_app(state),
             shutdown_signal(),
             Some(Duration::from_secs(config.shutdown_grace_secs)),
         )
         .await
-        .context("serving")?;
+        .context("serving");
+    // Jobs in flight finish or are released by their lease; the indexer stops between batches.
+    background.shutdown().await;
+    served?;
     tracing::info!("narrative-api stopped");
     Ok(())
 }

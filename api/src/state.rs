@@ -5,12 +5,31 @@ use std::sync::Arc;
 use narrative_store::Store;
 use sha2::{Digest, Sha256};
 
+use std::time::Duration;
+
+use narrative_sdk::Pubkey;
+use tokio::sync::Notify;
+
 use crate::config::Config;
+use crate::human::{HumanVerifier, LocalVerifier, TurnstileVerifier};
+use crate::ledger::{Ledger, RpcLedger};
 use crate::limits::{Limiter, MemoryLimiter, Policy, RedisLimiter};
 use crate::metrics::HttpMetrics;
+use crate::prepared::ConfirmWait;
 
 pub struct AppState {
     pub store: Store,
+    pub ledger: Arc<dyn Ledger>,
+    pub human: Arc<dyn HumanVerifier>,
+    /// Wakes the job worker when a request enqueues follow-up work.
+    pub jobs_wake: Arc<Notify>,
+    pub confirm_wait: ConfirmWait,
+    pub treasury: Option<Pubkey>,
+    pub binary_market_fee_lamports: u64,
+    /// SHA-256 of the inbound webhook secret (spec 4.12); webhooks answer 401 while unset.
+    pub webhook_secret_sha256: Option<[u8; 32]>,
+    /// The in-process indexer's metrics, appended to `/metrics` when it runs.
+    pub indexer_metrics: std::sync::OnceLock<narrative_indexer::metrics::Metrics>,
     pub admin: Option<AdminCredentials>,
     pub binary_markets_enabled: bool,
     pub shield_terms_version: String,
@@ -27,9 +46,53 @@ pub struct AdminCredentials {
     pub secret_sha256: [u8; 32],
 }
 
+/// The outside services a state talks to; tests swap in local ones.
+#[derive(Clone)]
+pub struct Providers {
+    pub ledger: Arc<dyn Ledger>,
+    pub human: Arc<dyn HumanVerifier>,
+}
+
+impl Providers {
+    /// JSON-RPC at `SOLANA_RPC_URL`; Turnstile when its secret is set, else the local verifier.
+    pub fn from_config(config: &Config) -> anyhow::Result<Providers> {
+        let human: Arc<dyn HumanVerifier> = match &config.turnstile_secret {
+            Some(secret) => Arc::new(TurnstileVerifier::new(
+                secret.clone(),
+                config.turnstile_verify_url.clone(),
+            )?),
+            None => {
+                if config.human_verification_local_token.is_none() {
+                    tracing::warn!("no TURNSTILE_SECRET nor HUMAN_VERIFICATION_LOCAL_TOKEN: every cf_token is refused");
+                }
+                Arc::new(LocalVerifier {
+                    accepted: config
+                        .human_verification_local_token
+                        .clone()
+                        .unwrap_or_default(),
+                })
+            }
+        };
+        Ok(Providers {
+            ledger: Arc::new(RpcLedger::new(&config.solana_rpc_url)),
+            human,
+        })
+    }
+}
+
 impl AppState {
     /// The state with the limiter the configuration asks for (Redis when `REDIS_URL` is set).
     pub async fn from_config(store: Store, config: &Config) -> anyhow::Result<Arc<AppState>> {
+        let providers = Providers::from_config(config)?;
+        Self::from_config_with(store, config, providers).await
+    }
+
+    /// Like [`AppState::from_config`], with the given ledger and verifier.
+    pub async fn from_config_with(
+        store: Store,
+        config: &Config,
+        providers: Providers,
+    ) -> anyhow::Result<Arc<AppState>> {
         let limiter = match &config.redis_url {
             Some(url) => Limiter::Redis(
                 RedisLimiter::connect(url, &config.rate_limit_namespace)
@@ -38,10 +101,27 @@ impl AppState {
             ),
             None => Limiter::Memory(MemoryLimiter::default()),
         };
-        Ok(Self::new(store, config, limiter))
+        Self::new(store, config, limiter, providers)
     }
 
-    pub fn new(store: Store, config: &Config, limiter: Limiter) -> Arc<AppState> {
+    pub fn new(
+        store: Store,
+        config: &Config,
+        limiter: Limiter,
+        providers: Providers,
+    ) -> anyhow::Result<Arc<AppState>> {
+        let treasury = config
+            .treasury_wallet
+            .as_deref()
+            .map(|t| t.parse::<Pubkey>())
+            .transpose()
+            .map_err(|_| anyhow::anyhow!("TREASURY_WALLET is not a base58 public key"))?;
+        let fee = config.binary_market_fee_sol;
+        anyhow::ensure!(
+            fee.is_finite() && fee >= 0.0,
+            "BINARY_MARKET_FEE_SOL must be a non-negative number"
+        );
+        let confirm_interval = Duration::from_millis(250);
         let admin = match (&config.admin_wallet, &config.admin_secret) {
             (Some(wallet), Some(secret)) if !wallet.is_empty() && !secret.is_empty() => {
                 Some(AdminCredentials {
@@ -51,8 +131,25 @@ impl AppState {
             }
             _ => None,
         };
-        Arc::new(AppState {
+        Ok(Arc::new(AppState {
             store,
+            ledger: providers.ledger,
+            human: providers.human,
+            jobs_wake: Arc::new(Notify::new()),
+            confirm_wait: ConfirmWait {
+                attempts: (config.confirm_wait_ms / confirm_interval.as_millis() as u64).max(1)
+                    as u32,
+                interval: confirm_interval,
+            },
+            treasury,
+            // Rounded to whole lamports; a fee is a policy value, not a balance.
+            binary_market_fee_lamports: (fee * 1e9).round() as u64,
+            webhook_secret_sha256: config
+                .webhook_secret
+                .as_deref()
+                .filter(|s| !s.is_empty())
+                .map(|s| Sha256::digest(s.as_bytes()).into()),
+            indexer_metrics: std::sync::OnceLock::new(),
             admin,
             binary_markets_enabled: config.binary_markets_enabled,
             shield_terms_version: config.shield_terms_version.clone(),
@@ -64,6 +161,6 @@ impl AppState {
                 limit: config.anon_rate_per_min,
                 window_secs: 60,
             },
-        })
+        }))
     }
 }

@@ -7,7 +7,7 @@ use common::{TestServer, ADMIN_SECRET, ADMIN_WALLET};
 use ed25519_dalek::{Signer, SigningKey};
 use narrative_store::entities::{markets, shield_coverages};
 use reqwest::StatusCode;
-use sea_orm::{ActiveModelTrait, IntoActiveModel};
+use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel};
 use serde_json::{json, Value};
 
 fn coverage(protocol_byte: u8, status: &str, period_start: i64) -> shield_coverages::Model {
@@ -527,4 +527,57 @@ async fn cors_request_ids_and_metrics() {
         "{text}"
     );
     server.stop().await;
+}
+
+#[tokio::test]
+async fn nft_webhooks_need_the_shared_secret_and_keep_what_they_receive() {
+    let server = TestServer::start(|c| c.webhook_secret = Some("hook-secret".into())).await;
+    let event = json!({"mint": "Mint1111", "from": "A", "to": "B"});
+    for path in ["/v1/nft/webhook/indexer", "/v1/nft/webhook/transfer"] {
+        for secret in [None, Some("wrong")] {
+            let mut request = server.http.post(server.url(path)).json(&event);
+            if let Some(secret) = secret {
+                request = request.header("x-webhook-secret", secret);
+            }
+            let response = request.send().await.unwrap();
+            assert_eq!(
+                response.status(),
+                StatusCode::UNAUTHORIZED,
+                "{path} {secret:?}"
+            );
+            let body: Value = response.json().await.unwrap();
+            assert_eq!(body["error"], "Unauthorized");
+        }
+        let response = server
+            .http
+            .post(server.url(path))
+            .header("x-webhook-secret", "hook-secret")
+            .json(&event)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["ok"], true);
+    }
+    let stored = narrative_store::entities::webhook_events::Entity::find()
+        .all(server.db.store.db())
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 2);
+    assert_eq!(stored[0].source, "indexer");
+    assert_eq!(stored[1].source, "transfer");
+    assert_eq!(stored[0].payload, event);
+
+    // With no secret configured, nothing gets in.
+    let closed = TestServer::start(|_| {}).await;
+    let response = closed
+        .http
+        .post(closed.url("/v1/nft/webhook/indexer"))
+        .header("x-webhook-secret", "")
+        .json(&event)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
 }

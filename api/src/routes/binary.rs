@@ -10,6 +10,9 @@ use poem_openapi::OpenApi;
 use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
 use serde_json::{json, Value};
 
+use crate::binary_backing::{
+    self, BinaryBack, BinaryConfirm, BinaryConfirmed, BinaryPrepared, BinaryWithdraw,
+};
 use crate::error::{ApiError, ApiResult};
 use crate::routes::Tag;
 use crate::state::AppState;
@@ -30,7 +33,7 @@ impl BinaryApi {
     }
 }
 
-fn gated() -> ApiError {
+pub fn gated() -> ApiError {
     ApiError::coming_soon("binary markets (post-token-launch)").with("feature", "coming_soon")
 }
 
@@ -128,15 +131,43 @@ impl BinaryApi {
         ))
     }
 
-    /// Place a backing (gated).
+    /// Prepare a `back_market` for the wallet to sign (gated).
     #[oai(path = "/back", method = "post")]
-    async fn back(&self) -> ApiResult<Json<Value>> {
-        Err(gated().into())
+    async fn back(&self, body: Json<BinaryBack>) -> ApiResult<Json<BinaryPrepared>> {
+        self.gate()?;
+        Ok(Json(
+            binary_backing::prepare_back(&self.state, body.0).await?,
+        ))
     }
 
-    /// Withdraw or claim (gated).
+    /// Confirm a sent backing by its signature (gated).
+    #[oai(path = "/back/confirm", method = "post")]
+    async fn back_confirm(&self, body: Json<BinaryConfirm>) -> ApiResult<Json<BinaryConfirmed>> {
+        self.gate()?;
+        Ok(Json(
+            binary_backing::confirm(&self.state, binary_backing::BACK, body.0).await?,
+        ))
+    }
+
+    /// Prepare a `claim` (winnings, the loser return or a refund) once the market is
+    /// finalized (gated).
     #[oai(path = "/withdraw", method = "post")]
-    async fn withdraw(&self) -> ApiResult<Json<Value>> {
-        Err(gated().into())
+    async fn withdraw(&self, body: Json<BinaryWithdraw>) -> ApiResult<Json<BinaryPrepared>> {
+        self.gate()?;
+        Ok(Json(
+            binary_backing::prepare_withdraw(&self.state, body.0).await?,
+        ))
+    }
+
+    /// Confirm a sent claim by its signature (gated).
+    #[oai(path = "/withdraw/confirm", method = "post")]
+    async fn withdraw_confirm(
+        &self,
+        body: Json<BinaryConfirm>,
+    ) -> ApiResult<Json<BinaryConfirmed>> {
+        self.gate()?;
+        Ok(Json(
+            binary_backing::confirm(&self.state, binary_backing::CLAIM, body.0).await?,
+        ))
     }
 }

@@ -8,6 +8,8 @@ use crate::state::AppState;
 
 pub mod apikeys;
 pub mod binary;
+pub mod markets;
+pub mod nft;
 pub mod shield;
 pub mod system;
 
@@ -21,6 +23,10 @@ pub enum Tag {
     Binary,
     /// Agent API keys (spec 4.11, 5.5).
     ApiKeys,
+    /// Fee-gated creation of native binary markets (spec 4.13).
+    Markets,
+    /// Inbound tier-NFT webhooks (spec 4.12).
+    Nft,
 }
 
 pub type Service = OpenApiService<
@@ -29,6 +35,8 @@ pub type Service = OpenApiService<
         shield::ShieldApi,
         binary::BinaryApi,
         apikeys::ApiKeysApi,
+        markets::MarketsApi,
+        nft::NftApi,
     ),
     (),
 >;
@@ -45,7 +53,13 @@ pub fn service(state: Arc<AppState>) -> Service {
             binary::BinaryApi {
                 state: state.clone(),
             },
-            apikeys::ApiKeysApi { state },
+            apikeys::ApiKeysApi {
+                state: state.clone(),
+            },
+            markets::MarketsApi {
+                state: state.clone(),
+            },
+            nft::NftApi { state },
         ),
         "Narrative Market Service",
         env!("CARGO_PKG_VERSION"),

@@ -22,6 +22,9 @@ use crate::client::client_ip;
 use crate::error::{ApiError, ApiResult};
 use crate::probe_log;
 use crate::routes::Tag;
+use crate::shield_backing::{
+    self, ConfirmRequest, ShieldBack, ShieldBackConfirmed, ShieldBackPrepared,
+};
 use crate::signature::{shield_terms_message, verify};
 use crate::state::AppState;
 use crate::system::ensure_running;
@@ -292,6 +295,24 @@ impl ShieldApi {
         )
         .await;
         Ok(Json(result?))
+    }
+
+    /// Prepare a `back_shield` transaction for the wallet to sign (terms acknowledged first;
+    /// 0.1 to 100 SOL; the coverage period must be open).
+    #[oai(path = "/back", method = "post")]
+    async fn back(&self, body: Json<ShieldBack>) -> ApiResult<Json<ShieldBackPrepared>> {
+        Ok(Json(shield_backing::prepare(&self.state, body.0).await?))
+    }
+
+    /// Confirm a sent backing by its signature: recorded once the ledger shows the prepared
+    /// transaction landed without error; a replayed signature answers the same and changes
+    /// nothing.
+    #[oai(path = "/back/confirm", method = "post")]
+    async fn back_confirm(
+        &self,
+        body: Json<ConfirmRequest>,
+    ) -> ApiResult<Json<ShieldBackConfirmed>> {
+        Ok(Json(shield_backing::confirm(&self.state, body.0).await?))
     }
 
     /// The gate's access log, newest first (admin).

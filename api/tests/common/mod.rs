@@ -5,12 +5,16 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use narrative_api::{build_app, AppState, Config};
+use narrative_api::background::Background;
+use narrative_api::{build_app, AppState, Config, Providers};
 use narrative_store::testing::TestDb;
 use poem::listener::{Acceptor, Listener, TcpListener};
 use poem::Server;
 use reqwest::StatusCode;
 use serde_json::Value;
+
+pub mod bank;
+pub mod chain;
 
 pub const ADMIN_WALLET: &str = "AdminWa11et1111111111111111111111111111111";
 pub const ADMIN_SECRET: &str = "correct horse battery staple";
@@ -21,19 +25,32 @@ pub struct TestServer {
     pub http: reqwest::Client,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<ServerTask>,
+    background: Option<Background>,
 }
 
 impl TestServer {
     pub async fn start(configure: impl FnOnce(&mut Config)) -> TestServer {
+        Self::start_with(None, configure).await
+    }
+
+    /// A server whose ledger and human verifier are `providers` (the configured ones if `None`),
+    /// with its job worker running as in production.
+    pub async fn start_with(
+        providers: Option<Providers>,
+        configure: impl FnOnce(&mut Config),
+    ) -> TestServer {
         let db = TestDb::new().await;
         let mut config = Config::defaults();
         config.admin_wallet = Some(ADMIN_WALLET.into());
         config.admin_secret = Some(ADMIN_SECRET.into());
         config.cors_origins = vec!["https://app.example".into()];
         configure(&mut config);
-        let state = AppState::from_config(db.store.clone(), &config)
+        let providers =
+            providers.unwrap_or_else(|| Providers::from_config(&config).expect("providers"));
+        let state = AppState::from_config_with(db.store.clone(), &config, providers)
             .await
             .expect("state");
+        let background = Background::start(&state, &config);
         let (addr, stop, task) = serve(state).await;
         TestServer {
             base: format!("http://{addr}"),
@@ -41,6 +58,7 @@ impl TestServer {
             http: reqwest::Client::new(),
             stop: Some(stop),
             task: Some(task),
+            background: Some(background),
         }
     }
 
@@ -95,6 +113,9 @@ impl TestServer {
     }
 
     pub async fn stop(mut self) {
+        if let Some(background) = self.background.take() {
+            background.shutdown().await;
+        }
         self.stop.take().expect("running").send(()).ok();
         self.task
             .take()

@@ -1,0 +1,269 @@
+//! Load test of the api with wrk (Debian's `wrk` package), in one run:
+//!
+//!   cargo bench -p narrative-api --bench http
+//!
+//! This binary serves the real app (`build_app`) beside a plain poem hello-world route on one
+//! port, over a fresh database (Postgres at DATABASE_URL, default
+//! postgres://postgres@127.0.0.1:5432/test; a `sqlite://` URL works too) seeded with
+//! `BENCH_PROTOCOLS` (default 50) active shield coverages, and a local JSON-RPC node for the
+//! blockhash. wrk then drives, for `BENCH_SECONDS` (default 15) each with `BENCH_CONNECTIONS`
+//! (default 32) connections on 2 threads: `GET /hello`, `GET /v1/shield/protocols`, and
+//! `POST /v1/shield/back` (a prepared `back_shield`, stored like every prepare). Anonymous rate
+//! limits are raised out of the way; their check still runs on every request.
+
+use std::net::SocketAddr;
+use std::process::Command;
+use std::sync::Arc;
+
+use ed25519_dalek::SigningKey;
+use narrative_api::human::LocalVerifier;
+use narrative_api::ledger::RpcLedger;
+use narrative_api::{build_app, AppState, Config, Providers};
+use narrative_store::entities::{shield_coverages, shield_terms_acknowledgements};
+use narrative_store::testing::TestDb;
+use poem::listener::{Acceptor, Listener, TcpListener};
+use poem::web::Json;
+use poem::{get, handler, post, EndpointExt, Route, Server};
+use sea_orm::{ActiveModelTrait, IntoActiveModel};
+use serde_json::{json, Value};
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[handler]
+fn hello() -> &'static str {
+    "hello"
+}
+
+#[handler]
+fn rpc(Json(request): Json<Value>) -> Json<Value> {
+    Json(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+        "context": {"slot": 1},
+        "value": {"blockhash": "4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM", "lastValidBlockHeight": 100}
+    }}))
+}
+
+async fn bind() -> (poem::listener::TcpAcceptor, SocketAddr) {
+    let acceptor = TcpListener::bind("127.0.0.1:0")
+        .into_acceptor()
+        .await
+        .unwrap();
+    let addr = *acceptor.local_addr()[0].as_socket_addr().unwrap();
+    (acceptor, addr)
+}
+
+fn coverage(i: usize, now: i64) -> shield_coverages::Model {
+    shield_coverages::Model {
+        address: bs58::encode([i as u8; 32]).into_string(),
+        protocol_id: format!("{:064x}", i + 1),
+        kind: "community".into(),
+        protocol_wallet: None,
+        period_days: 30,
+        period_start: now - 86_400,
+        period_end: now + 29 * 86_400,
+        fee_lamports: 1_000_000_000,
+        status: "active".into(),
+        outcome: None,
+        safe_votes: 0,
+        exploit_votes: 0,
+        outcome_proposed_at: 0,
+        finalized_at: 0,
+        safe_principal: 2_500_000_000,
+        safe_total_assets: 2_500_000_000,
+        safe_shares_total: "2500000000000".into(),
+        safe_yield_harvested: 0,
+        safe_yield_paid: 0,
+        safe_held: 2_500_000_000,
+        safe_backers: 2,
+        exploit_principal: 500_000_000,
+        exploit_total_assets: 500_000_000,
+        exploit_shares_total: "500000000000".into(),
+        exploit_yield_harvested: 0,
+        exploit_yield_paid: 0,
+        exploit_held: 500_000_000,
+        exploit_backers: 1,
+        winner_bonus_pool: 0,
+        protocol_payout: 0,
+        treasury_payout: 0,
+        seam_payout: 0,
+        principal_returned: 0,
+        bonus_paid: 0,
+        claims_count: 0,
+        slot: 1,
+        write_version: 1,
+        closed: false,
+    }
+}
+
+struct Figures {
+    requests_per_second: f64,
+    p99_ms: f64,
+    non_2xx: u64,
+}
+
+/// Runs wrk and reads its summary (`--latency` prints the percentiles).
+fn wrk(url: &str, script: Option<&std::path::Path>, seconds: usize, connections: usize) -> Figures {
+    let mut command = Command::new("wrk");
+    command.args([
+        "-t2",
+        &format!("-c{connections}"),
+        &format!("-d{seconds}s"),
+        "--latency",
+    ]);
+    if let Some(script) = script {
+        command.arg("-s").arg(script);
+    }
+    let output = command
+        .arg(url)
+        .output()
+        .expect("wrk (apt-get install wrk)");
+    let text = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(output.status.success(), "wrk failed: {text}");
+    let field = |prefix: &str| {
+        text.lines().find_map(|l| {
+            l.trim()
+                .strip_prefix(prefix)
+                .map(|rest| rest.trim().to_owned())
+        })
+    };
+    let requests_per_second = field("Requests/sec:").unwrap().parse().unwrap();
+    let p99 = field("99%").expect("latency distribution");
+    let p99_ms = if let Some(us) = p99.strip_suffix("us") {
+        us.parse::<f64>().unwrap() / 1e3
+    } else if let Some(ms) = p99.strip_suffix("ms") {
+        ms.parse().unwrap()
+    } else {
+        p99.strip_suffix('s').unwrap().parse::<f64>().unwrap() * 1e3
+    };
+    let non_2xx = field("Non-2xx or 3xx responses:").map_or(0, |n| n.parse().unwrap());
+    Figures {
+        requests_per_second,
+        p99_ms,
+        non_2xx,
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    if std::env::var("DATABASE_URL").is_err() {
+        std::env::set_var("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test");
+    }
+    let protocols = env_usize("BENCH_PROTOCOLS", 50);
+    let seconds = env_usize("BENCH_SECONDS", 15);
+    let connections = env_usize("BENCH_CONNECTIONS", 32);
+
+    let (rpc_acceptor, rpc_addr) = bind().await;
+    tokio::spawn(Server::new_with_acceptor(rpc_acceptor).run(Route::new().at("/", post(rpc))));
+
+    let db = TestDb::new().await;
+    let now = chrono::Utc::now().timestamp();
+    for i in 0..protocols {
+        coverage(i, now)
+            .into_active_model()
+            .insert(db.store.db())
+            .await
+            .unwrap();
+    }
+    let wallet = SigningKey::from_bytes(&[7; 32]);
+    let wallet_b58 = bs58::encode(wallet.verifying_key().to_bytes()).into_string();
+    shield_terms_acknowledgements::Model {
+        wallet: wallet_b58.clone(),
+        terms_version: "2026-11".into(),
+        acknowledged_at: now,
+    }
+    .into_active_model()
+    .insert(db.store.db())
+    .await
+    .unwrap();
+
+    let mut config = Config::defaults();
+    config.anon_rate_per_min = u32::MAX;
+    let providers = Providers {
+        ledger: Arc::new(RpcLedger::new(&format!("http://{rpc_addr}"))),
+        human: Arc::new(LocalVerifier {
+            accepted: String::new(),
+        }),
+    };
+    let state = AppState::from_config_with(db.store.clone(), &config, providers)
+        .await
+        .unwrap();
+    let app = Route::new()
+        .at("/hello", get(hello))
+        .nest("/", build_app(state));
+    let (acceptor, addr) = bind().await;
+    tokio::spawn(Server::new_with_acceptor(acceptor).run(app.boxed()));
+
+    let dir = std::env::temp_dir().join(format!("nms-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("prepare.lua");
+    let body = json!({"wallet": wallet_b58, "protocol_id": format!("{:064x}", 1), "side": "safe", "amount_sol": 1.0});
+    std::fs::write(
+        &script,
+        format!(
+            "wrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.body = [[{body}]]\n"
+        ),
+    )
+    .unwrap();
+
+    // The three runs happen one after another, so they never compete for the two cores.
+    let base = format!("http://{addr}");
+    let runs = [
+        (
+            "plain poem hello-world route (`GET /hello`)",
+            format!("{base}/hello"),
+            None,
+        ),
+        (
+            "`GET /v1/shield/protocols` (50 active rows)",
+            format!("{base}/v1/shield/protocols"),
+            None,
+        ),
+        (
+            "`POST /v1/shield/back` (prepare, stored)",
+            format!("{base}/v1/shield/back"),
+            Some(script.as_path()),
+        ),
+    ];
+    let mut results = Vec::new();
+    for (name, url, script) in runs {
+        let figures = tokio::task::spawn_blocking({
+            let url = url.clone();
+            let script = script.map(|s| s.to_path_buf());
+            move || wrk(&url, script.as_deref(), seconds, connections)
+        })
+        .await
+        .unwrap();
+        assert_eq!(figures.non_2xx, 0, "{name}: every answer must be a success");
+        println!(
+            "{name}: {:.0} requests/s, p99 {:.2} ms",
+            figures.requests_per_second, figures.p99_ms
+        );
+        results.push((name, figures));
+    }
+    let hello = results[0].1.requests_per_second;
+    println!();
+    println!("| route | requests/s | p99 latency | vs hello-world |");
+    println!("|---|---:|---:|---:|");
+    for (name, f) in &results {
+        println!(
+            "| {name} | {:.0} | {:.2} ms | {:.0} % |",
+            f.requests_per_second,
+            f.p99_ms,
+            100.0 * f.requests_per_second / hello
+        );
+    }
+    println!();
+    println!(
+        "wrk -t2 -c{connections} -d{seconds}s against one process; database: {}",
+        if db.is_postgres() {
+            "Postgres"
+        } else {
+            "SQLite"
+        }
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,89 @@
+//! Work the api process runs beside the HTTP server: the job worker, and the indexer when a
+//! source is configured (`INDEXER_SOURCE`), both stopped with the server.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use narrative_indexer::config::SourceKind;
+use narrative_indexer::metrics::Metrics;
+use narrative_indexer::source::grpc::GrpcSource;
+use narrative_indexer::source::rpc::RpcSource;
+use narrative_indexer::{run_pipeline, PipelineConfig};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::config::Config;
+use crate::followups::ApiJobs;
+use crate::jobs::Worker;
+use crate::state::AppState;
+
+pub struct Background {
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+fn stopped(mut rx: watch::Receiver<bool>) -> impl std::future::Future<Output = ()> {
+    async move {
+        let _ = rx.wait_for(|stop| *stop).await;
+    }
+}
+
+impl Background {
+    pub fn start(state: &Arc<AppState>, config: &Config) -> Background {
+        let (stop, rx) = watch::channel(false);
+        let mut tasks = Vec::new();
+        let jobs = ApiJobs {
+            store: state.store.clone(),
+            ledger: state.ledger.clone(),
+        };
+        let worker = Worker::new(state.store.clone(), Arc::new(jobs), state.jobs_wake.clone());
+        tasks.push(tokio::spawn(worker.run(stopped(rx.clone()))));
+        if let Some(kind) = config.indexer_source {
+            let metrics = Metrics::new();
+            let _ = state.indexer_metrics.set(metrics.clone());
+            let store = state.store.clone();
+            let programs = vec![
+                narrative_sdk::ids::BINARY_VAULT,
+                narrative_sdk::ids::CRUCIBLE_POOL,
+                narrative_sdk::ids::SHIELD_VAULT,
+            ];
+            let endpoint = config
+                .indexer_endpoint
+                .clone()
+                .unwrap_or_else(|| config.solana_rpc_url.clone());
+            let x_token = config.indexer_x_token.clone();
+            let shutdown = stopped(rx.clone());
+            tracing::info!(source = ?kind, %endpoint, "indexer running in process");
+            tasks.push(tokio::spawn(async move {
+                let pipeline = PipelineConfig::default();
+                let result = match kind {
+                    SourceKind::Grpc => {
+                        let source = GrpcSource::new(endpoint, x_token, programs, metrics.clone());
+                        run_pipeline(store, source, pipeline, metrics, shutdown).await
+                    }
+                    SourceKind::Rpc => {
+                        let source = RpcSource::new(
+                            endpoint,
+                            programs,
+                            Duration::from_secs(1),
+                            metrics.clone(),
+                        );
+                        run_pipeline(store, source, pipeline, metrics, shutdown).await
+                    }
+                };
+                if let Err(error) = result {
+                    tracing::error!(error = %format!("{error:#}"), "in-process indexer stopped");
+                }
+            }));
+        }
+        Background { stop, tasks }
+    }
+
+    /// Stops every task and waits for them.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        for task in self.tasks {
+            let _ = task.await;
+        }
+    }
+}

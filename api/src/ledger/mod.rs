@@ -1,0 +1,196 @@
+//! The ledger as the api sees it: a recent blockhash for prepared transactions, what happened
+//! to a signature, account reads and sending. The real one is JSON-RPC ([`rpc::RpcLedger`]);
+//! the tests drive the same handlers against solana-program-test through this trait.
+
+use anchor_lang::solana_program::system_program;
+use narrative_sdk::Pubkey;
+use solana_hash::Hash;
+use solana_signature::Signature;
+use solana_transaction::versioned::VersionedTransaction;
+
+pub mod rpc;
+
+pub use rpc::RpcLedger;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LedgerError {
+    /// The node could not be reached or answered with an error.
+    #[error("ledger unavailable: {0}")]
+    Unavailable(String),
+    /// The node answered something this service cannot read.
+    #[error("unexpected ledger answer: {0}")]
+    Malformed(String),
+}
+
+/// An instruction as it executed, with its accounts resolved to addresses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LandedInstruction {
+    pub program: Pubkey,
+    pub accounts: Vec<Pubkey>,
+    pub data: Vec<u8>,
+}
+
+/// A transaction the ledger holds at `confirmed` or better.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LandedTransaction {
+    pub slot: u64,
+    /// `None` when it succeeded; the error's text otherwise (it still landed and paid its fee).
+    pub error: Option<String>,
+    /// The fee payer (the first signer).
+    pub fee_payer: Pubkey,
+    pub instructions: Vec<LandedInstruction>,
+}
+
+impl LandedTransaction {
+    /// Reads `tx`'s top-level instructions against its static account keys. Prepared
+    /// transactions are legacy messages; an address-table lookup would name keys past the static
+    /// ones, which this refuses rather than guesses.
+    pub fn new(
+        slot: u64,
+        error: Option<String>,
+        tx: &VersionedTransaction,
+    ) -> Result<LandedTransaction, LedgerError> {
+        let keys = tx.message.static_account_keys();
+        let key = |index: u8| {
+            keys.get(index as usize)
+                .map(|k| Pubkey::new_from_array(k.to_bytes()))
+                .ok_or_else(|| {
+                    LedgerError::Malformed(format!("account index {index} beyond the static keys"))
+                })
+        };
+        let fee_payer = key(0)?;
+        let instructions = tx
+            .message
+            .instructions()
+            .iter()
+            .map(|ix| {
+                Ok(LandedInstruction {
+                    program: key(ix.program_id_index)?,
+                    accounts: ix
+                        .accounts
+                        .iter()
+                        .map(|a| key(*a))
+                        .collect::<Result<_, _>>()?,
+                    data: ix.data.clone(),
+                })
+            })
+            .collect::<Result<_, LedgerError>>()?;
+        Ok(LandedTransaction {
+            slot,
+            error,
+            fee_payer,
+            instructions,
+        })
+    }
+
+    /// The lamports this transaction moves from `from` to `to` by system transfers.
+    pub fn transferred(&self, from: &Pubkey, to: &Pubkey) -> u64 {
+        self.instructions
+            .iter()
+            .filter(|ix| ix.program == system_program::ID && ix.accounts.len() >= 2)
+            .filter(|ix| &ix.accounts[0] == from && &ix.accounts[1] == to)
+            .filter_map(|ix| system_transfer_lamports(&ix.data))
+            .fold(0u64, |sum, lamports| sum.saturating_add(lamports))
+    }
+
+    /// Every system transfer to `to`: (source, lamports).
+    pub fn transfers_to(&self, to: &Pubkey) -> Vec<(Pubkey, u64)> {
+        self.instructions
+            .iter()
+            .filter(|ix| ix.program == system_program::ID && ix.accounts.len() >= 2)
+            .filter(|ix| &ix.accounts[1] == to)
+            .filter_map(|ix| system_transfer_lamports(&ix.data).map(|l| (ix.accounts[0], l)))
+            .collect()
+    }
+}
+
+/// The system program's `Transfer { lamports }`: tag 2 (u32 LE) then the amount (u64 LE).
+fn system_transfer_lamports(data: &[u8]) -> Option<u64> {
+    if data.len() != 12 || data[..4] != 2u32.to_le_bytes() {
+        return None;
+    }
+    Some(u64::from_le_bytes(data[4..12].try_into().ok()?))
+}
+
+/// An account as read, at the slot of the read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LedgerAccount {
+    pub owner: Pubkey,
+    pub lamports: u64,
+    pub data: Vec<u8>,
+}
+
+#[async_trait::async_trait]
+pub trait Ledger: Send + Sync {
+    /// A blockhash recent enough for a wallet to sign with (implementations may cache it for a
+    /// few seconds: it stays valid for about a minute).
+    async fn latest_blockhash(&self) -> Result<Hash, LedgerError>;
+
+    /// The transaction behind `signature` once it is confirmed; `None` while it is unknown.
+    async fn transaction(
+        &self,
+        signature: &Signature,
+    ) -> Result<Option<LandedTransaction>, LedgerError>;
+
+    /// The accounts at `addresses` (`None` where none exists) and the slot they were read at.
+    async fn accounts(
+        &self,
+        addresses: &[Pubkey],
+    ) -> Result<(u64, Vec<Option<LedgerAccount>>), LedgerError>;
+
+    /// Submits a signed transaction (the service's own, e.g. settlement).
+    async fn send(&self, tx: &VersionedTransaction) -> Result<Signature, LedgerError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anchor_lang::solana_program::system_instruction;
+
+    fn landed(
+        ixs: &[anchor_lang::solana_program::instruction::Instruction],
+        payer: &Pubkey,
+    ) -> LandedTransaction {
+        let tx = narrative_sdk::tx::unsigned_transaction(ixs, payer, Hash::new_from_array([1; 32]));
+        LandedTransaction::new(9, None, &VersionedTransaction::from(tx)).unwrap()
+    }
+
+    #[test]
+    fn system_transfers_are_read_from_the_instructions() {
+        let (a, b, c) = (
+            Pubkey::new_unique(),
+            Pubkey::new_unique(),
+            Pubkey::new_unique(),
+        );
+        let tx = landed(
+            &[
+                system_instruction::transfer(&a, &b, 3_000),
+                system_instruction::transfer(&a, &b, 2_000),
+                system_instruction::transfer(&c, &b, 7),
+                system_instruction::assign(&a, &c),
+            ],
+            &a,
+        );
+        assert_eq!(tx.fee_payer, a);
+        assert_eq!(tx.slot, 9);
+        assert_eq!(tx.transferred(&a, &b), 5_000);
+        assert_eq!(tx.transferred(&c, &b), 7);
+        assert_eq!(tx.transferred(&b, &a), 0);
+        assert_eq!(tx.transfers_to(&b), vec![(a, 3_000), (a, 2_000), (c, 7)]);
+        assert_eq!(tx.instructions.len(), 4);
+        assert_eq!(tx.instructions[0].accounts, vec![a, b]);
+    }
+
+    #[test]
+    fn a_transfer_needs_the_exact_layout() {
+        assert_eq!(
+            system_transfer_lamports(&[2, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0]),
+            Some(5)
+        );
+        assert_eq!(
+            system_transfer_lamports(&[3, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0]),
+            None
+        );
+        assert_eq!(system_transfer_lamports(&[2, 0, 0, 0, 5]), None);
+    }
+}

@@ -1,0 +1,103 @@
+//! The api's `Ledger` over a solana-program-test bank: transactions processed through it are
+//! remembered by signature, as a cluster's `getTransaction` would find them, failed ones
+//! included; each lands in a slot of its own.
+
+// program-test 3.1 marks `ProgramTestContext::banks_client` deprecated (unstable API from 4.0).
+#![allow(deprecated)]
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use integration_tests::harness::Harness;
+use narrative_api::ledger::{LandedTransaction, Ledger, LedgerAccount, LedgerError};
+use narrative_sdk::Pubkey;
+use solana_hash::Hash;
+use solana_signature::Signature;
+use solana_transaction::versioned::VersionedTransaction;
+use solana_transaction::Transaction;
+use tokio::sync::Mutex;
+
+pub struct BankLedger {
+    pub harness: Arc<Mutex<Harness>>,
+    landed: std::sync::Mutex<HashMap<Signature, LandedTransaction>>,
+}
+
+impl BankLedger {
+    pub fn new(harness: Harness) -> Arc<BankLedger> {
+        Arc::new(BankLedger {
+            harness: Arc::new(Mutex::new(harness)),
+            landed: Default::default(),
+        })
+    }
+
+    /// Executes a wallet-signed transaction; `Err` carries the bank's error, and the
+    /// transaction is on the ledger either way (as a failed transaction that paid its fee).
+    pub async fn process(&self, tx: Transaction) -> Result<Signature, String> {
+        let signature = tx.signatures[0];
+        let mut h = self.harness.lock().await;
+        let slot = h.clock().await.slot;
+        let outcome = h
+            .ctx
+            .banks_client
+            .process_transaction_with_metadata(tx.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        let error = outcome.result.err().map(|e| format!("{e:?}"));
+        h.next_slot().await;
+        let landed =
+            LandedTransaction::new(slot, error.clone(), &VersionedTransaction::from(tx)).unwrap();
+        self.landed.lock().unwrap().insert(signature, landed);
+        match error {
+            None => Ok(signature),
+            Some(e) => Err(e),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Ledger for BankLedger {
+    async fn latest_blockhash(&self) -> Result<Hash, LedgerError> {
+        let h = self.harness.lock().await;
+        h.ctx
+            .banks_client
+            .get_latest_blockhash()
+            .await
+            .map_err(|e| LedgerError::Unavailable(e.to_string()))
+    }
+
+    async fn transaction(
+        &self,
+        signature: &Signature,
+    ) -> Result<Option<LandedTransaction>, LedgerError> {
+        Ok(self.landed.lock().unwrap().get(signature).cloned())
+    }
+
+    async fn accounts(
+        &self,
+        addresses: &[Pubkey],
+    ) -> Result<(u64, Vec<Option<LedgerAccount>>), LedgerError> {
+        let mut h = self.harness.lock().await;
+        let slot = h.clock().await.slot;
+        let mut accounts = Vec::with_capacity(addresses.len());
+        for address in addresses {
+            accounts.push(h.raw_account(*address).await.map(|a| LedgerAccount {
+                owner: a.owner,
+                lamports: a.lamports,
+                data: a.data,
+            }));
+        }
+        Ok((slot, accounts))
+    }
+
+    async fn send(&self, tx: &VersionedTransaction) -> Result<Signature, LedgerError> {
+        let legacy = tx
+            .clone()
+            .into_legacy_transaction()
+            .ok_or_else(|| LedgerError::Malformed("only legacy transactions here".into()))?;
+        // A transaction that fails still lands, as on a cluster; the caller reads its error.
+        Ok(match self.process(legacy).await {
+            Ok(signature) => signature,
+            Err(_) => tx.signatures[0],
+        })
+    }
+}

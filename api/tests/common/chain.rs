@@ -1,0 +1,99 @@
+//! A test server whose ledger is a program-test bank at the wall clock, and what a wallet does
+//! with a prepared transaction.
+
+use std::sync::Arc;
+
+use integration_tests::harness::Harness;
+use narrative_api::human::LocalVerifier;
+use narrative_api::{Config, Providers};
+use serde_json::Value;
+use solana_keypair::Keypair;
+use solana_signer::Signer;
+use solana_transaction::Transaction;
+
+use super::bank::BankLedger;
+use super::TestServer;
+
+/// The `cf_token` the local human verifier accepts in these tests.
+pub const HUMAN_TOKEN: &str = "human";
+
+/// A harness moved to the wall clock (the api checks deadlines and windows against it) behind a
+/// server, with `prepare` run on the harness first.
+pub async fn start_on_bank(configure: impl FnOnce(&mut Config)) -> (TestServer, Arc<BankLedger>) {
+    let mut harness = Harness::start().await;
+    harness.warp_to(chrono::Utc::now().timestamp()).await;
+    let ledger = BankLedger::new(harness);
+    let providers = Providers {
+        ledger: ledger.clone(),
+        human: Arc::new(LocalVerifier {
+            accepted: HUMAN_TOKEN.into(),
+        }),
+    };
+    let server = TestServer::start_with(Some(providers), |c| {
+        c.confirm_wait_ms = 300;
+        configure(c);
+    })
+    .await;
+    (server, ledger)
+}
+
+/// The wallet's signature over a prepare response's `transaction`, as a wallet app makes it.
+pub fn sign(prepared: &Value, wallet: &Keypair) -> Transaction {
+    let mut tx =
+        narrative_sdk::tx::from_base64(prepared["transaction"].as_str().expect("transaction"))
+            .expect("a transaction");
+    assert_eq!(
+        tx.message.account_keys[0],
+        wallet.pubkey(),
+        "the wallet pays the fee"
+    );
+    let blockhash = tx.message.recent_blockhash;
+    tx.sign(&[wallet], blockhash);
+    tx
+}
+
+/// What the indexer does with an account change: the bank's accounts through the store's batch
+/// writer, at the bank's slot.
+pub async fn index_from_bank(
+    server: &TestServer,
+    ledger: &BankLedger,
+    addresses: &[narrative_sdk::Pubkey],
+) {
+    let mut batch = narrative_store::Batch::default();
+    {
+        let mut h = ledger.harness.lock().await;
+        let slot = h.clock().await.slot;
+        for address in addresses {
+            let account = h.raw_account(*address).await.expect("account exists");
+            batch.accounts.push(narrative_store::AccountUpdate {
+                address: *address,
+                owner: account.owner,
+                lamports: account.lamports,
+                data: account.data,
+                slot,
+                write_version: 1,
+            });
+        }
+    }
+    server
+        .db
+        .store
+        .write_batch("test", &batch)
+        .await
+        .expect("indexed");
+}
+
+/// Polls `check` every 50 ms for up to 5 s.
+pub async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    for _ in 0..100 {
+        if check().await {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{what} did not happen within 5 s");
+}

@@ -1,0 +1,253 @@
+//! `POST /v1/markets` over HTTP against a program-test bank: each gate of the fee-gated
+//! creation refuses with the spec's error, and a market that passes them is created on chain
+//! by the creator's signed transaction and confirmed.
+
+mod common;
+
+use std::time::Duration;
+
+use common::chain::{self, HUMAN_TOKEN};
+use integration_tests::harness::SOL;
+use narrative_api::ledger::Ledger;
+use narrative_sdk::binary_vault::state::{Market, MarketVariant};
+use narrative_sdk::{pda, Pubkey};
+use narrative_store::entities::{market_creations, markets};
+use reqwest::StatusCode;
+use sea_orm::{EntityTrait, PaginatorTrait};
+use serde_json::{json, Value};
+use solana_keypair::Keypair;
+use solana_signer::Signer;
+use solana_transaction::Transaction;
+
+const FEE: u64 = 5 * SOL;
+
+/// The message of the API contract (README): one field per line, the question last.
+fn message(
+    variant: &str,
+    deadline: i64,
+    yes: u64,
+    no: u64,
+    fee_tx: &str,
+    question: &str,
+) -> String {
+    format!(
+        "narrative-market-service:create-market\nvariant:{variant}\ndeadline:{deadline}\nseed_yes_lamports:{yes}\nseed_no_lamports:{no}\nfee_tx_signature:{fee_tx}\nquestion:{question}"
+    )
+}
+
+struct Setup {
+    server: common::TestServer,
+    ledger: std::sync::Arc<common::bank::BankLedger>,
+    creator: Keypair,
+    treasury: Pubkey,
+}
+
+async fn setup() -> Setup {
+    let treasury = integration_tests::harness::keypair(3, 0).pubkey();
+    let (server, ledger) = chain::start_on_bank(|c| {
+        c.treasury_wallet = Some(treasury.to_string());
+        c.binary_market_fee_sol = 5.0;
+    })
+    .await;
+    let creator = ledger.harness.lock().await.wallets[1].insecure_clone();
+    Setup {
+        server,
+        ledger,
+        creator,
+        treasury,
+    }
+}
+
+impl Setup {
+    /// A landed transfer of `lamports` from `from` to `to`; its signature.
+    async fn pay(&self, from: &Keypair, to: &Pubkey, lamports: u64) -> String {
+        let blockhash = self.ledger.latest_blockhash().await.unwrap();
+        let ix =
+            anchor_lang::solana_program::system_instruction::transfer(&from.pubkey(), to, lamports);
+        let tx =
+            Transaction::new_signed_with_payer(&[ix], Some(&from.pubkey()), &[from], blockhash);
+        self.ledger
+            .process(tx)
+            .await
+            .expect("transfer lands")
+            .to_string()
+    }
+
+    fn body(&self, signer: &Keypair, variant: &str, fee_tx: &str, seed_yes: f64) -> Value {
+        let deadline = chrono::Utc::now().timestamp() + 7 * 86_400;
+        let question = "Will the \"Kestrel\" upgrade ship before the deadline?";
+        let yes = (seed_yes * 1e9).round() as u64;
+        let signed =
+            signer.sign_message(message(variant, deadline, yes, 0, fee_tx, question).as_bytes());
+        json!({
+            "cf_token": HUMAN_TOKEN,
+            "signature": signed.to_string(),
+            "fee_tx_signature": fee_tx,
+            "variant": variant,
+            "question": question,
+            "deadline": deadline,
+            "seed_yes": seed_yes,
+        })
+    }
+
+    async fn create(&self, body: &Value) -> (StatusCode, Value) {
+        self.server.post("/v1/markets", body).await
+    }
+}
+
+#[tokio::test]
+async fn each_gate_refuses_with_the_spec_error_and_records_nothing() {
+    let s = setup().await;
+    let paid = s.pay(&s.creator, &s.treasury, FEE).await;
+    let valid = s.body(&s.creator, "yield", &paid, 0.0);
+
+    let mut no_token = valid.clone();
+    no_token.as_object_mut().unwrap().remove("cf_token");
+    let mut bad_token = valid.clone();
+    bad_token["cf_token"] = json!("robot");
+    for body in [no_token, bad_token] {
+        let (status, answer) = s.create(&body).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+        assert_eq!(answer["error"], "TURNSTILE_FAILED");
+    }
+
+    // A fee transaction the ledger does not have, one paying too little, one paying elsewhere.
+    let unknown = solana_signature::Signature::from([4u8; 64]).to_string();
+    let too_little = s.pay(&s.creator, &s.treasury, FEE - 1).await;
+    let elsewhere = s.pay(&s.creator, &Pubkey::new_unique(), FEE).await;
+    for fee_tx in [
+        unknown.as_str(),
+        too_little.as_str(),
+        elsewhere.as_str(),
+        "garbage",
+    ] {
+        let (status, answer) = s.create(&s.body(&s.creator, "yield", fee_tx, 0.0)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{fee_tx}: {answer}");
+        assert_eq!(answer["error"], "market_fee_missing_treasury");
+    }
+    let (_, answer) = s
+        .create(&s.body(&s.creator, "yield", &too_little, 0.0))
+        .await;
+    assert_eq!(answer["required_lamports"], FEE);
+    assert_eq!(answer["paid_lamports"], FEE - 1);
+
+    // Signed by someone other than the creator who paid, or over other content.
+    let stranger = Keypair::new();
+    let (status, answer) = s.create(&s.body(&stranger, "yield", &paid, 0.0)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{answer}");
+    assert_eq!(answer["error"], "invalid_signature");
+    let mut altered = valid.clone();
+    altered["question"] = json!("Something else entirely?");
+    let (status, answer) = s.create(&altered).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{answer}");
+
+    let mut bad_variant = valid.clone();
+    bad_variant["variant"] = json!("exotic");
+    let (status, answer) = s.create(&bad_variant).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        answer,
+        json!({"ok": false, "error": "variant must be classic or yield"})
+    );
+
+    let db = s.server.db.store.db();
+    assert_eq!(market_creations::Entity::find().count(db).await.unwrap(), 0);
+    s.server.stop().await;
+}
+
+#[tokio::test]
+async fn a_paid_signed_market_is_created_on_chain_and_confirmed() {
+    let s = setup().await;
+    let paid = s.pay(&s.creator, &s.treasury, FEE).await;
+    let (status, created) = s.create(&s.body(&s.creator, "yield", &paid, 0.5)).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(created["status"], "ready_to_confirm");
+    assert_eq!(created["creator"], s.creator.pubkey().to_string());
+    assert_eq!(created["fee_lamports"], FEE);
+
+    // The fee pays for one market only.
+    let (status, again) = s.create(&s.body(&s.creator, "yield", &paid, 0.0)).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{again}");
+    assert_eq!(again["error"], "fee_already_used");
+
+    let tx = chain::sign(&created, &s.creator);
+    let signature = s
+        .ledger
+        .process(tx)
+        .await
+        .expect("market created")
+        .to_string();
+    let body = json!({"prepared_id": created["prepared_id"], "signature": signature});
+    let (status, confirmed) = s.server.post("/v1/markets/confirm", &body).await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    assert_eq!(confirmed["status"], "open");
+    assert_eq!(confirmed["market_id"], created["market_id"]);
+
+    let market_id =
+        narrative_sdk::market_id::market_id_from_str(created["market_id"].as_str().unwrap())
+            .unwrap();
+    let on_chain: Market = s.ledger.harness.lock().await.market(&market_id).await;
+    assert_eq!(on_chain.variant, MarketVariant::Yield);
+    assert_eq!(on_chain.creator, s.creator.pubkey());
+    assert_eq!(on_chain.yes_total, SOL / 2);
+    assert_eq!(
+        confirmed["address"],
+        pda::binary::market(&market_id).to_string()
+    );
+
+    // The follow-up job indexes the new market from the ledger.
+    let address = pda::binary::market(&market_id).to_string();
+    let mut indexed = None;
+    for _ in 0..100 {
+        indexed = markets::Entity::find_by_id(address.clone())
+            .one(s.server.db.store.db())
+            .await
+            .unwrap();
+        if indexed.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let indexed = indexed.expect("market indexed");
+    assert_eq!(indexed.yes_total, (SOL / 2) as i64);
+    assert_eq!(
+        indexed.market_uuid,
+        created["market_id"].as_str().map(String::from)
+    );
+
+    let (status, replay) = s.server.post("/v1/markets/confirm", &body).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(replay, confirmed);
+    s.server.stop().await;
+}
+
+#[tokio::test]
+async fn a_classic_market_waits_for_review() {
+    let s = setup().await;
+    let paid = s.pay(&s.creator, &s.treasury, FEE).await;
+    let (status, answer) = s.create(&s.body(&s.creator, "classic", &paid, 1.0)).await;
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "classic markets are seeded after review: {answer}"
+    );
+    let (status, created) = s.create(&s.body(&s.creator, "classic", &paid, 0.0)).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let tx = chain::sign(&created, &s.creator);
+    let signature = s
+        .ledger
+        .process(tx)
+        .await
+        .expect("market created")
+        .to_string();
+    let (status, confirmed) = s
+        .server
+        .post(
+            "/v1/markets/confirm",
+            &json!({"prepared_id": created["prepared_id"], "signature": signature}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    assert_eq!(confirmed["status"], "pending_review");
+    s.server.stop().await;
+}

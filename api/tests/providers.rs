@@ -1,0 +1,148 @@
+//! The real clients of outside providers against local HTTP servers: Turnstile's siteverify
+//! and the JSON-RPC ledger.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use narrative_api::human::{HumanVerifier, TurnstileVerifier, Verdict};
+use narrative_api::ledger::{Ledger, RpcLedger};
+use poem::listener::{Acceptor, Listener, TcpListener};
+use poem::web::{Data, Form, Json};
+use poem::{handler, post, EndpointExt, IntoResponse, Route, Server};
+use serde_json::{json, Value};
+
+async fn serve(app: impl poem::Endpoint + 'static) -> String {
+    let acceptor = TcpListener::bind("127.0.0.1:0")
+        .into_acceptor()
+        .await
+        .unwrap();
+    let addr: SocketAddr = *acceptor.local_addr()[0].as_socket_addr().unwrap();
+    tokio::spawn(Server::new_with_acceptor(acceptor).run(app));
+    format!("http://{addr}")
+}
+
+#[derive(serde::Deserialize)]
+struct Siteverify {
+    secret: String,
+    response: String,
+    remoteip: Option<String>,
+}
+
+/// Cloudflare's documented answers: success, or failure with `error-codes`.
+#[handler]
+fn siteverify(Form(form): Form<Siteverify>) -> poem::Response {
+    if form.secret != "sekret" {
+        return Json(json!({"success": false, "error-codes": ["invalid-input-secret"]}))
+            .into_response();
+    }
+    match (form.response.as_str(), form.remoteip.as_deref()) {
+        ("good", Some("203.0.113.9")) => {
+            Json(json!({"success": true, "error-codes": [], "hostname": "app.example"}))
+                .into_response()
+        }
+        ("explode", _) => poem::Response::builder()
+            .status(poem::http::StatusCode::BAD_GATEWAY)
+            .finish(),
+        _ => Json(json!({"success": false, "error-codes": ["invalid-input-response"]}))
+            .into_response(),
+    }
+}
+
+#[tokio::test]
+async fn turnstile_client_posts_the_form_and_reads_the_verdict() {
+    let base = serve(Route::new().at("/siteverify", post(siteverify))).await;
+    let url = Some(format!("{base}/siteverify"));
+    let ip = Some("203.0.113.9".parse().unwrap());
+    let verifier = TurnstileVerifier::new("sekret".into(), url.clone()).unwrap();
+    assert_eq!(verifier.verify("good", ip).await.unwrap(), Verdict::Human);
+    assert_eq!(
+        verifier.verify("bad", ip).await.unwrap(),
+        Verdict::Refused(vec!["invalid-input-response".into()])
+    );
+    assert!(
+        verifier.verify("explode", ip).await.is_err(),
+        "a 502 is an outage, not a verdict"
+    );
+    let wrong_secret = TurnstileVerifier::new("other".into(), url).unwrap();
+    assert_eq!(
+        wrong_secret.verify("good", ip).await.unwrap(),
+        Verdict::Refused(vec!["invalid-input-secret".into()])
+    );
+}
+
+/// A JSON-RPC node answering the four methods the ledger uses, counting calls per method.
+#[handler]
+async fn rpc(Json(request): Json<Value>, Data(calls): Data<&Arc<Calls>>) -> Json<Value> {
+    let method = request["method"].as_str().unwrap_or_default().to_owned();
+    let result = match method.as_str() {
+        "getLatestBlockhash" => {
+            calls.blockhash.fetch_add(1, Ordering::SeqCst);
+            json!({"context": {"slot": 77}, "value": {"blockhash": "4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM", "lastValidBlockHeight": 1000}})
+        }
+        "getTransaction" => Value::Null,
+        "getMultipleAccounts" => json!({"context": {"slot": 88}, "value": [
+            {"lamports": 5, "owner": "11111111111111111111111111111111", "data": ["AQID", "base64"], "executable": false, "rentEpoch": 0, "space": 3},
+            null
+        ]}),
+        _ => {
+            return Json(
+                json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "no"}}),
+            )
+        }
+    };
+    Json(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
+}
+
+#[derive(Default)]
+struct Calls {
+    blockhash: AtomicUsize,
+}
+
+#[tokio::test]
+async fn rpc_ledger_caches_blockhashes_and_reads_accounts_and_missing_transactions() {
+    let calls = Arc::new(Calls::default());
+    let base = serve(Route::new().at("/", post(rpc)).data(calls.clone())).await;
+    let ledger = RpcLedger::with_blockhash_ttl(&base, Duration::from_millis(300));
+    let first = ledger.latest_blockhash().await.unwrap();
+    assert_eq!(
+        first.to_string(),
+        "4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM"
+    );
+    for _ in 0..5 {
+        assert_eq!(ledger.latest_blockhash().await.unwrap(), first);
+    }
+    assert_eq!(
+        calls.blockhash.load(Ordering::SeqCst),
+        1,
+        "served from the cache"
+    );
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    ledger.latest_blockhash().await.unwrap();
+    assert_eq!(
+        calls.blockhash.load(Ordering::SeqCst),
+        2,
+        "refetched after the ttl"
+    );
+
+    let unknown = solana_signature::Signature::from([1u8; 64]);
+    assert_eq!(ledger.transaction(&unknown).await.unwrap(), None);
+
+    let a = narrative_sdk::Pubkey::new_unique();
+    let b = narrative_sdk::Pubkey::new_unique();
+    let (slot, accounts) = ledger.accounts(&[a, b]).await.unwrap();
+    assert_eq!(slot, 88);
+    let first = accounts[0].as_ref().expect("first account");
+    assert_eq!(
+        (first.lamports, first.data.as_slice()),
+        (5, &[1u8, 2, 3][..])
+    );
+    assert_eq!(accounts[1], None);
+
+    let down = RpcLedger::new("http://127.0.0.1:1");
+    assert!(matches!(
+        down.latest_blockhash().await,
+        Err(narrative_api::ledger::LedgerError::Unavailable(_))
+    ));
+}
