@@ -8,7 +8,8 @@
 //! the same rows (2) by raw `COPY` into constraint-free copies of the tables and (3) through a
 //! row-by-row loop (one upsert per transaction, on the first `BENCH_ROW_BY_ROW`, default
 //! 50,000); then (4) a source paced at `BENCH_RATE` (default 5,000) updates/s for
-//! `BENCH_SECONDS` (default 20) gives the update-to-commit latency percentiles.
+//! `BENCH_SECONDS` (default 20) gives the update-to-commit latency percentiles. `BENCH_BATCH`
+//! (default 20,000, the indexer's default) is the batch size of the throughput run.
 
 use std::time::{Duration, Instant};
 
@@ -394,6 +395,7 @@ async fn main() {
     let sample = env_usize("BENCH_ROW_BY_ROW", 50_000).min(n);
     let rate = env_usize("BENCH_RATE", 5_000);
     let seconds = env_usize("BENCH_SECONDS", 20);
+    let batch_size = env_usize("BENCH_BATCH", 20_000);
 
     let generated = Instant::now();
     let updates = realistic_updates(n);
@@ -406,7 +408,7 @@ async fn main() {
 
     let config = PipelineConfig {
         checkpoint_name: "bench".into(),
-        batch_size: 5_000,
+        batch_size,
         batch_interval: Duration::from_millis(50),
         channel_capacity: 50_000,
     };

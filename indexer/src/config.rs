@@ -48,11 +48,11 @@ pub struct Args {
     /// Program ids to index, comma-separated.
     #[arg(long, env = "INDEXER_PROGRAMS", value_delimiter = ',', value_parser = pubkey, default_values_t = default_programs())]
     pub programs: Vec<Pubkey>,
-    #[arg(long, env = "INDEXER_BATCH_SIZE", default_value_t = 2_000)]
+    #[arg(long, env = "INDEXER_BATCH_SIZE", default_value_t = 20_000)]
     pub batch_size: usize,
     #[arg(long, env = "INDEXER_BATCH_INTERVAL_MS", default_value_t = 100)]
     pub batch_interval_ms: u64,
-    #[arg(long, env = "INDEXER_CHANNEL_CAPACITY", default_value_t = 20_000)]
+    #[arg(long, env = "INDEXER_CHANNEL_CAPACITY", default_value_t = 50_000)]
     pub channel_capacity: usize,
     /// Checkpoint name: one per independent indexer sharing a database.
     #[arg(long, env = "INDEXER_CHECKPOINT", default_value = "default")]
@@ -91,7 +91,7 @@ mod tests {
         let expected = std::env::var("DATABASE_URL")
             .unwrap_or_else(|_| narrative_store::DEFAULT_SQLITE_URL.to_owned());
         assert_eq!(args.database_url, expected);
-        assert_eq!(args.pipeline().batch_size, 2_000);
+        assert_eq!(args.pipeline().batch_size, 20_000);
     }
 
     #[test]

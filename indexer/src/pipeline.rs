@@ -32,9 +32,11 @@ impl Default for PipelineConfig {
     fn default() -> Self {
         PipelineConfig {
             checkpoint_name: "default".into(),
-            batch_size: 2_000,
+            // A backlog commits in large batches (each address's newest state once per
+            // batch); live traffic is flushed by the interval long before a batch fills.
+            batch_size: 20_000,
             batch_interval: Duration::from_millis(100),
-            channel_capacity: 20_000,
+            channel_capacity: 50_000,
         }
     }
 }
