@@ -71,7 +71,7 @@ pub struct IssuedKey {
 }
 
 pub async fn issue(
-    db: &DatabaseConnection,
+    db: &impl sea_orm::ConnectionTrait,
     tier: &str,
     wallet: Option<String>,
     name: Option<String>,

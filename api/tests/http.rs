@@ -5,7 +5,7 @@ mod common;
 
 use common::{TestServer, ADMIN_SECRET, ADMIN_WALLET};
 use ed25519_dalek::{Signer, SigningKey};
-use narrative_store::entities::{markets, shield_coverages};
+use narrative_store::entities::shield_coverages;
 use reqwest::StatusCode;
 use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel};
 use serde_json::{json, Value};
@@ -80,7 +80,16 @@ async fn health_openapi_document_and_docs_are_served() {
         "/shield/partner-apply",
         "/binary/status",
         "/binary/back",
+        "/binary/back/confirm",
+        "/binary/withdraw",
         "/shield/probe-log",
+        "/shield/back",
+        "/shield/back/confirm",
+        "/markets",
+        "/markets/confirm",
+        "/nft/webhook/indexer",
+        "/agent/register",
+        "/agent/feed",
     ] {
         assert!(
             paths.contains_key(path),
@@ -89,6 +98,36 @@ async fn health_openapi_document_and_docs_are_served() {
         );
     }
     assert!(document["components"]["securitySchemes"]["AdminAuth"].is_object());
+    assert!(document["components"]["securitySchemes"]["WebhookAuth"].is_object());
+    // Structurally sound: every reference resolves, every operation has responses and a tag.
+    let mut refs = Vec::new();
+    collect_refs(&document, &mut refs);
+    assert!(!refs.is_empty());
+    for reference in refs {
+        let name = reference
+            .strip_prefix("#/components/schemas/")
+            .unwrap_or_else(|| panic!("unexpected reference {reference}"));
+        assert!(
+            document["components"]["schemas"][name].is_object(),
+            "{reference} does not resolve"
+        );
+    }
+    let tags: Vec<&str> = document["tags"]
+        .as_array()
+        .expect("tags")
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for (path, item) in paths {
+        for (method, operation) in item.as_object().unwrap() {
+            assert!(
+                operation["responses"].is_object(),
+                "{method} {path} has no responses"
+            );
+            let tag = operation["tags"][0].as_str().expect("a tag");
+            assert!(tags.contains(&tag), "{method} {path}: undeclared tag {tag}");
+        }
+    }
 
     let docs = server.http.get(server.url("/docs/")).send().await.unwrap();
     assert_eq!(docs.status(), StatusCode::OK);
@@ -265,43 +304,14 @@ async fn binary_routes_are_gated_with_503() {
 #[tokio::test]
 async fn binary_listing_reads_the_index_when_enabled() {
     let server = TestServer::start(|c| c.binary_markets_enabled = true).await;
-    let market = markets::Model {
-        address: "Market1111111111111111111111111111111111111".into(),
-        market_id: "ab".repeat(16) + &"00".repeat(16),
-        market_uuid: Some("abababab-abab-4bab-abab-abababababab".into()),
-        creator: "11111111111111111111111111111111".into(),
-        variant: "yield".into(),
-        source: "seed".into(),
-        mint: None,
-        approved: true,
-        oracle_status: 0,
-        finalized: false,
-        outcome: None,
-        created_at: 1_767_225_600,
-        deadline: 1_769_904_000,
-        resolution_proposed_at: 0,
-        finalized_at: 0,
-        yes_total: 3_000_000_000,
-        no_total: 1_000_000_000,
-        yes_backers: 3,
-        no_backers: 1,
-        yes_votes: 0,
-        no_votes: 0,
-        total_yield: 0,
-        min_backing: 10_000_000,
-        capital_loss_bps: 3500,
-        crucible_share_bps: 5000,
-        resolution_timelock_secs: 172_800,
-        max_resolution_delay_secs: 604_800,
-        winner_bonus_pool: 0,
-        loser_refund_pool: 0,
-        crucible_amount: 0,
-        total_paid_out: 0,
-        claims_count: 0,
-        slot: 5,
-        write_version: 1,
-        closed: false,
-    };
+    let market = common::fixtures::market(
+        "Market1111111111111111111111111111111111111",
+        &("ab".repeat(16) + &"00".repeat(16)),
+        Some("abababab-abab-4bab-abab-abababababab"),
+        "11111111111111111111111111111111",
+        (3_000_000_000, 1_000_000_000),
+        (3, 1),
+    );
     market
         .into_active_model()
         .insert(server.db.store.db())
@@ -580,4 +590,17 @@ async fn nft_webhooks_need_the_shared_secret_and_keep_what_they_receive() {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+}
+
+fn collect_refs(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(reference)) = map.get("$ref") {
+                out.push(reference.clone());
+            }
+            map.values().for_each(|v| collect_refs(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, out)),
+        _ => {}
+    }
 }

@@ -14,6 +14,7 @@ mod m20261121_000002_crucible_tables;
 mod m20261121_000003_shield_tables;
 mod m20261121_000004_indexer_tables;
 mod m20261121_000005_api_tables;
+mod m20261121_000006_agents_narratives;
 
 pub struct Migrator;
 
@@ -26,6 +27,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000003_shield_tables::Migration),
             Box::new(m20261121_000004_indexer_tables::Migration),
             Box::new(m20261121_000005_api_tables::Migration),
+            Box::new(m20261121_000006_agents_narratives::Migration),
         ]
     }
 }

@@ -6,6 +6,7 @@ use poem_openapi::{OpenApiService, Tags};
 
 use crate::state::AppState;
 
+pub mod agents;
 pub mod apikeys;
 pub mod binary;
 pub mod markets;
@@ -27,6 +28,8 @@ pub enum Tag {
     Markets,
     /// Inbound tier-NFT webhooks (spec 4.12).
     Nft,
+    /// Agents: registration and the narrative feed (spec 4.10).
+    Agents,
 }
 
 pub type Service = OpenApiService<
@@ -37,6 +40,7 @@ pub type Service = OpenApiService<
         apikeys::ApiKeysApi,
         markets::MarketsApi,
         nft::NftApi,
+        agents::AgentsApi,
     ),
     (),
 >;
@@ -59,7 +63,10 @@ pub fn service(state: Arc<AppState>) -> Service {
             markets::MarketsApi {
                 state: state.clone(),
             },
-            nft::NftApi { state },
+            nft::NftApi {
+                state: state.clone(),
+            },
+            agents::AgentsApi { state },
         ),
         "Narrative Market Service",
         env!("CARGO_PKG_VERSION"),

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 pub mod bank;
 pub mod chain;
+pub mod fixtures;
 
 pub const ADMIN_WALLET: &str = "AdminWa11et1111111111111111111111111111111";
 pub const ADMIN_SECRET: &str = "correct horse battery staple";

@@ -1,5 +1,6 @@
 //! sea-orm entities, one per table (see the `migration` crate for the schema).
 
+pub mod agents;
 pub mod api_keys;
 pub mod backings;
 pub mod binary_configs;
@@ -13,6 +14,7 @@ pub mod indexer_checkpoints;
 pub mod jobs;
 pub mod market_creations;
 pub mod markets;
+pub mod narratives;
 pub mod oracle_votes;
 pub mod prepared_transactions;
 pub mod program_events;

@@ -1,0 +1,225 @@
+//! Agents (spec 4.10): registration (an API key, shown once; about 5 per hour per IP) and the
+//! narrative feed (up to 50 narratives in `open`, `live` or `pending`, newest first; about 60
+//! per minute per key).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use narrative_store::entities::{agents, disputes, markets, narratives};
+use poem::http::StatusCode;
+use poem::Request;
+use poem_openapi::payload::Json;
+use poem_openapi::{ApiResponse, Object, OpenApi};
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
+    TransactionTrait,
+};
+
+use crate::auth::ApiKeyAuth;
+use crate::client::client_ip;
+use crate::error::{ApiError, ApiResult};
+use crate::keys;
+use crate::limits::{Policy, AGENT_FEED, AGENT_REGISTRATION};
+use crate::routes::Tag;
+use crate::state::AppState;
+use crate::time::{iso, now};
+use crate::validate::{sol, wallet};
+
+/// Agent feed size (spec 8).
+pub const FEED_SIZE: u64 = 50;
+const FEED_STATES: [&str; 3] = ["open", "live", "pending"];
+const MAX_NAME_CHARS: usize = 100;
+const MAX_DESCRIPTION_CHARS: usize = 1_000;
+
+pub struct AgentsApi {
+    pub state: Arc<AppState>,
+}
+
+#[derive(Object)]
+pub struct RegisterAgent {
+    pub wallet_address: String,
+    pub name: String,
+    pub description: Option<String>,
+}
+
+/// Spec 2.7.
+#[derive(Object)]
+pub struct Agent {
+    /// `ag_…`.
+    pub id: String,
+    /// Shown once, here.
+    pub api_key: String,
+    pub name: String,
+    pub wallet_address: String,
+    pub created_at: String,
+}
+
+#[derive(Object)]
+pub struct AgentRegistered {
+    pub ok: bool,
+    pub agent: Agent,
+}
+
+#[derive(ApiResponse)]
+pub enum Registered {
+    #[oai(status = 201)]
+    Created(Json<AgentRegistered>),
+}
+
+/// Spec 2.2.
+#[derive(Object)]
+pub struct FeedItem {
+    pub id: String,
+    pub title: String,
+    pub thesis: String,
+    pub category: String,
+    /// `open`, `live` or `pending`.
+    pub oracle_status: String,
+    pub total_backed_sol: f64,
+    pub backer_count: i64,
+    pub challenge_count: i64,
+    pub created_at: String,
+}
+
+#[derive(Object)]
+pub struct Feed {
+    pub ok: bool,
+    pub narratives: Vec<FeedItem>,
+}
+
+impl AgentsApi {
+    /// Counts a request against `policy` for `subject`; 429 `rate_limit_exceeded` (spec 7)
+    /// with `resets_at` and `retry-after` past the limit.
+    async fn limit(&self, policy: &Policy, subject: &str) -> Result<(), ApiError> {
+        let decision = self.state.limiter.hit(policy, subject).await;
+        if decision.allowed {
+            return Ok(());
+        }
+        let mut refused = ApiError::coded(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_exceeded",
+            format!("at most {} per {} s", policy.limit, policy.window_secs),
+        )
+        .with("resets_at", iso(now() + decision.retry_after_secs as i64));
+        refused.retry_after = Some(decision.retry_after_secs);
+        Err(refused)
+    }
+}
+
+fn text(field: &str, value: &str, max: usize) -> Result<String, ApiError> {
+    let value = value.trim();
+    if value.is_empty() || value.chars().count() > max {
+        return Err(ApiError::validation(format!(
+            "{field} required, at most {max} characters"
+        )));
+    }
+    Ok(value.to_owned())
+}
+
+#[OpenApi(prefix_path = "/agent", tag = "Tag::Agents")]
+impl AgentsApi {
+    /// Register an agent: its API key (Free tier) is in the answer, once.
+    #[oai(path = "/register", method = "post")]
+    async fn register(&self, req: &Request, body: Json<RegisterAgent>) -> ApiResult<Registered> {
+        let ip = client_ip(req).unwrap_or_else(|| "unknown".into());
+        self.limit(&AGENT_REGISTRATION, &ip).await?;
+        let body = body.0;
+        let owner = wallet("wallet_address", &body.wallet_address)?.to_string();
+        let name = text("name", &body.name, MAX_NAME_CHARS)?;
+        let description = match body.description.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some(d) => Some(text("description", d, MAX_DESCRIPTION_CHARS)?),
+        };
+        let db = self.state.store.db();
+        let txn = db.begin().await.map_err(ApiError::from)?;
+        let issued = keys::issue(&txn, "free", Some(owner.clone()), Some(name.clone())).await?;
+        let agent = agents::Model {
+            id: format!("ag_{}", uuid::Uuid::new_v4().simple()),
+            name,
+            description,
+            wallet_address: owner,
+            api_key_id: issued.row.id.clone(),
+            created_at: now(),
+        };
+        agents::Entity::insert(agents::ActiveModel {
+            id: Set(agent.id.clone()),
+            name: Set(agent.name.clone()),
+            description: Set(agent.description.clone()),
+            wallet_address: Set(agent.wallet_address.clone()),
+            api_key_id: Set(agent.api_key_id.clone()),
+            created_at: Set(agent.created_at),
+        })
+        .exec_without_returning(&txn)
+        .await
+        .map_err(ApiError::from)?;
+        txn.commit().await.map_err(ApiError::from)?;
+        Ok(Registered::Created(Json(AgentRegistered {
+            ok: true,
+            agent: Agent {
+                id: agent.id,
+                api_key: issued.key,
+                name: agent.name,
+                wallet_address: agent.wallet_address,
+                created_at: iso(agent.created_at),
+            },
+        })))
+    }
+
+    /// Up to 50 narratives in `open`, `live` or `pending`, newest first, with their backing
+    /// totals from the indexed markets.
+    #[oai(path = "/feed", method = "get")]
+    async fn feed(&self, auth: ApiKeyAuth) -> ApiResult<Json<Feed>> {
+        self.limit(&AGENT_FEED, &auth.0.key_id).await?;
+        let db = self.state.store.db();
+        let rows = narratives::Entity::find()
+            .filter(narratives::Column::OracleStatus.is_in(FEED_STATES))
+            .order_by_desc(narratives::Column::CreatedAt)
+            .order_by_asc(narratives::Column::Id)
+            .limit(FEED_SIZE)
+            .all(db)
+            .await
+            .map_err(ApiError::from)?;
+        let market_ids: Vec<String> = rows.iter().map(|n| n.market_id.clone()).collect();
+        let totals: HashMap<String, markets::Model> = markets::Entity::find()
+            .filter(markets::Column::MarketId.is_in(market_ids.clone()))
+            .filter(markets::Column::Closed.eq(false))
+            .all(db)
+            .await
+            .map_err(ApiError::from)?
+            .into_iter()
+            .map(|m| (m.market_id.clone(), m))
+            .collect();
+        let mut challenges: HashMap<String, i64> = HashMap::new();
+        for dispute in disputes::Entity::find()
+            .filter(disputes::Column::MarketId.is_in(market_ids))
+            .all(db)
+            .await
+            .map_err(ApiError::from)?
+        {
+            *challenges.entry(dispute.market_id).or_default() += 1;
+        }
+        let narratives = rows
+            .into_iter()
+            .map(|n| {
+                let market = totals.get(&n.market_id);
+                FeedItem {
+                    total_backed_sol: market
+                        .map_or(0.0, |m| sol(m.yes_total.saturating_add(m.no_total))),
+                    backer_count: market
+                        .map_or(0, |m| i64::from(m.yes_backers) + i64::from(m.no_backers)),
+                    challenge_count: challenges.get(&n.market_id).copied().unwrap_or(0),
+                    id: n.id,
+                    title: n.title,
+                    thesis: n.thesis,
+                    category: n.category,
+                    oracle_status: n.oracle_status,
+                    created_at: iso(n.created_at),
+                }
+            })
+            .collect();
+        Ok(Json(Feed {
+            ok: true,
+            narratives,
+        }))
+    }
+}

@@ -1,0 +1,205 @@
+//! Agents over HTTP: registration (201, the key once, about 5 per hour per IP), the feed
+//! (narratives in open/live/pending, newest first, at most 50, totals from the indexed market,
+//! about 60 per minute per key), with the spec's refusals.
+
+mod common;
+
+use std::time::Duration;
+
+use common::TestServer;
+use narrative_store::entities::{markets, narratives};
+use reqwest::StatusCode;
+use sea_orm::{ActiveModelTrait, IntoActiveModel};
+use serde_json::{json, Value};
+
+const WALLET: &str = "C9QjHcuPyyncqkpSqKdQpFJjUNTgbwmbEN4GeGUoSpjN";
+
+/// Waits, if needed, so that the one-hour registration window does not roll over mid-test.
+async fn fresh_hour() {
+    let second = chrono::Utc::now().timestamp().rem_euclid(3_600);
+    if second > 3_590 {
+        tokio::time::sleep(Duration::from_secs((3_601 - second) as u64)).await;
+    }
+}
+
+fn narrative(i: u32, oracle_status: &str, created_at: i64) -> narratives::Model {
+    let id = uuid::Uuid::from_u128(0x4000_0000_0000_4000_8000_0000_0000_0000 | i as u128);
+    narratives::Model {
+        id: id.to_string(),
+        market_id: hex::encode(narrative_sdk::market_id::market_id_from_uuid(&id)),
+        wallet_address: WALLET.into(),
+        title: format!("Narrative {i}"),
+        thesis: format!("Thesis {i} resolves YES"),
+        category: "ONCHAIN".into(),
+        sub_category: None,
+        asset_tag: None,
+        narrative_type: "standard".into(),
+        is_protocol_narrative: false,
+        protocol_narrative_label: None,
+        status: "active".into(),
+        oracle_status: oracle_status.into(),
+        score: 0.0,
+        uncertainty_score: 0.5,
+        deadline_at: created_at + 7 * 86_400,
+        deadline_tag: "SHORT".into(),
+        opens_at: None,
+        created_at,
+    }
+}
+
+fn market_for(n: &narratives::Model, yes: i64, no: i64) -> markets::Model {
+    let address = format!("Market{}", &n.market_id[..32]);
+    let mut market = common::fixtures::market(
+        &address,
+        &n.market_id,
+        Some(&n.id),
+        WALLET,
+        (yes, no),
+        (2, 1),
+    );
+    market.created_at = n.created_at;
+    market.deadline = n.deadline_at;
+    market
+}
+
+async fn feed(server: &TestServer, key: &str) -> (StatusCode, Value) {
+    let response = server
+        .http
+        .get(server.url("/v1/agent/feed"))
+        .header("x-api-key", key)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn registration_issues_a_working_key_once_and_is_limited_per_ip() {
+    fresh_hour().await;
+    let server = TestServer::start(|_| {}).await;
+    let body = json!({"wallet_address": WALLET, "name": "scout", "description": "reads the feed"});
+    let (status, registered) = server.post("/v1/agent/register", &body).await;
+    assert_eq!(status, StatusCode::CREATED, "{registered}");
+    let agent = &registered["agent"];
+    assert!(agent["id"].as_str().unwrap().starts_with("ag_"));
+    assert_eq!(agent["name"], "scout");
+    assert_eq!(agent["wallet_address"], WALLET);
+    let key = agent["api_key"].as_str().unwrap();
+    assert!(narrative_api::keys::well_formed(key), "{key}");
+    let (status, answer) = feed(&server, key).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer, json!({"ok": true, "narratives": []}));
+
+    let (status, answer) = server
+        .post(
+            "/v1/agent/register",
+            &json!({"wallet_address": "nope", "name": "x"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(answer["ok"], false);
+
+    // The invalid request counted too: three more make five, and the sixth is refused until
+    // the hour turns.
+    for _ in 0..3 {
+        let (status, _) = server.post("/v1/agent/register", &body).await;
+        assert_eq!(status, StatusCode::CREATED);
+    }
+    let response = server
+        .http
+        .post(server.url("/v1/agent/register"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry_after: u64 = response.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(retry_after > 0 && retry_after <= 3_600);
+    let refused: Value = response.json().await.unwrap();
+    assert_eq!(refused["error"], "rate_limit_exceeded");
+    assert!(refused["resets_at"].as_str().unwrap().ends_with('Z'));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_feed_lists_open_narratives_newest_first_with_market_totals() {
+    common::fresh_minute().await;
+    let server = TestServer::start(|_| {}).await;
+    let db = server.db.store.db();
+    let base = 1_790_000_000;
+    for i in 0..55u32 {
+        let n = narrative(
+            i,
+            ["open", "live", "pending"][i as usize % 3],
+            base + i as i64,
+        );
+        if i == 54 {
+            market_for(&n, 3_000_000_000, 1_500_000_000)
+                .into_active_model()
+                .insert(db)
+                .await
+                .unwrap();
+        }
+        n.into_active_model().insert(db).await.unwrap();
+    }
+    for (i, state) in [(100u32, "resolved_true"), (101, "resolved_false")] {
+        narrative(i, state, base + 1_000)
+            .into_active_model()
+            .insert(db)
+            .await
+            .unwrap();
+    }
+    let (status, answer) = server
+        .admin_post(
+            "/v1/admin/apikeys",
+            &json!({"tier": "pro", "name": "feed reader"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let key = answer["key"].as_str().unwrap().to_owned();
+
+    let (status, answer) = feed(&server, &key).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let items = answer["narratives"].as_array().unwrap();
+    assert_eq!(items.len(), 50, "capped at 50");
+    assert_eq!(
+        items[0]["title"], "Narrative 54",
+        "newest first, resolved ones left out"
+    );
+    assert_eq!(items[0]["total_backed_sol"], 4.5);
+    assert_eq!(items[0]["backer_count"], 3);
+    assert_eq!(items[0]["challenge_count"], 0);
+    assert_eq!(items[1]["total_backed_sol"], 0.0);
+    assert_eq!(items[49]["title"], "Narrative 5");
+    for item in items {
+        assert!(["open", "live", "pending"].contains(&item["oracle_status"].as_str().unwrap()));
+    }
+
+    // The feed's own limit: 60 per minute per key (this Pro key's tier allows 300).
+    for _ in 1..60 {
+        assert_eq!(feed(&server, &key).await.0, StatusCode::OK);
+    }
+    let (status, refused) = feed(&server, &key).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{refused}");
+    assert_eq!(refused["error"], "rate_limit_exceeded");
+
+    let (status, answer) = feed(&server, "nms_abcd_not-a-key").await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        answer,
+        json!({"ok": false, "error": "Invalid or missing API key"})
+    );
+    let response = server
+        .http
+        .get(server.url("/v1/agent/feed"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    server.stop().await;
+}

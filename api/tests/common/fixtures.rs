@@ -1,0 +1,51 @@
+//! Indexed rows as the indexer would write them, for tests that read them over HTTP.
+
+use narrative_store::entities::markets;
+
+/// An open, approved Yield SOL market with the given id, UUID, creator and side totals.
+pub fn market(
+    address: &str,
+    market_id: &str,
+    market_uuid: Option<&str>,
+    creator: &str,
+    (yes_total, no_total): (i64, i64),
+    (yes_backers, no_backers): (i32, i32),
+) -> markets::Model {
+    markets::Model {
+        address: address.into(),
+        market_id: market_id.into(),
+        market_uuid: market_uuid.map(String::from),
+        creator: creator.into(),
+        variant: "yield".into(),
+        source: "seed".into(),
+        mint: None,
+        approved: true,
+        oracle_status: 0,
+        finalized: false,
+        outcome: None,
+        created_at: 1_767_225_600,
+        deadline: 1_769_904_000,
+        resolution_proposed_at: 0,
+        finalized_at: 0,
+        yes_total,
+        no_total,
+        yes_backers,
+        no_backers,
+        yes_votes: 0,
+        no_votes: 0,
+        total_yield: 0,
+        min_backing: 10_000_000,
+        capital_loss_bps: 3500,
+        crucible_share_bps: 5000,
+        resolution_timelock_secs: 172_800,
+        max_resolution_delay_secs: 604_800,
+        winner_bonus_pool: 0,
+        loser_refund_pool: 0,
+        crucible_amount: 0,
+        total_paid_out: 0,
+        claims_count: 0,
+        slot: 5,
+        write_version: 1,
+        closed: false,
+    }
+}
