@@ -244,7 +244,7 @@ async fn main() {
         );
         results.push((name, figures));
     }
-    let hello = results[0].1.requests_per_second;
+    let baseline = results[0].1.requests_per_second;
     println!();
     println!("| route | requests/s | p99 latency | vs hello-world |");
     println!("|---|---:|---:|---:|");
@@ -253,7 +253,7 @@ async fn main() {
             "| {name} | {:.0} | {:.2} ms | {:.0} % |",
             f.requests_per_second,
             f.p99_ms,
-            100.0 * f.requests_per_second / hello
+            100.0 * f.requests_per_second / baseline
         );
     }
     println!();

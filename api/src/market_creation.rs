@@ -104,8 +104,7 @@ fn turnstile_failed() -> ApiError {
 
 fn seed(field: &str, sol: Option<f64>) -> Result<u64, ApiError> {
     match sol {
-        None => Ok(0),
-        Some(v) if v == 0.0 => Ok(0),
+        None | Some(0.0) => Ok(0),
         Some(v) => {
             let amount = lamports(field, v)?;
             if amount < MIN_SEED_LAMPORTS {
