@@ -8,6 +8,7 @@ pub mod background;
 pub mod binary_backing;
 pub mod client;
 pub mod config;
+pub mod conviction;
 pub mod error;
 pub mod followups;
 pub mod human;

@@ -9,6 +9,7 @@ use crate::state::AppState;
 pub mod agents;
 pub mod apikeys;
 pub mod binary;
+pub mod conviction;
 pub mod markets;
 pub mod nft;
 pub mod shield;
@@ -30,6 +31,8 @@ pub enum Tag {
     Nft,
     /// Agents: registration and the narrative feed (spec 4.10).
     Agents,
+    /// Conviction profiles (spec 2.5, 4.3).
+    Conviction,
 }
 
 pub type Service = OpenApiService<
@@ -41,6 +44,7 @@ pub type Service = OpenApiService<
         markets::MarketsApi,
         nft::NftApi,
         agents::AgentsApi,
+        conviction::ConvictionApi,
     ),
     (),
 >;
@@ -66,7 +70,10 @@ pub fn service(state: Arc<AppState>) -> Service {
             nft::NftApi {
                 state: state.clone(),
             },
-            agents::AgentsApi { state },
+            agents::AgentsApi {
+                state: state.clone(),
+            },
+            conviction::ConvictionApi { state },
         ),
         "Narrative Market Service",
         env!("CARGO_PKG_VERSION"),
