@@ -178,8 +178,16 @@ async fn landed(
     signature: &Signature,
 ) -> Result<LandedTransaction, ApiError> {
     for attempt in 0..wait.attempts.max(1) {
-        if let Some(landed) = ledger.transaction(signature).await.map_err(ledger_error)? {
-            return Ok(landed);
+        // Poll the cheap status; fetch the whole transaction once it is confirmed.
+        if ledger
+            .signature_status(signature)
+            .await
+            .map_err(ledger_error)?
+            .is_some()
+        {
+            if let Some(landed) = ledger.transaction(signature).await.map_err(ledger_error)? {
+                return Ok(landed);
+            }
         }
         if attempt + 1 < wait.attempts {
             tokio::time::sleep(wait.interval).await;

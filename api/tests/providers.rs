@@ -82,6 +82,21 @@ async fn rpc(Json(request): Json<Value>, Data(calls): Data<&Arc<Calls>>) -> Json
             json!({"context": {"slot": 77}, "value": {"blockhash": "4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM", "lastValidBlockHeight": 1000}})
         }
         "getTransaction" => Value::Null,
+        "getSignatureStatuses" => json!({"context": {"slot": 90}, "value": [
+            {"slot": 89, "confirmations": 3, "err": null, "confirmationStatus": "confirmed", "status": {"Ok": null}}
+        ]}),
+        "sendTransaction" => {
+            // The wire transaction, as a node decodes it; its first signature is the answer.
+            use base64::Engine;
+            assert_eq!(request["params"][1]["encoding"], "base64");
+            let wire = base64::engine::general_purpose::STANDARD
+                .decode(request["params"][0].as_str().unwrap())
+                .unwrap();
+            let tx: solana_transaction::versioned::VersionedTransaction =
+                bincode::deserialize(&wire).unwrap();
+            calls.sent.fetch_add(1, Ordering::SeqCst);
+            json!(tx.signatures[0].to_string())
+        }
         "getMultipleAccounts" => json!({"context": {"slot": 88}, "value": [
             {"lamports": 5, "owner": "11111111111111111111111111111111", "data": ["AQID", "base64"], "executable": false, "rentEpoch": 0, "space": 3},
             null
@@ -98,6 +113,7 @@ async fn rpc(Json(request): Json<Value>, Data(calls): Data<&Arc<Calls>>) -> Json
 #[derive(Default)]
 struct Calls {
     blockhash: AtomicUsize,
+    sent: AtomicUsize,
 }
 
 #[tokio::test]
@@ -139,6 +155,36 @@ async fn rpc_ledger_caches_blockhashes_and_reads_accounts_and_missing_transactio
         (5, &[1u8, 2, 3][..])
     );
     assert_eq!(accounts[1], None);
+
+    let status = ledger
+        .signature_status(&unknown)
+        .await
+        .unwrap()
+        .expect("a status");
+    assert_eq!((status.slot, status.error), (89, None));
+
+    // Sending skips nothing: the node gets the transaction and its signature comes back.
+    let payer = solana_keypair::Keypair::new();
+    let ix = anchor_lang::solana_program::system_instruction::transfer(
+        &solana_signer::Signer::pubkey(&payer),
+        &narrative_sdk::Pubkey::new_unique(),
+        1,
+    );
+    let tx = solana_transaction::Transaction::new_signed_with_payer(
+        &[ix],
+        Some(&solana_signer::Signer::pubkey(&payer)),
+        &[&payer],
+        ledger.latest_blockhash().await.unwrap(),
+    );
+    let expected = tx.signatures[0];
+    let sent = ledger
+        .send(&solana_transaction::versioned::VersionedTransaction::from(
+            tx,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(sent, expected);
+    assert_eq!(calls.sent.load(Ordering::SeqCst), 1);
 
     let down = RpcLedger::new("http://127.0.0.1:1");
     assert!(matches!(

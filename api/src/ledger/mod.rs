@@ -112,6 +112,13 @@ fn system_transfer_lamports(data: &[u8]) -> Option<u64> {
     Some(u64::from_le_bytes(data[4..12].try_into().ok()?))
 }
 
+/// A signature's status at `confirmed` or better.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignatureStatus {
+    pub slot: u64,
+    pub error: Option<String>,
+}
+
 /// An account as read, at the slot of the read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerAccount {
@@ -125,6 +132,13 @@ pub trait Ledger: Send + Sync {
     /// A blockhash recent enough for a wallet to sign with (implementations may cache it for a
     /// few seconds: it stays valid for about a minute).
     async fn latest_blockhash(&self) -> Result<Hash, LedgerError>;
+
+    /// Where `signature` stands at `confirmed`: `None` while unknown, else its slot and, when
+    /// it failed, the error. Cheaper than [`Ledger::transaction`], so confirm polls this.
+    async fn signature_status(
+        &self,
+        signature: &Signature,
+    ) -> Result<Option<SignatureStatus>, LedgerError>;
 
     /// The transaction behind `signature` once it is confirmed; `None` while it is unknown.
     async fn transaction(

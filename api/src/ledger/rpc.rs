@@ -14,7 +14,7 @@ use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction_status_client_types::EncodedConfirmedTransactionWithStatusMeta;
 use tokio::sync::Mutex;
 
-use super::{LandedTransaction, Ledger, LedgerAccount, LedgerError};
+use super::{LandedTransaction, Ledger, LedgerAccount, LedgerError, SignatureStatus};
 
 /// How long a fetched blockhash is handed out: well inside its ~60 s validity, so a wallet
 /// still has most of a minute to sign.
@@ -62,6 +62,28 @@ impl Ledger for RpcLedger {
         let hash = Hash::new_from_array(hash.to_bytes());
         *cached = Some((hash, Instant::now()));
         Ok(hash)
+    }
+
+    async fn signature_status(
+        &self,
+        signature: &Signature,
+    ) -> Result<Option<SignatureStatus>, LedgerError> {
+        let statuses = self
+            .client
+            .get_signature_statuses(std::slice::from_ref(signature))
+            .await
+            .map_err(unavailable)?;
+        Ok(statuses
+            .value
+            .into_iter()
+            .next()
+            .flatten()
+            // Processed is not enough: a processed transaction can still be dropped.
+            .filter(|s| s.satisfies_commitment(CommitmentConfig::confirmed()))
+            .map(|s| SignatureStatus {
+                slot: s.slot,
+                error: s.err.map(|e| format!("{e:?}")),
+            }))
     }
 
     async fn transaction(

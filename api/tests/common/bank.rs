@@ -9,7 +9,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use integration_tests::harness::Harness;
-use narrative_api::ledger::{LandedTransaction, Ledger, LedgerAccount, LedgerError};
+use narrative_api::ledger::{
+    LandedTransaction, Ledger, LedgerAccount, LedgerError, SignatureStatus,
+};
 use narrative_sdk::Pubkey;
 use solana_hash::Hash;
 use solana_signature::Signature;
@@ -63,6 +65,21 @@ impl Ledger for BankLedger {
             .get_latest_blockhash()
             .await
             .map_err(|e| LedgerError::Unavailable(e.to_string()))
+    }
+
+    async fn signature_status(
+        &self,
+        signature: &Signature,
+    ) -> Result<Option<SignatureStatus>, LedgerError> {
+        Ok(self
+            .landed
+            .lock()
+            .unwrap()
+            .get(signature)
+            .map(|landed| SignatureStatus {
+                slot: landed.slot,
+                error: landed.error.clone(),
+            }))
     }
 
     async fn transaction(
