@@ -33,6 +33,7 @@ impl Background {
         let jobs = ApiJobs {
             store: state.store.clone(),
             ledger: state.ledger.clone(),
+            oracle: state.oracle.clone(),
         };
         let worker = Worker::new(state.store.clone(), Arc::new(jobs), state.jobs_wake.clone());
         tasks.push(tokio::spawn(worker.run(stopped(rx.clone()))));

@@ -102,6 +102,15 @@ pub struct Config {
     #[arg(long, env = "INDEXER_X_TOKEN", hide_env_values = true)]
     pub indexer_x_token: Option<String>,
 
+    /// The service's oracle signer, base58 of its 64-byte keypair: it signs
+    /// `submit_oracle_resolution` for verdicts that agents submit, and pays `finalize_resolution`.
+    #[arg(long, env = "ORACLE_KEYPAIR", hide_env_values = true)]
+    pub oracle_keypair: Option<String>,
+
+    /// Wallets of the agents allowed to submit verdicts (comma-separated); others get 403.
+    #[arg(long, env = "ORACLE_AGENT_WALLETS", value_delimiter = ',')]
+    pub oracle_agent_wallets: Vec<String>,
+
     /// Seconds open connections get to finish after SIGINT/SIGTERM.
     #[arg(long, env = "SHUTDOWN_GRACE_SECS", default_value_t = 10)]
     pub shutdown_grace_secs: u64,

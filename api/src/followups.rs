@@ -11,7 +11,7 @@ use narrative_store::entities::jobs;
 use narrative_store::{AccountUpdate, Batch, Closure, Store};
 use serde_json::{json, Value};
 
-use crate::jobs::JobHandler;
+use crate::jobs::{JobHandler, JobOutcome};
 use crate::ledger::Ledger;
 
 pub const REFRESH_ACCOUNTS: &str = "refresh_accounts";
@@ -24,13 +24,25 @@ pub fn refresh_payload(addresses: &[Pubkey]) -> Value {
 pub struct ApiJobs {
     pub store: Store,
     pub ledger: Arc<dyn Ledger>,
+    pub oracle: Option<Arc<solana_keypair::Keypair>>,
 }
 
 #[async_trait::async_trait]
 impl JobHandler for ApiJobs {
-    async fn run(&self, job: &jobs::Model) -> anyhow::Result<()> {
+    async fn run(&self, job: &jobs::Model) -> anyhow::Result<JobOutcome> {
         match job.kind.as_str() {
-            REFRESH_ACCOUNTS => self.refresh_accounts(&job.payload).await,
+            REFRESH_ACCOUNTS => self
+                .refresh_accounts(&job.payload)
+                .await
+                .map(|()| JobOutcome::Done),
+            crate::settlement::SETTLE_NARRATIVE => {
+                let oracle = self
+                    .oracle
+                    .as_ref()
+                    .context("settlement needs ORACLE_KEYPAIR")?;
+                crate::settlement::settle(&self.store, self.ledger.as_ref(), oracle, &job.payload)
+                    .await
+            }
             other => anyhow::bail!("unknown job kind {other}"),
         }
     }

@@ -141,10 +141,37 @@ pub async fn fail(
     Ok(())
 }
 
+/// What a run of a job came to, short of failing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobOutcome {
+    Done,
+    /// Not yet (waiting on the ledger's clock, say): run again at this unix time. Waiting is
+    /// not failing, so the attempts start over.
+    Later(i64),
+}
+
 /// What runs a job of some kind.
 #[async_trait::async_trait]
 pub trait JobHandler: Send + Sync {
-    async fn run(&self, job: &jobs::Model) -> anyhow::Result<()>;
+    async fn run(&self, job: &jobs::Model) -> anyhow::Result<JobOutcome>;
+}
+
+/// Puts a leased job back to wait until `run_at`, its attempts reset.
+pub async fn postpone(
+    db: &impl ConnectionTrait,
+    id: i64,
+    run_at: i64,
+) -> Result<(), sea_orm::DbErr> {
+    jobs::Entity::update_many()
+        .col_expr(jobs::Column::Status, Expr::value("queued"))
+        .col_expr(jobs::Column::RunAt, Expr::value(run_at))
+        .col_expr(jobs::Column::Attempts, Expr::value(0))
+        .col_expr(jobs::Column::LockedUntil, Expr::value(Option::<i64>::None))
+        .col_expr(jobs::Column::UpdatedAt, Expr::value(now()))
+        .filter(jobs::Column::Id.eq(id))
+        .exec(db)
+        .await?;
+    Ok(())
 }
 
 /// Leases and runs jobs until shut down, waking on [`Worker::notify`] or every poll interval.
@@ -184,7 +211,8 @@ impl Worker {
         while let Some(job) = lease_next(db, self.lease_secs).await? {
             ran += 1;
             match self.handler.run(&job).await {
-                Ok(()) => complete(db, job.id).await?,
+                Ok(JobOutcome::Done) => complete(db, job.id).await?,
+                Ok(JobOutcome::Later(run_at)) => postpone(db, job.id, run_at).await?,
                 Err(error) => {
                     tracing::warn!(job = job.id, kind = %job.kind, attempts = job.attempts, error = %format!("{error:#}"), "job failed");
                     fail(db, &job, &format!("{error:#}")).await?;

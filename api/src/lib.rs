@@ -22,6 +22,7 @@ pub mod prepared;
 pub mod probe_log;
 pub mod rate_limit;
 pub mod routes;
+pub mod settlement;
 pub mod shield_backing;
 pub mod signature;
 pub mod state;

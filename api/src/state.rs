@@ -8,6 +8,7 @@ use sha2::{Digest, Sha256};
 use std::time::Duration;
 
 use narrative_sdk::Pubkey;
+use solana_keypair::Keypair;
 use tokio::sync::Notify;
 
 use crate::config::Config;
@@ -28,6 +29,10 @@ pub struct AppState {
     pub binary_market_fee_lamports: u64,
     /// SHA-256 of the inbound webhook secret (spec 4.12); webhooks answer 401 while unset.
     pub webhook_secret_sha256: Option<[u8; 32]>,
+    /// The service's oracle signer, when configured.
+    pub oracle: Option<Arc<Keypair>>,
+    /// Agent wallets allowed to submit verdicts.
+    pub oracle_agent_wallets: Vec<String>,
     /// The in-process indexer's metrics, appended to `/metrics` when it runs.
     pub indexer_metrics: std::sync::OnceLock<narrative_indexer::metrics::Metrics>,
     pub admin: Option<AdminCredentials>,
@@ -122,6 +127,18 @@ impl AppState {
             "BINARY_MARKET_FEE_SOL must be a non-negative number"
         );
         let confirm_interval = Duration::from_millis(250);
+        let oracle = config
+            .oracle_keypair
+            .as_deref()
+            .map(|encoded| {
+                let bytes = bs58::decode(encoded.trim())
+                    .into_vec()
+                    .map_err(|_| anyhow::anyhow!("ORACLE_KEYPAIR is not base58"))?;
+                Keypair::try_from(bytes.as_slice())
+                    .map(Arc::new)
+                    .map_err(|_| anyhow::anyhow!("ORACLE_KEYPAIR is not a 64-byte keypair"))
+            })
+            .transpose()?;
         let admin = match (&config.admin_wallet, &config.admin_secret) {
             (Some(wallet), Some(secret)) if !wallet.is_empty() && !secret.is_empty() => {
                 Some(AdminCredentials {
@@ -150,6 +167,13 @@ impl AppState {
                 .filter(|s| !s.is_empty())
                 .map(|s| Sha256::digest(s.as_bytes()).into()),
             indexer_metrics: std::sync::OnceLock::new(),
+            oracle,
+            oracle_agent_wallets: config
+                .oracle_agent_wallets
+                .iter()
+                .map(|w| w.trim().to_owned())
+                .filter(|w| !w.is_empty())
+                .collect(),
             admin,
             binary_markets_enabled: config.binary_markets_enabled,
             shield_terms_version: config.shield_terms_version.clone(),

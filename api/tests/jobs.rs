@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use narrative_api::jobs::{self, JobHandler, Worker, MAX_ATTEMPTS};
+use narrative_api::jobs::{self, JobHandler, JobOutcome, Worker, MAX_ATTEMPTS};
 use narrative_store::entities::jobs as job_rows;
 use narrative_store::testing::TestDb;
 use sea_orm::EntityTrait;
@@ -21,10 +21,10 @@ struct Counting {
 
 #[async_trait::async_trait]
 impl JobHandler for Counting {
-    async fn run(&self, job: &job_rows::Model) -> anyhow::Result<()> {
+    async fn run(&self, job: &job_rows::Model) -> anyhow::Result<JobOutcome> {
         self.runs.fetch_add(1, Ordering::SeqCst);
         anyhow::ensure!(!self.fail, "job {} refused", job.id);
-        Ok(())
+        Ok(JobOutcome::Done)
     }
 }
 

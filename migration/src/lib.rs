@@ -15,6 +15,7 @@ mod m20261121_000003_shield_tables;
 mod m20261121_000004_indexer_tables;
 mod m20261121_000005_api_tables;
 mod m20261121_000006_agents_narratives;
+mod m20261121_000007_oracle_audit_log;
 
 pub struct Migrator;
 
@@ -28,6 +29,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000004_indexer_tables::Migration),
             Box::new(m20261121_000005_api_tables::Migration),
             Box::new(m20261121_000006_agents_narratives::Migration),
+            Box::new(m20261121_000007_oracle_audit_log::Migration),
         ]
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use narrative_store::entities::{agents, disputes, markets, narratives};
+use narrative_store::entities::{agents, disputes, markets, narratives, oracle_audit_log};
 use poem::http::StatusCode;
 use poem::Request;
 use poem_openapi::payload::Json;
@@ -21,6 +21,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::keys;
 use crate::limits::{Policy, AGENT_FEED, AGENT_REGISTRATION};
 use crate::routes::Tag;
+use crate::settlement;
 use crate::state::AppState;
 use crate::time::{iso, now};
 use crate::validate::{sol, wallet};
@@ -116,6 +117,29 @@ fn text(field: &str, value: &str, max: usize) -> Result<String, ApiError> {
     Ok(value.to_owned())
 }
 
+#[derive(Object)]
+pub struct ResolveRequest {
+    pub narrative_id: String,
+    /// `true` or `false`.
+    pub resolution: String,
+    /// Stored, truncated to 1,000 characters.
+    pub evidence: Option<String>,
+    /// 0.7 to 1.0.
+    pub confidence: f64,
+}
+
+#[derive(Object)]
+pub struct Resolved {
+    pub ok: bool,
+    pub narrative_id: String,
+    /// `resolved_true` or `resolved_false`.
+    pub resolution: String,
+    pub message: String,
+}
+
+/// Spec 8: evidence is kept up to this many characters.
+pub const MAX_EVIDENCE_CHARS: usize = 1_000;
+
 #[OpenApi(prefix_path = "/agent", tag = "Tag::Agents")]
 impl AgentsApi {
     /// Register an agent: its API key (Free tier) is in the answer, once.
@@ -163,6 +187,105 @@ impl AgentsApi {
                 created_at: iso(agent.created_at),
             },
         })))
+    }
+
+    /// Submit a verdict on a narrative in `open`, `live` or `pending` (agents authorised as
+    /// oracles): logged, the narrative's `oracle_status` set, and settlement on chain enqueued.
+    #[oai(path = "/resolve", method = "post")]
+    async fn resolve(
+        &self,
+        auth: ApiKeyAuth,
+        body: Json<ResolveRequest>,
+    ) -> ApiResult<Json<Resolved>> {
+        let db = self.state.store.db();
+        crate::system::ensure_running(db, "agents").await?;
+        let agent = agents::Entity::find()
+            .filter(agents::Column::ApiKeyId.eq(auth.0.key_id.as_str()))
+            .one(db)
+            .await
+            .map_err(ApiError::from)?
+            .filter(|a| self.state.oracle_agent_wallets.contains(&a.wallet_address))
+            .ok_or_else(|| {
+                ApiError::ok_false(StatusCode::FORBIDDEN, "agent is not authorised to resolve")
+            })?;
+        let body = body.0;
+        let outcome = match body.resolution.trim() {
+            "true" => true,
+            "false" => false,
+            _ => return Err(ApiError::validation("resolution must be true or false").into()),
+        };
+        if !(0.7..=1.0).contains(&body.confidence) {
+            return Err(ApiError::validation("confidence must be between 0.7 and 1.0").into());
+        }
+        let evidence: String = body
+            .evidence
+            .unwrap_or_default()
+            .trim()
+            .chars()
+            .take(MAX_EVIDENCE_CHARS)
+            .collect();
+        let not_found = || {
+            ApiError::ok_false(
+                StatusCode::NOT_FOUND,
+                "narrative not found or not open for resolution",
+            )
+        };
+        let narrative_id = crate::validate::uuid("narrative_id", &body.narrative_id)
+            .map_err(|_| not_found())?
+            .to_string();
+        let resolution = if outcome {
+            "resolved_true"
+        } else {
+            "resolved_false"
+        };
+        let txn = db.begin().await.map_err(ApiError::from)?;
+        // The status moves only from an eligible one, so two verdicts cannot both win.
+        let updated = narratives::Entity::update_many()
+            .col_expr(narratives::Column::OracleStatus, resolution.into())
+            .filter(narratives::Column::Id.eq(narrative_id.as_str()))
+            .filter(narratives::Column::OracleStatus.is_in(FEED_STATES))
+            .exec(&txn)
+            .await
+            .map_err(ApiError::from)?;
+        if updated.rows_affected != 1 {
+            return Err(not_found().into());
+        }
+        let narrative = narratives::Entity::find_by_id(narrative_id.clone())
+            .one(&txn)
+            .await
+            .map_err(ApiError::from)?
+            .ok_or_else(not_found)?;
+        oracle_audit_log::Entity::insert(oracle_audit_log::ActiveModel {
+            id: sea_orm::ActiveValue::NotSet,
+            narrative_id: Set(narrative_id.clone()),
+            agent_id: Set(agent.id.clone()),
+            resolution: Set(outcome),
+            confidence: Set(body.confidence),
+            evidence: Set(evidence),
+            created_at: Set(now()),
+        })
+        .exec_without_returning(&txn)
+        .await
+        .map_err(ApiError::from)?;
+        let mut market_id = [0u8; 32];
+        hex::decode_to_slice(&narrative.market_id, &mut market_id).map_err(ApiError::internal)?;
+        let confidence_bps = (body.confidence * 10_000.0).round() as u16;
+        crate::jobs::enqueue(
+            &txn,
+            settlement::SETTLE_NARRATIVE,
+            settlement::payload(&narrative_id, &market_id, outcome, confidence_bps),
+            now(),
+        )
+        .await
+        .map_err(ApiError::from)?;
+        txn.commit().await.map_err(ApiError::from)?;
+        self.state.jobs_wake.notify_one();
+        Ok(Json(Resolved {
+            ok: true,
+            narrative_id,
+            resolution: resolution.into(),
+            message: "verdict recorded; settlement on chain is queued".into(),
+        }))
     }
 
     /// Up to 50 narratives in `open`, `live` or `pending`, newest first, with their backing

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use integration_tests::harness::Harness;
+use integration_tests::harness::{Harness, HarnessOptions};
 use narrative_api::human::LocalVerifier;
 use narrative_api::{Config, Providers};
 use serde_json::Value;
@@ -20,7 +20,15 @@ pub const HUMAN_TOKEN: &str = "human";
 /// A harness moved to the wall clock (the api checks deadlines and windows against it) behind a
 /// server, with `prepare` run on the harness first.
 pub async fn start_on_bank(configure: impl FnOnce(&mut Config)) -> (TestServer, Arc<BankLedger>) {
-    let mut harness = Harness::start().await;
+    start_on_bank_with(HarnessOptions::default(), |_, c| configure(c)).await
+}
+
+/// [`start_on_bank`] with harness options, and the started harness at hand when configuring.
+pub async fn start_on_bank_with(
+    options: HarnessOptions,
+    configure: impl FnOnce(&Harness, &mut Config),
+) -> (TestServer, Arc<BankLedger>) {
+    let mut harness = Harness::start_with(options).await;
     harness.warp_to(chrono::Utc::now().timestamp()).await;
     let ledger = BankLedger::new(harness);
     let providers = Providers {
@@ -31,7 +39,11 @@ pub async fn start_on_bank(configure: impl FnOnce(&mut Config)) -> (TestServer, 
     };
     let server = TestServer::start_with(Some(providers), |c| {
         c.confirm_wait_ms = 300;
-        configure(c);
+        let harness = ledger
+            .harness
+            .try_lock()
+            .expect("nothing else holds the harness yet");
+        configure(&harness, c);
     })
     .await;
     (server, ledger)

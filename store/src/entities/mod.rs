@@ -15,6 +15,7 @@ pub mod jobs;
 pub mod market_creations;
 pub mod markets;
 pub mod narratives;
+pub mod oracle_audit_log;
 pub mod oracle_votes;
 pub mod prepared_transactions;
 pub mod program_events;

@@ -1,0 +1,223 @@
+//! The narrative loop on a program-test bank: a narrative backed on both sides by two wallets,
+//! resolved by an authorised agent over HTTP, settled on chain by the durable job (the service's
+//! oracle vote, then `finalize_resolution` once the 48 h hold has passed on the warped clock),
+//! claimed by the winner, and the conviction profiles changed.
+
+mod common;
+
+use common::chain::{self, eventually, index_from_bank};
+use integration_tests::harness::{HarnessOptions, SOL};
+use narrative_sdk::binary_vault::state::{MarketVariant, Side};
+use narrative_sdk::pda;
+use narrative_store::entities::{jobs, narratives, oracle_audit_log};
+use reqwest::StatusCode;
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, QueryFilter};
+use serde_json::{json, Value};
+use solana_signer::Signer;
+
+const AGENT_WALLET: &str = "C9QjHcuPyyncqkpSqKdQpFJjUNTgbwmbEN4GeGUoSpjN";
+
+async fn resolve(server: &common::TestServer, key: &str, body: &Value) -> (StatusCode, Value) {
+    let response = server
+        .http
+        .post(server.url("/v1/agent/resolve"))
+        .header("x-api-key", key)
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn resolve_settle_claim_and_the_profiles_change() {
+    // One oracle signature proposes an outcome, as on devnet.
+    let options = HarnessOptions {
+        threshold: 1,
+        ..Default::default()
+    };
+    let (server, ledger) = chain::start_on_bank_with(options, |h, c| {
+        c.oracle_keypair = Some(h.oracles[0].to_base58_string());
+        c.oracle_agent_wallets = vec![AGENT_WALLET.into()];
+    })
+    .await;
+    let (market_id, winner, loser) = {
+        let mut h = ledger.harness.lock().await;
+        let creator = h.wallets[2].insecure_clone();
+        let market_id = h
+            .create_sol_market(&creator, MarketVariant::Yield, 86_400)
+            .await;
+        let (winner, loser) = (h.wallets[0].insecure_clone(), h.wallets[1].insecure_clone());
+        h.back(&winner, &market_id, Side::Yes, 2 * SOL)
+            .await
+            .unwrap();
+        h.back(&loser, &market_id, Side::No, SOL).await.unwrap();
+        // Voting opens at the deadline.
+        h.warp_by(86_400 + 60).await;
+        (market_id, winner, loser)
+    };
+    let uuid = narrative_sdk::market_id::uuid_from_market_id(&market_id)
+        .unwrap()
+        .to_string();
+    let now = chrono::Utc::now().timestamp();
+    narratives::Model {
+        id: uuid.clone(),
+        market_id: hex::encode(market_id),
+        wallet_address: AGENT_WALLET.into(),
+        title: "Kestrel ships".into(),
+        thesis: "The Kestrel upgrade ships before the deadline".into(),
+        category: "TECHNOLOGY".into(),
+        sub_category: None,
+        asset_tag: None,
+        narrative_type: "standard".into(),
+        is_protocol_narrative: false,
+        protocol_narrative_label: None,
+        status: "active".into(),
+        oracle_status: "pending".into(),
+        score: 0.0,
+        uncertainty_score: 0.6,
+        deadline_at: now,
+        deadline_tag: "SHORT".into(),
+        opens_at: None,
+        created_at: now - 86_400,
+    }
+    .into_active_model()
+    .insert(server.db.store.db())
+    .await
+    .unwrap();
+
+    let (status, registered) = server
+        .post(
+            "/v1/agent/register",
+            &json!({"wallet_address": AGENT_WALLET, "name": "oracle-bot"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{registered}");
+    let key = registered["agent"]["api_key"].as_str().unwrap().to_owned();
+    let (status, other) = server
+        .post(
+            "/v1/agent/register",
+            &json!({"wallet_address": "11111111111111111111111111111111", "name": "stranger"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let stranger_key = other["agent"]["api_key"].as_str().unwrap().to_owned();
+
+    let verdict = json!({
+        "narrative_id": uuid,
+        "resolution": "true",
+        "evidence": "x".repeat(1_500),
+        "confidence": 0.9,
+    });
+    // Refusals first: nothing is recorded by them.
+    let (status, body) = resolve(&server, &stranger_key, &verdict).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    let mut unsure = verdict.clone();
+    unsure["confidence"] = json!(0.65);
+    let (status, body) = resolve(&server, &key, &unsure).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        body,
+        json!({"ok": false, "error": "confidence must be between 0.7 and 1.0"})
+    );
+    let mut missing = verdict.clone();
+    missing["narrative_id"] = json!(uuid::Uuid::new_v4().to_string());
+    let (status, body) = resolve(&server, &key, &missing).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert_eq!(body["ok"], false);
+
+    let (status, body) = resolve(&server, &key, &verdict).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["resolution"], "resolved_true");
+    assert_eq!(body["narrative_id"], uuid.as_str());
+    // A narrative resolved once is no longer eligible.
+    let (status, _) = resolve(&server, &key, &verdict).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    let db = server.db.store.db();
+    let log = oracle_audit_log::Entity::find().all(db).await.unwrap();
+    assert_eq!(log.len(), 1);
+    assert_eq!(log[0].evidence.chars().count(), 1_000);
+    assert!(log[0].resolution);
+    assert_eq!(log[0].confidence, 0.9);
+    let narrative = narratives::Entity::find_by_id(uuid.clone())
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(narrative.oracle_status, "resolved_true");
+
+    // The job casts the service's vote and then waits for the 48 h hold on the ledger's clock.
+    eventually("the oracle vote on chain", || async {
+        let mut h = ledger.harness.lock().await;
+        h.market(&market_id).await.outcome == Some(Side::Yes)
+    })
+    .await;
+    let settle = || async {
+        jobs::Entity::find()
+            .filter(jobs::Column::Kind.eq("settle_narrative"))
+            .one(db)
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    eventually("the job to wait for the hold", || async {
+        let job = settle().await;
+        job.status == "queued" && job.run_at > chrono::Utc::now().timestamp() + 86_400
+    })
+    .await;
+    assert!(
+        !ledger
+            .harness
+            .lock()
+            .await
+            .market(&market_id)
+            .await
+            .finalized
+    );
+
+    // Two days pass, on the ledger and for the worker.
+    ledger.harness.lock().await.warp_by(2 * 86_400 + 60).await;
+    let mut job = settle().await.into_active_model();
+    job.run_at = sea_orm::ActiveValue::Set(chrono::Utc::now().timestamp());
+    job.update(db).await.unwrap();
+    eventually("the settlement job to finish", || async {
+        settle().await.status == "done"
+    })
+    .await;
+    let market = ledger.harness.lock().await.market(&market_id).await;
+    assert!(market.finalized);
+    assert_eq!(market.outcome, Some(Side::Yes));
+
+    // The winner claims; the profiles read the settled result from the index.
+    {
+        let mut h = ledger.harness.lock().await;
+        let before = h.lamports(winner.pubkey()).await;
+        h.claim(&winner, &market_id, Side::Yes).await.unwrap();
+        assert!(h.lamports(winner.pubkey()).await > before + 2 * SOL);
+    }
+    let market_address = pda::binary::market(&market_id);
+    index_from_bank(
+        &server,
+        &ledger,
+        &[
+            market_address,
+            pda::binary::backing(&market_id, &winner.pubkey(), Side::Yes),
+            pda::binary::backing(&market_id, &loser.pubkey(), Side::No),
+        ],
+    )
+    .await;
+    let (_, won) = server
+        .get(&format!("/v1/conviction/{}", winner.pubkey()))
+        .await;
+    assert_eq!(won["correct_backings"], 1, "{won}");
+    assert_eq!(won["conviction_score"], 10.0);
+    assert_eq!(won["per_category_stats"]["TECHNOLOGY"]["correct"], 1);
+    let (_, lost) = server
+        .get(&format!("/v1/conviction/{}", loser.pubkey()))
+        .await;
+    assert_eq!(lost["incorrect_backings"], 1, "{lost}");
+    assert_eq!(lost["conviction_tier"], "initiate");
+    server.stop().await;
+}
