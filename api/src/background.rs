@@ -34,6 +34,7 @@ impl Background {
             store: state.store.clone(),
             ledger: state.ledger.clone(),
             oracle: state.oracle.clone(),
+            http: reqwest::Client::new(),
         };
         let worker = Worker::new(state.store.clone(), Arc::new(jobs), state.jobs_wake.clone());
         tasks.push(tokio::spawn(worker.run(stopped(rx.clone()))));

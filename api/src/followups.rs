@@ -25,6 +25,8 @@ pub struct ApiJobs {
     pub store: Store,
     pub ledger: Arc<dyn Ledger>,
     pub oracle: Option<Arc<solana_keypair::Keypair>>,
+    /// For webhook deliveries.
+    pub http: reqwest::Client,
 }
 
 #[async_trait::async_trait]
@@ -42,6 +44,9 @@ impl JobHandler for ApiJobs {
                     .context("settlement needs ORACLE_KEYPAIR")?;
                 crate::settlement::settle(&self.store, self.ledger.as_ref(), oracle, &job.payload)
                     .await
+            }
+            crate::agent_webhooks::DELIVER_WEBHOOK => {
+                crate::agent_webhooks::deliver(&self.store, &self.http, job).await
             }
             other => anyhow::bail!("unknown job kind {other}"),
         }

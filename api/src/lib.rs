@@ -2,6 +2,7 @@
 //! own records (halt flags, shield terms, partner applications), and renders every answer in the
 //! shapes of the specification (section 4.0 and 7).
 
+pub mod agent_webhooks;
 pub mod app;
 pub mod auth;
 pub mod background;

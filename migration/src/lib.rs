@@ -16,6 +16,7 @@ mod m20261121_000004_indexer_tables;
 mod m20261121_000005_api_tables;
 mod m20261121_000006_agents_narratives;
 mod m20261121_000007_oracle_audit_log;
+mod m20261121_000008_agent_webhooks;
 
 pub struct Migrator;
 
@@ -30,6 +31,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000005_api_tables::Migration),
             Box::new(m20261121_000006_agents_narratives::Migration),
             Box::new(m20261121_000007_oracle_audit_log::Migration),
+            Box::new(m20261121_000008_agent_webhooks::Migration),
         ]
     }
 }

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use narrative_store::entities::agent_webhooks as agent_webhook_rows;
 use narrative_store::entities::{agents, disputes, markets, narratives, oracle_audit_log};
 use poem::http::StatusCode;
 use poem::Request;
@@ -14,7 +15,9 @@ use sea_orm::{
     ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
     TransactionTrait,
 };
+use serde_json::json;
 
+use crate::agent_webhooks;
 use crate::auth::ApiKeyAuth;
 use crate::client::client_ip;
 use crate::error::{ApiError, ApiResult};
@@ -135,6 +138,21 @@ pub struct Resolved {
     /// `resolved_true` or `resolved_false`.
     pub resolution: String,
     pub message: String,
+}
+
+#[derive(Object)]
+pub struct WebhookRequest {
+    pub url: String,
+    /// `narrative.created`, `narrative.resolved`.
+    pub events: Vec<String>,
+}
+
+#[derive(Object)]
+pub struct WebhookRegistered {
+    pub ok: bool,
+    pub message: String,
+    pub url: String,
+    pub events: Vec<String>,
 }
 
 /// Spec 8: evidence is kept up to this many characters.
@@ -278,6 +296,18 @@ impl AgentsApi {
         )
         .await
         .map_err(ApiError::from)?;
+        agent_webhooks::emit(
+            &txn,
+            agent_webhooks::NARRATIVE_RESOLVED,
+            json!({
+                "narrative_id": narrative_id,
+                "title": narrative.title,
+                "oracle_status": resolution,
+                "confidence": body.confidence,
+            }),
+        )
+        .await
+        .map_err(ApiError::from)?;
         txn.commit().await.map_err(ApiError::from)?;
         self.state.jobs_wake.notify_one();
         Ok(Json(Resolved {
@@ -285,6 +315,72 @@ impl AgentsApi {
             narrative_id,
             resolution: resolution.into(),
             message: "verdict recorded; settlement on chain is queued".into(),
+        }))
+    }
+
+    /// Register (or replace) the agent's webhook for `narrative.created` and/or
+    /// `narrative.resolved`; deliveries are signed (see the README).
+    #[oai(path = "/webhook", method = "post")]
+    async fn webhook(
+        &self,
+        auth: ApiKeyAuth,
+        body: Json<WebhookRequest>,
+    ) -> ApiResult<Json<WebhookRegistered>> {
+        let db = self.state.store.db();
+        let agent = agents::Entity::find()
+            .filter(agents::Column::ApiKeyId.eq(auth.0.key_id.as_str()))
+            .one(db)
+            .await
+            .map_err(ApiError::from)?
+            .ok_or_else(|| {
+                ApiError::ok_false(StatusCode::FORBIDDEN, "only agents register webhooks")
+            })?;
+        let body = body.0;
+        let url = body.url.trim().to_owned();
+        let parsed = reqwest::Url::parse(&url)
+            .map_err(|_| ApiError::validation("url must be an http(s) URL"))?;
+        if !matches!(parsed.scheme(), "http" | "https") || url.len() > 2_000 {
+            return Err(ApiError::validation("url must be an http(s) URL").into());
+        }
+        let mut events: Vec<String> = Vec::new();
+        for event in body.events {
+            if !agent_webhooks::EVENTS.contains(&event.as_str()) {
+                return Err(ApiError::validation(format!(
+                    "events must be among {}",
+                    agent_webhooks::EVENTS.join(", ")
+                ))
+                .into());
+            }
+            if !events.contains(&event) {
+                events.push(event);
+            }
+        }
+        if events.is_empty() {
+            return Err(ApiError::validation("events required").into());
+        }
+        agent_webhook_rows::Entity::insert(agent_webhook_rows::ActiveModel {
+            agent_id: Set(agent.id),
+            url: Set(url.clone()),
+            events: Set(json!(events)),
+            created_at: Set(now()),
+        })
+        .on_conflict(
+            sea_orm::sea_query::OnConflict::column(agent_webhook_rows::Column::AgentId)
+                .update_columns([
+                    agent_webhook_rows::Column::Url,
+                    agent_webhook_rows::Column::Events,
+                    agent_webhook_rows::Column::CreatedAt,
+                ])
+                .to_owned(),
+        )
+        .exec_without_returning(db)
+        .await
+        .map_err(ApiError::from)?;
+        Ok(Json(WebhookRegistered {
+            ok: true,
+            message: "webhook registered".into(),
+            url,
+            events,
         }))
     }
 

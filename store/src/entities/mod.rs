@@ -1,5 +1,6 @@
 //! sea-orm entities, one per table (see the `migration` crate for the schema).
 
+pub mod agent_webhooks;
 pub mod agents;
 pub mod api_keys;
 pub mod backings;
@@ -29,4 +30,5 @@ pub mod shield_programs;
 pub mod shield_terms_acknowledgements;
 pub mod shield_votes;
 pub mod system_components;
+pub mod webhook_deliveries;
 pub mod webhook_events;
