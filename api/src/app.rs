@@ -52,6 +52,7 @@ pub fn build_app(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
         .at("/metrics", get(metrics))
         .data(state)
         .before(move |req| gate_binary(binary_gated, req))
+        .before(trim_trailing_slash)
         .before(limit_body)
         .around(move |ep, req| limit_requests(limit_state.clone(), ep, req))
         .around(|ep, req| async move {
@@ -131,6 +132,23 @@ async fn metrics(Data(state): Data<&Arc<AppState>>) -> Response {
 async fn gate_binary(gated: bool, req: Request) -> poem::Result<Request> {
     if gated && req.uri().path().starts_with("/v1/binary") {
         return Err(routes::binary::gated().into());
+    }
+    Ok(req)
+}
+
+/// `/v1/narratives/` and `/v1/narratives` are one route (the spec writes the feed with the
+/// slash): a trailing slash under `/v1/` is dropped before routing.
+async fn trim_trailing_slash(mut req: Request) -> poem::Result<Request> {
+    let path = req.uri().path();
+    if path.len() > "/v1/".len() && path.starts_with("/v1/") && path.ends_with('/') {
+        let trimmed = path.trim_end_matches('/').to_owned();
+        let uri = match req.uri().query() {
+            Some(query) => format!("{trimmed}?{query}"),
+            None => trimmed,
+        };
+        *req.uri_mut() = uri
+            .parse()
+            .map_err(|_| poem::Error::from_status(StatusCode::BAD_REQUEST))?;
     }
     Ok(req)
 }

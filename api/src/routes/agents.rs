@@ -72,7 +72,7 @@ pub enum Registered {
 
 /// Spec 2.2.
 #[derive(Object)]
-pub struct FeedItem {
+pub struct AgentFeedItem {
     pub id: String,
     pub title: String,
     pub thesis: String,
@@ -86,9 +86,9 @@ pub struct FeedItem {
 }
 
 #[derive(Object)]
-pub struct Feed {
+pub struct AgentFeed {
     pub ok: bool,
-    pub narratives: Vec<FeedItem>,
+    pub narratives: Vec<AgentFeedItem>,
 }
 
 impl AgentsApi {
@@ -387,7 +387,7 @@ impl AgentsApi {
     /// Up to 50 narratives in `open`, `live` or `pending`, newest first, with their backing
     /// totals from the indexed markets.
     #[oai(path = "/feed", method = "get")]
-    async fn feed(&self, auth: ApiKeyAuth) -> ApiResult<Json<Feed>> {
+    async fn feed(&self, auth: ApiKeyAuth) -> ApiResult<Json<AgentFeed>> {
         self.limit(&AGENT_FEED, &auth.0.key_id).await?;
         let db = self.state.store.db();
         let rows = narratives::Entity::find()
@@ -421,7 +421,7 @@ impl AgentsApi {
             .into_iter()
             .map(|n| {
                 let market = totals.get(&n.market_id);
-                FeedItem {
+                AgentFeedItem {
                     total_backed_sol: market
                         .map_or(0.0, |m| sol(m.yes_total.saturating_add(m.no_total))),
                     backer_count: market
@@ -436,7 +436,7 @@ impl AgentsApi {
                 }
             })
             .collect();
-        Ok(Json(Feed {
+        Ok(Json(AgentFeed {
             ok: true,
             narratives,
         }))

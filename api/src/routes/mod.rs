@@ -11,6 +11,7 @@ pub mod apikeys;
 pub mod binary;
 pub mod conviction;
 pub mod markets;
+pub mod narratives;
 pub mod nft;
 pub mod shield;
 pub mod system;
@@ -33,6 +34,8 @@ pub enum Tag {
     Agents,
     /// Conviction profiles (spec 2.5, 4.3).
     Conviction,
+    /// Narratives: the public feed and single reads (spec 4.1).
+    Narratives,
 }
 
 pub type Service = OpenApiService<
@@ -45,6 +48,7 @@ pub type Service = OpenApiService<
         nft::NftApi,
         agents::AgentsApi,
         conviction::ConvictionApi,
+        narratives::NarrativesApi,
     ),
     (),
 >;
@@ -73,7 +77,10 @@ pub fn service(state: Arc<AppState>) -> Service {
             agents::AgentsApi {
                 state: state.clone(),
             },
-            conviction::ConvictionApi { state },
+            conviction::ConvictionApi {
+                state: state.clone(),
+            },
+            narratives::NarrativesApi { state },
         ),
         "Narrative Market Service",
         env!("CARGO_PKG_VERSION"),

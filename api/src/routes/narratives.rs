@@ -1,0 +1,285 @@
+//! Narrative reads (spec 4.1): the public feed with its query parameters and the single read.
+//! Legacy reads: the feed answers `{narratives}` and the single read `{narrative}`, without
+//! `ok`. `sol_backed` and `backers` come from the indexed market of each narrative.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use narrative_store::entities::{backings, markets, narratives};
+use poem_openapi::param::{Path, Query};
+use poem_openapi::payload::Json;
+use poem_openapi::{Object, OpenApi};
+use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+
+use crate::error::{ApiError, ApiResult};
+use crate::routes::Tag;
+use crate::state::AppState;
+use crate::time::{iso, now};
+use crate::validate::{clamp, sol, wallet};
+
+/// Spec 2.1's 24 categories.
+pub const CATEGORIES: [&str; 24] = [
+    "MARKET",
+    "ECOSYSTEM",
+    "SPORTS",
+    "ESPORTS",
+    "SOCIAL",
+    "CULTURAL",
+    "LEGAL",
+    "POLITICAL",
+    "SCIENTIFIC",
+    "GEOPOLITICAL",
+    "CONVICTION",
+    "ECONOMICS",
+    "TECHNOLOGY",
+    "HEALTH",
+    "CLIMATE",
+    "BUSINESS",
+    "ONCHAIN",
+    "SATIRE",
+    "BUILDER",
+    "CAST",
+    "COMMODITIES",
+    "MACRO",
+    "EQUITIES",
+    "FOREX",
+];
+/// Narratives still taking part in the market (not resolved).
+const ACTIVE_STATES: [&str; 3] = ["open", "live", "pending"];
+/// `filter=new`: created within this many seconds.
+const NEW_WITHIN_SECS: i64 = 72 * 3_600;
+/// Rows a filter that ranks in memory (trending, backed) looks at, at most.
+const RANKING_WINDOW: u64 = 5_000;
+
+pub struct NarrativesApi {
+    pub state: Arc<AppState>,
+}
+
+/// Spec 2.1.
+#[derive(Object)]
+pub struct Narrative {
+    pub id: String,
+    pub wallet_address: String,
+    pub title: String,
+    pub thesis: String,
+    pub status: String,
+    /// 0 means scoring is pending.
+    pub score: f64,
+    pub sol_backed: f64,
+    pub backers: i64,
+    pub deadline_at: String,
+    pub deadline_tag: String,
+    pub category: String,
+    pub sub_category: Option<String>,
+    pub asset_tag: Option<String>,
+    pub narrative_type: String,
+    pub is_protocol_narrative: bool,
+    pub protocol_narrative_label: Option<String>,
+    pub uncertainty_score: f64,
+    pub oracle_status: String,
+    pub created_at: String,
+}
+
+/// The single read adds the market gate (spec 3.1).
+#[derive(Object)]
+pub struct NarrativeDetail {
+    #[oai(flatten)]
+    pub narrative: Narrative,
+    pub is_pre_market: bool,
+    pub opens_at: Option<String>,
+}
+
+#[derive(Object)]
+pub struct NarrativeFeed {
+    pub narratives: Vec<Narrative>,
+}
+
+#[derive(Object)]
+pub struct NarrativeWrapped {
+    pub narrative: NarrativeDetail,
+}
+
+fn body(n: narratives::Model, market: Option<&markets::Model>) -> Narrative {
+    Narrative {
+        sol_backed: market.map_or(0.0, |m| sol(m.yes_total.saturating_add(m.no_total))),
+        backers: market.map_or(0, |m| i64::from(m.yes_backers) + i64::from(m.no_backers)),
+        id: n.id,
+        wallet_address: n.wallet_address,
+        title: n.title,
+        thesis: n.thesis,
+        status: n.status,
+        score: n.score,
+        deadline_at: iso(n.deadline_at),
+        deadline_tag: n.deadline_tag,
+        category: n.category,
+        sub_category: n.sub_category,
+        asset_tag: n.asset_tag,
+        narrative_type: n.narrative_type,
+        is_protocol_narrative: n.is_protocol_narrative,
+        protocol_narrative_label: n.protocol_narrative_label,
+        uncertainty_score: n.uncertainty_score,
+        oracle_status: n.oracle_status,
+        created_at: iso(n.created_at),
+    }
+}
+
+impl NarrativesApi {
+    async fn markets_of(
+        &self,
+        rows: &[narratives::Model],
+    ) -> Result<HashMap<String, markets::Model>, ApiError> {
+        let ids: Vec<String> = rows.iter().map(|n| n.market_id.clone()).collect();
+        Ok(markets::Entity::find()
+            .filter(markets::Column::MarketId.is_in(ids))
+            .filter(markets::Column::Closed.eq(false))
+            .all(self.state.store.db())
+            .await?
+            .into_iter()
+            .map(|m| (m.market_id.clone(), m))
+            .collect())
+    }
+}
+
+#[OpenApi(prefix_path = "/narratives", tag = "Tag::Narratives")]
+impl NarrativesApi {
+    /// The public feed. `filter`: `all` (default), `new` (last 72 h), `trending` (most SOL
+    /// backed), `backed` (narratives `wallet` has backed; `wallet` required). `sort`: `newest`
+    /// (default), `oldest`, `deadline`, `most_backed`. `limit`: default 20, clamped to 1–100, or
+    /// to 1–5000 with `broad=true`.
+    #[allow(clippy::too_many_arguments)]
+    #[oai(path = "/", method = "get")]
+    async fn feed(
+        &self,
+        filter: Query<Option<String>>,
+        category: Query<Option<String>>,
+        sub_category: Query<Option<String>>,
+        asset_tag: Query<Option<String>>,
+        duration: Query<Option<String>>,
+        sort: Query<Option<String>>,
+        #[oai(name = "wallet")] wallet_param: Query<Option<String>>,
+        limit: Query<Option<i64>>,
+        broad: Query<Option<bool>>,
+    ) -> ApiResult<Json<NarrativeFeed>> {
+        let cap = if broad.0.unwrap_or(false) { 5_000 } else { 100 };
+        let limit = clamp(limit.0, 20, 1, cap) as u64;
+        let filter = filter.0.unwrap_or_else(|| "all".into());
+        let mut condition =
+            Condition::all().add(narratives::Column::OracleStatus.is_in(ACTIVE_STATES));
+        if let Some(category) = category.0.filter(|c| !c.trim().is_empty()) {
+            let category = category.trim().to_ascii_uppercase();
+            if !CATEGORIES.contains(&category.as_str()) {
+                return Err(
+                    ApiError::validation("category must be one of the 24 categories").into(),
+                );
+            }
+            condition = condition.add(narratives::Column::Category.eq(category));
+        }
+        if let Some(sub) = sub_category.0.filter(|s| !s.trim().is_empty()) {
+            condition = condition.add(narratives::Column::SubCategory.eq(sub.trim()));
+        }
+        if let Some(tag) = asset_tag.0.filter(|s| !s.trim().is_empty()) {
+            condition = condition.add(narratives::Column::AssetTag.eq(tag.trim()));
+        }
+        if let Some(tag) = duration.0.filter(|s| !s.trim().is_empty()) {
+            condition =
+                condition.add(narratives::Column::DeadlineTag.eq(tag.trim().to_ascii_uppercase()));
+        }
+        let db = self.state.store.db();
+        let backed_markets: Option<HashSet<String>> = match filter.as_str() {
+            "all" | "trending" => None,
+            "new" => {
+                condition =
+                    condition.add(narratives::Column::CreatedAt.gte(now() - NEW_WITHIN_SECS));
+                None
+            }
+            "backed" => {
+                let owner = wallet_param
+                    .0
+                    .as_deref()
+                    .filter(|w| !w.trim().is_empty())
+                    .ok_or_else(|| ApiError::validation("wallet required when filter=backed"))?;
+                let owner = wallet("wallet", owner)?.to_string();
+                Some(
+                    backings::Entity::find()
+                        .filter(backings::Column::Backer.eq(owner))
+                        .all(db)
+                        .await
+                        .map_err(ApiError::from)?
+                        .into_iter()
+                        .map(|b| b.market_id)
+                        .collect(),
+                )
+            }
+            _ => {
+                return Err(
+                    ApiError::validation("filter must be all, new, trending or backed").into(),
+                )
+            }
+        };
+        if let Some(markets) = &backed_markets {
+            condition = condition.add(narratives::Column::MarketId.is_in(markets.iter().cloned()));
+        }
+        let sort = sort.0.unwrap_or_else(|| {
+            if filter == "trending" {
+                "most_backed".into()
+            } else {
+                "newest".into()
+            }
+        });
+        let query = narratives::Entity::find().filter(condition);
+        let query = match sort.as_str() {
+            "newest" | "most_backed" => query.order_by_desc(narratives::Column::CreatedAt),
+            "oldest" => query.order_by_asc(narratives::Column::CreatedAt),
+            "deadline" => query.order_by_asc(narratives::Column::DeadlineAt),
+            _ => {
+                return Err(ApiError::validation(
+                    "sort must be newest, oldest, deadline or most_backed",
+                )
+                .into())
+            }
+        }
+        .order_by_asc(narratives::Column::Id);
+        // Backing totals live in the index, so ranking by them happens here over a bounded window.
+        let by_backing = sort == "most_backed";
+        let rows = query
+            .limit(if by_backing { RANKING_WINDOW } else { limit })
+            .all(db)
+            .await
+            .map_err(ApiError::from)?;
+        let markets = self.markets_of(&rows).await?;
+        let mut items: Vec<Narrative> = rows
+            .into_iter()
+            .map(|n| {
+                let market = markets.get(&n.market_id);
+                body(n, market)
+            })
+            .collect();
+        if by_backing {
+            // Stable: ties keep the newest-first order.
+            items.sort_by(|a, b| b.sol_backed.total_cmp(&a.sol_backed));
+            items.truncate(limit as usize);
+        }
+        Ok(Json(NarrativeFeed { narratives: items }))
+    }
+
+    /// One narrative with its market gate, wrapped in `narrative`.
+    #[oai(path = "/:id", method = "get")]
+    async fn single(&self, id: Path<String>) -> ApiResult<Json<NarrativeWrapped>> {
+        let id = crate::validate::uuid("id", &id.0)?.to_string();
+        let row = narratives::Entity::find_by_id(id)
+            .one(self.state.store.db())
+            .await
+            .map_err(ApiError::from)?
+            .ok_or_else(|| ApiError::not_found("narrative"))?;
+        let markets = self.markets_of(std::slice::from_ref(&row)).await?;
+        let opens_at = row.opens_at.filter(|at| *at > now());
+        let market = markets.get(&row.market_id);
+        Ok(Json(NarrativeWrapped {
+            narrative: NarrativeDetail {
+                narrative: body(row, market),
+                is_pre_market: opens_at.is_some(),
+                opens_at: opens_at.map(iso),
+            },
+        }))
+    }
+}

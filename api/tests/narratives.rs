@@ -1,0 +1,258 @@
+//! The narrative feed and single read over HTTP: every query parameter, the caps, the
+//! wrapping, and backing totals from the index.
+
+mod common;
+
+use common::TestServer;
+use narrative_store::entities::{backings, narratives};
+use reqwest::StatusCode;
+use sea_orm::{ActiveModelTrait, IntoActiveModel};
+use serde_json::Value;
+
+const CREATOR: &str = "C9QjHcuPyyncqkpSqKdQpFJjUNTgbwmbEN4GeGUoSpjN";
+const BACKER: &str = "11111111111111111111111111111111";
+
+fn narrative(
+    i: u32,
+    category: &str,
+    tag: &str,
+    created_at: i64,
+    status: &str,
+) -> narratives::Model {
+    let id = uuid::Uuid::from_u128(0x4000_0000_0000_4000_8000_0000_0000_0000 | i as u128);
+    narratives::Model {
+        id: id.to_string(),
+        market_id: hex::encode(narrative_sdk::market_id::market_id_from_uuid(&id)),
+        wallet_address: CREATOR.into(),
+        title: format!("N{i}"),
+        thesis: format!("thesis {i}"),
+        category: category.into(),
+        sub_category: i.is_multiple_of(2).then(|| "L2".to_owned()),
+        asset_tag: i.is_multiple_of(3).then(|| "SOL".to_owned()),
+        narrative_type: "standard".into(),
+        is_protocol_narrative: false,
+        protocol_narrative_label: None,
+        status: "active".into(),
+        oracle_status: status.into(),
+        score: 0.0,
+        uncertainty_score: 0.5,
+        deadline_at: created_at + 30 * 86_400,
+        deadline_tag: tag.into(),
+        opens_at: None,
+        created_at,
+    }
+}
+
+fn titles(body: &Value) -> Vec<String> {
+    body["narratives"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{body}"))
+        .iter()
+        .map(|n| n["title"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_feed_filters_sorts_caps_and_reads_totals_from_the_index() {
+    let server = TestServer::start(|c| c.anon_rate_per_min = 10_000).await;
+    let db = server.db.store.db();
+    let now = chrono::Utc::now().timestamp();
+    // 110 old ONCHAIN/LONG narratives, then 5 recent ones in other categories and tags.
+    for i in 0..110u32 {
+        narrative(i, "ONCHAIN", "LONG", now - 30 * 86_400 + i as i64, "open")
+            .into_active_model()
+            .insert(db)
+            .await
+            .unwrap();
+    }
+    let recent = [
+        (200, "SPORTS", "SHORT"),
+        (201, "SPORTS", "LONG"),
+        (202, "MACRO", "SHORT"),
+        (203, "SPORTS", "SHORT"),
+        (204, "MACRO", "SHORT"),
+    ];
+    for (k, (i, category, tag)) in recent.iter().enumerate() {
+        narrative(*i, category, tag, now - 3_600 + k as i64, "live")
+            .into_active_model()
+            .insert(db)
+            .await
+            .unwrap();
+    }
+    narrative(300, "SPORTS", "SHORT", now, "resolved_true")
+        .into_active_model()
+        .insert(db)
+        .await
+        .unwrap();
+    // Markets with totals for N202 (3 SOL) and N5 (7 SOL); the backer holds N202 and N5.
+    for (i, yes, no) in [
+        (202u32, 2_000_000_000i64, 1_000_000_000i64),
+        (5, 7_000_000_000, 0),
+    ] {
+        let n = narrative(i, "X", "X", 0, "open");
+        common::fixtures::market(
+            &format!("Market{i}"),
+            &n.market_id,
+            Some(&n.id),
+            CREATOR,
+            (yes, no),
+            (2, 1),
+        )
+        .into_active_model()
+        .insert(db)
+        .await
+        .unwrap();
+        backings::Model {
+            address: format!("Backing{i}"),
+            market_id: n.market_id.clone(),
+            backer: BACKER.into(),
+            side: "yes".into(),
+            amount: 10_000_000,
+            claimed: false,
+            payout: 0,
+            first_backed_at: now,
+            last_backed_at: now,
+            slot: 1,
+            write_version: 1,
+            closed: false,
+        }
+        .into_active_model()
+        .insert(db)
+        .await
+        .unwrap();
+    }
+
+    let (status, feed) = server.get("/v1/narratives/").await;
+    assert_eq!(status, StatusCode::OK, "{feed}");
+    assert!(feed.get("ok").is_none(), "a legacy read");
+    let all = titles(&feed);
+    assert_eq!(all.len(), 20, "default limit");
+    assert_eq!(
+        &all[..5],
+        ["N204", "N203", "N202", "N201", "N200"],
+        "newest first"
+    );
+    assert!(
+        !all.contains(&"N300".to_owned()),
+        "resolved narratives leave the feed"
+    );
+    let first = &feed["narratives"][2];
+    assert_eq!(first["sol_backed"], 3.0);
+    assert_eq!(first["backers"], 3);
+    assert!(first["created_at"].as_str().unwrap().ends_with('Z'));
+
+    assert_eq!(
+        titles(&server.get("/v1/narratives/?limit=500").await.1).len(),
+        100,
+        "clamped to 100"
+    );
+    assert_eq!(
+        titles(&server.get("/v1/narratives/?limit=0").await.1).len(),
+        1,
+        "clamped to 1"
+    );
+    assert_eq!(
+        titles(&server.get("/v1/narratives/?limit=500&broad=true").await.1).len(),
+        115
+    );
+
+    let sports = titles(&server.get("/v1/narratives/?category=sports").await.1);
+    assert_eq!(sports, ["N203", "N201", "N200"]);
+    let short_sports = titles(
+        &server
+            .get("/v1/narratives/?category=SPORTS&duration=short")
+            .await
+            .1,
+    );
+    assert_eq!(short_sports, ["N203", "N200"]);
+    let l2 = titles(
+        &server
+            .get("/v1/narratives/?category=SPORTS&sub_category=L2")
+            .await
+            .1,
+    );
+    assert_eq!(l2, ["N200"]);
+    let sol = titles(
+        &server
+            .get("/v1/narratives/?asset_tag=SOL&limit=100&sort=oldest")
+            .await
+            .1,
+    );
+    assert_eq!(
+        sol.len(),
+        (0..110u32).filter(|i| i.is_multiple_of(3)).count() + 2,
+        "every third of 0..110, plus N201 and N204"
+    );
+    assert_eq!(sol[0], "N0");
+
+    let new = titles(&server.get("/v1/narratives/?filter=new").await.1);
+    assert_eq!(new, ["N204", "N203", "N202", "N201", "N200"]);
+    let trending = titles(
+        &server
+            .get("/v1/narratives/?filter=trending&limit=3")
+            .await
+            .1,
+    );
+    assert_eq!(
+        trending,
+        ["N5", "N202", "N204"],
+        "most SOL backed first, then newest"
+    );
+    let deadline = titles(&server.get("/v1/narratives/?sort=deadline&limit=2").await.1);
+    assert_eq!(deadline, ["N0", "N1"]);
+
+    let (status, body) = server.get("/v1/narratives/?filter=backed").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body["error"], "wallet required when filter=backed");
+    let backed = titles(
+        &server
+            .get(&format!("/v1/narratives/?filter=backed&wallet={BACKER}"))
+            .await
+            .1,
+    );
+    assert_eq!(backed, ["N202", "N5"]);
+    for bad in [
+        "?category=WEATHER",
+        "?filter=hot",
+        "?sort=random",
+        "?filter=backed&wallet=nope",
+    ] {
+        let (status, body) = server.get(&format!("/v1/narratives/{bad}")).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+        assert_eq!(body["ok"], false);
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_single_read_is_wrapped_and_carries_the_market_gate() {
+    let server = TestServer::start(|_| {}).await;
+    let db = server.db.store.db();
+    let now = chrono::Utc::now().timestamp();
+    let mut pre = narrative(1, "MACRO", "SHORT", now, "open");
+    pre.opens_at = Some(now + 86_400);
+    pre.clone().into_active_model().insert(db).await.unwrap();
+    let open = narrative(2, "MACRO", "SHORT", now, "open");
+    open.clone().into_active_model().insert(db).await.unwrap();
+
+    let (status, body) = server.get(&format!("/v1/narratives/{}", pre.id)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["narrative"]["id"], pre.id.as_str());
+    assert_eq!(body["narrative"]["is_pre_market"], true);
+    assert!(body["narrative"]["opens_at"]
+        .as_str()
+        .unwrap()
+        .ends_with('Z'));
+    assert_eq!(body["narrative"]["sol_backed"], 0.0);
+    let (_, body) = server.get(&format!("/v1/narratives/{}", open.id)).await;
+    assert_eq!(body["narrative"]["is_pre_market"], false);
+    assert_eq!(body["narrative"]["opens_at"], Value::Null);
+
+    let (status, _) = server
+        .get(&format!("/v1/narratives/{}", uuid::Uuid::new_v4()))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = server.get("/v1/narratives/not-a-uuid").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    server.stop().await;
+}
