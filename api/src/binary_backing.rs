@@ -102,7 +102,17 @@ fn refused(code: &str, message: &str) -> ApiError {
 }
 
 pub async fn prepare_back(state: &AppState, body: BinaryBack) -> Result<BinaryPrepared, ApiError> {
-    ensure_running(state.store.db(), "binary").await?;
+    prepare_back_for(state, body, "binary").await
+}
+
+/// [`prepare_back`] as a write of `component` (`binary`, or `narratives` for a narrative's
+/// market), whose halt flag it obeys.
+pub async fn prepare_back_for(
+    state: &AppState,
+    body: BinaryBack,
+    component: &str,
+) -> Result<BinaryPrepared, ApiError> {
+    ensure_running(state.store.db(), component).await?;
     let backer = wallet("wallet", &body.wallet)?;
     let id = market_id(&body.market_id)?;
     let (side, side_name) = side(&body.side)?;

@@ -11,6 +11,7 @@ use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
 use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
+use crate::binary_backing::{self, BinaryBack, BinaryConfirm, BinaryConfirmed, BinaryPrepared};
 use crate::error::{ApiError, ApiResult};
 use crate::routes::Tag;
 use crate::state::AppState;
@@ -50,6 +51,20 @@ const ACTIVE_STATES: [&str; 3] = ["open", "live", "pending"];
 const NEW_WITHIN_SECS: i64 = 72 * 3_600;
 /// Rows a filter that ranks in memory (trending, backed) looks at, at most.
 const RANKING_WINDOW: u64 = 5_000;
+
+/// Spec 8: the narrative backing minimum.
+const MIN_BACKING_SOL: f64 = 0.01;
+
+#[derive(Object)]
+pub struct NarrativeBack {
+    /// The backer; it signs and pays the fee.
+    pub wallet_address: String,
+    pub amount_sol: f64,
+    /// `SOL` (the default).
+    pub token_type: Option<String>,
+    /// `'true'` backs YES, `'false'` NO.
+    pub side: String,
+}
 
 pub struct NarrativesApi {
     pub state: Arc<AppState>,
@@ -260,6 +275,79 @@ impl NarrativesApi {
             items.truncate(limit as usize);
         }
         Ok(Json(NarrativeFeed { narratives: items }))
+    }
+
+    /// Prepare a `back_market` on the narrative's market for `wallet_address` to sign:
+    /// `side` `'true'` (YES) or `'false'` (NO), at least 0.01 SOL; a pre-market narrative
+    /// answers 403 `market_not_open` with `opens_at`.
+    #[oai(path = "/:id/back", method = "post")]
+    async fn back(
+        &self,
+        id: Path<String>,
+        body: Json<NarrativeBack>,
+    ) -> ApiResult<Json<BinaryPrepared>> {
+        let id = crate::validate::uuid("id", &id.0)?.to_string();
+        let narrative = narratives::Entity::find_by_id(id)
+            .one(self.state.store.db())
+            .await
+            .map_err(ApiError::from)?
+            .ok_or_else(|| ApiError::not_found("narrative"))?;
+        if let Some(opens_at) = narrative.opens_at.filter(|at| *at > now()) {
+            return Err(ApiError::coded(
+                poem::http::StatusCode::FORBIDDEN,
+                "market_not_open",
+                "this narrative is pre-market: backing opens at opens_at",
+            )
+            .with("opens_at", iso(opens_at))
+            .into());
+        }
+        let body = body.0;
+        if !body
+            .token_type
+            .as_deref()
+            .unwrap_or("SOL")
+            .eq_ignore_ascii_case("SOL")
+        {
+            return Err(ApiError::coded(
+                poem::http::StatusCode::BAD_REQUEST,
+                "unsupported_protocol",
+                "narratives are backed in SOL",
+            )
+            .into());
+        }
+        let side = match body.side.trim() {
+            "true" => "yes",
+            "false" => "no",
+            _ => return Err(ApiError::validation("side must be 'true' or 'false'").into()),
+        };
+        if body.amount_sol.is_nan() || body.amount_sol < MIN_BACKING_SOL {
+            return Err(ApiError::validation("amount_sol must be at least 0.01").into());
+        }
+        let prepared = binary_backing::prepare_back_for(
+            &self.state,
+            BinaryBack {
+                wallet: body.wallet_address,
+                market_id: narrative.market_id,
+                side: side.into(),
+                amount_sol: body.amount_sol,
+            },
+            "narratives",
+        )
+        .await?;
+        Ok(Json(prepared))
+    }
+
+    /// Confirm a sent narrative backing by its signature.
+    #[oai(path = "/:id/back/confirm", method = "post")]
+    async fn back_confirm(
+        &self,
+        id: Path<String>,
+        body: Json<BinaryConfirm>,
+    ) -> ApiResult<Json<BinaryConfirmed>> {
+        crate::validate::uuid("id", &id.0)?;
+        Ok(Json(
+            binary_backing::confirm(&self.state, binary_backing::BACK, body.0).await?,
+        ))
     }
 
     /// One narrative with its market gate, wrapped in `narrative`.

@@ -1,0 +1,106 @@
+//! Backing a narrative over HTTP against a program-test bank: the pre-market gate, the
+//! minimum and side spelling, then a prepared `back_market` signed, processed and confirmed.
+
+mod common;
+
+use common::chain::{self, eventually, index_from_bank};
+use narrative_sdk::binary_vault::state::MarketVariant;
+use narrative_sdk::pda;
+use narrative_store::entities::narratives;
+use reqwest::StatusCode;
+use sea_orm::{ActiveModelTrait, IntoActiveModel};
+use serde_json::json;
+use solana_signer::Signer;
+
+#[tokio::test]
+async fn a_narrative_is_backed_through_a_prepared_transaction_once_open() {
+    let (server, ledger) = chain::start_on_bank(|_| {}).await;
+    let (market_id, backer) = {
+        let mut h = ledger.harness.lock().await;
+        let creator = h.wallets[2].insecure_clone();
+        let market_id = h
+            .create_sol_market(&creator, MarketVariant::Yield, 7 * 86_400)
+            .await;
+        (market_id, h.wallets[0].insecure_clone())
+    };
+    index_from_bank(&server, &ledger, &[pda::binary::market(&market_id)]).await;
+    let id = narrative_sdk::market_id::uuid_from_market_id(&market_id)
+        .unwrap()
+        .to_string();
+    let now = chrono::Utc::now().timestamp();
+    let row = narratives::Model {
+        id: id.clone(),
+        market_id: hex::encode(market_id),
+        wallet_address: backer.pubkey().to_string(),
+        title: "Kestrel ships".into(),
+        thesis: "thesis".into(),
+        category: "TECHNOLOGY".into(),
+        sub_category: None,
+        asset_tag: None,
+        narrative_type: "standard".into(),
+        is_protocol_narrative: false,
+        protocol_narrative_label: None,
+        status: "active".into(),
+        oracle_status: "open".into(),
+        score: 0.0,
+        uncertainty_score: 0.5,
+        deadline_at: now + 7 * 86_400,
+        deadline_tag: "SHORT".into(),
+        opens_at: Some(now + 3_600),
+        created_at: now,
+    };
+    row.clone()
+        .into_active_model()
+        .insert(server.db.store.db())
+        .await
+        .unwrap();
+    let path = format!("/v1/narratives/{id}/back");
+    let body = json!({"wallet_address": backer.pubkey().to_string(), "amount_sol": 0.5, "token_type": "SOL", "side": "true"});
+
+    let (status, refused) = server.post(&path, &body).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
+    assert_eq!(refused["error"], "market_not_open");
+    assert!(refused["opens_at"].as_str().unwrap().ends_with('Z'));
+
+    // The market opens.
+    let mut open = row.clone().into_active_model();
+    open.opens_at = sea_orm::ActiveValue::Set(None);
+    open.update(server.db.store.db()).await.unwrap();
+
+    for (change, expected) in [
+        (json!({"amount_sol": 0.005}), StatusCode::BAD_REQUEST),
+        (json!({"side": "yes"}), StatusCode::BAD_REQUEST),
+        (json!({"token_type": "USDC"}), StatusCode::BAD_REQUEST),
+    ] {
+        let mut bad = body.clone();
+        for (k, v) in change.as_object().unwrap() {
+            bad[k] = v.clone();
+        }
+        let (status, answer) = server.post(&path, &bad).await;
+        assert_eq!(status, expected, "{change}: {answer}");
+    }
+
+    let (status, prepared) = server.post(&path, &body).await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    assert_eq!(prepared["side"], "yes");
+    let signature = ledger
+        .process(chain::sign(&prepared, &backer))
+        .await
+        .unwrap()
+        .to_string();
+    let (status, confirmed) = server
+        .post(
+            &format!("{path}/confirm"),
+            &json!({"prepared_id": prepared["prepared_id"], "signature": signature}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    let on_chain = ledger.harness.lock().await.market(&market_id).await;
+    assert_eq!(on_chain.yes_total, 500_000_000);
+    eventually("the feed to show the backing", || async {
+        let (_, body) = server.get(&format!("/v1/narratives/{id}")).await;
+        body["narrative"]["sol_backed"] == 0.5
+    })
+    .await;
+    server.stop().await;
+}
