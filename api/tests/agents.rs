@@ -24,27 +24,16 @@ async fn fresh_hour() {
 
 fn narrative(i: u32, oracle_status: &str, created_at: i64) -> narratives::Model {
     let id = uuid::Uuid::from_u128(0x4000_0000_0000_4000_8000_0000_0000_0000 | i as u128);
-    narratives::Model {
-        id: id.to_string(),
-        market_id: hex::encode(narrative_sdk::market_id::market_id_from_uuid(&id)),
-        wallet_address: WALLET.into(),
-        title: format!("Narrative {i}"),
-        thesis: format!("Thesis {i} resolves YES"),
-        category: "ONCHAIN".into(),
-        sub_category: None,
-        asset_tag: None,
-        narrative_type: "standard".into(),
-        is_protocol_narrative: false,
-        protocol_narrative_label: None,
-        status: "active".into(),
-        oracle_status: oracle_status.into(),
-        score: 0.0,
-        uncertainty_score: 0.5,
-        deadline_at: created_at + 7 * 86_400,
-        deadline_tag: "SHORT".into(),
-        opens_at: None,
+    let mut n = common::fixtures::narrative(
+        &id,
+        WALLET,
+        &format!("Narrative {i}"),
+        "ONCHAIN",
+        oracle_status,
         created_at,
-    }
+    );
+    n.thesis = format!("Thesis {i} resolves YES");
+    n
 }
 
 fn market_for(n: &narratives::Model, yes: i64, no: i64) -> markets::Model {

@@ -5,7 +5,7 @@
 mod common;
 
 use common::TestServer;
-use narrative_store::entities::{backings, narratives};
+use narrative_store::entities::backings;
 use reqwest::StatusCode;
 use sea_orm::{ActiveModelTrait, IntoActiveModel};
 use serde_json::json;
@@ -60,26 +60,17 @@ async fn profiles_come_from_resolved_backings_in_settlement_order() {
         .await
         .unwrap();
         let id = uuid::Uuid::from_u128(0x4000_0000_0000_4000_8000_0000_0000_0000 | *t as u128);
-        narratives::Model {
-            id: id.to_string(),
-            market_id,
-            wallet_address: WALLET.into(),
-            title: format!("N{t}"),
-            thesis: "thesis".into(),
-            category: (*category).into(),
-            sub_category: None,
-            asset_tag: None,
-            narrative_type: "standard".into(),
-            is_protocol_narrative: false,
-            protocol_narrative_label: None,
-            status: "active".into(),
-            oracle_status: "open".into(),
-            score: 0.0,
-            uncertainty_score: 0.5,
-            deadline_at: 1_790_000_000,
-            deadline_tag: "SHORT".into(),
-            opens_at: None,
-            created_at: 1_789_000_000,
+        {
+            let mut n = common::fixtures::narrative(
+                &id,
+                WALLET,
+                &format!("N{t}"),
+                category,
+                "open",
+                1_789_000_000,
+            );
+            n.market_id = market_id;
+            n
         }
         .into_active_model()
         .insert(db)

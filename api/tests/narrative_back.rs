@@ -6,7 +6,6 @@ mod common;
 use common::chain::{self, eventually, index_from_bank};
 use narrative_sdk::binary_vault::state::MarketVariant;
 use narrative_sdk::pda;
-use narrative_store::entities::narratives;
 use reqwest::StatusCode;
 use sea_orm::{ActiveModelTrait, IntoActiveModel};
 use serde_json::json;
@@ -28,26 +27,18 @@ async fn a_narrative_is_backed_through_a_prepared_transaction_once_open() {
         .unwrap()
         .to_string();
     let now = chrono::Utc::now().timestamp();
-    let row = narratives::Model {
-        id: id.clone(),
-        market_id: hex::encode(market_id),
-        wallet_address: backer.pubkey().to_string(),
-        title: "Kestrel ships".into(),
-        thesis: "thesis".into(),
-        category: "TECHNOLOGY".into(),
-        sub_category: None,
-        asset_tag: None,
-        narrative_type: "standard".into(),
-        is_protocol_narrative: false,
-        protocol_narrative_label: None,
-        status: "active".into(),
-        oracle_status: "open".into(),
-        score: 0.0,
-        uncertainty_score: 0.5,
-        deadline_at: now + 7 * 86_400,
-        deadline_tag: "SHORT".into(),
-        opens_at: Some(now + 3_600),
-        created_at: now,
+    let row = {
+        let uuid = uuid::Uuid::parse_str(&id).unwrap();
+        let mut n = common::fixtures::narrative(
+            &uuid,
+            &backer.pubkey().to_string(),
+            "Kestrel ships",
+            "TECHNOLOGY",
+            "open",
+            now,
+        );
+        n.opens_at = Some(now + 3_600);
+        n
     };
     row.clone()
         .into_active_model()

@@ -20,27 +20,13 @@ fn narrative(
     status: &str,
 ) -> narratives::Model {
     let id = uuid::Uuid::from_u128(0x4000_0000_0000_4000_8000_0000_0000_0000 | i as u128);
-    narratives::Model {
-        id: id.to_string(),
-        market_id: hex::encode(narrative_sdk::market_id::market_id_from_uuid(&id)),
-        wallet_address: CREATOR.into(),
-        title: format!("N{i}"),
-        thesis: format!("thesis {i}"),
-        category: category.into(),
-        sub_category: i.is_multiple_of(2).then(|| "L2".to_owned()),
-        asset_tag: i.is_multiple_of(3).then(|| "SOL".to_owned()),
-        narrative_type: "standard".into(),
-        is_protocol_narrative: false,
-        protocol_narrative_label: None,
-        status: "active".into(),
-        oracle_status: status.into(),
-        score: 0.0,
-        uncertainty_score: 0.5,
-        deadline_at: created_at + 30 * 86_400,
-        deadline_tag: tag.into(),
-        opens_at: None,
-        created_at,
-    }
+    let mut n =
+        common::fixtures::narrative(&id, CREATOR, &format!("N{i}"), category, status, created_at);
+    n.sub_category = i.is_multiple_of(2).then(|| "L2".to_owned());
+    n.asset_tag = i.is_multiple_of(3).then(|| "SOL".to_owned());
+    n.deadline_at = created_at + 30 * 86_400;
+    n.deadline_tag = tag.into();
+    n
 }
 
 fn titles(body: &Value) -> Vec<String> {

@@ -61,26 +61,19 @@ async fn resolve_settle_claim_and_the_profiles_change() {
         .unwrap()
         .to_string();
     let now = chrono::Utc::now().timestamp();
-    narratives::Model {
-        id: uuid.clone(),
-        market_id: hex::encode(market_id),
-        wallet_address: AGENT_WALLET.into(),
-        title: "Kestrel ships".into(),
-        thesis: "The Kestrel upgrade ships before the deadline".into(),
-        category: "TECHNOLOGY".into(),
-        sub_category: None,
-        asset_tag: None,
-        narrative_type: "standard".into(),
-        is_protocol_narrative: false,
-        protocol_narrative_label: None,
-        status: "active".into(),
-        oracle_status: "pending".into(),
-        score: 0.0,
-        uncertainty_score: 0.6,
-        deadline_at: now,
-        deadline_tag: "SHORT".into(),
-        opens_at: None,
-        created_at: now - 86_400,
+    {
+        let id = uuid::Uuid::parse_str(&uuid).unwrap();
+        let mut n = common::fixtures::narrative(
+            &id,
+            AGENT_WALLET,
+            "Kestrel ships",
+            "TECHNOLOGY",
+            "pending",
+            now - 86_400,
+        );
+        n.uncertainty_score = 0.6;
+        n.deadline_at = now;
+        n
     }
     .into_active_model()
     .insert(server.db.store.db())

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::TestServer;
 use hmac::{Hmac, Mac};
-use narrative_store::entities::{narratives, webhook_deliveries};
+use narrative_store::entities::webhook_deliveries;
 use poem::http::{HeaderMap, StatusCode as PoemStatus};
 use poem::listener::{Acceptor, Listener, TcpListener};
 use poem::web::Data;
@@ -121,27 +121,14 @@ async fn a_resolution_is_delivered_signed_and_retried_until_accepted() {
 
     let id = uuid::Uuid::new_v4();
     let now = chrono::Utc::now().timestamp();
-    narratives::Model {
-        id: id.to_string(),
-        market_id: hex::encode(narrative_sdk::market_id::market_id_from_uuid(&id)),
-        wallet_address: AGENT_WALLET.into(),
-        title: "Kestrel ships".into(),
-        thesis: "thesis".into(),
-        category: "TECHNOLOGY".into(),
-        sub_category: None,
-        asset_tag: None,
-        narrative_type: "standard".into(),
-        is_protocol_narrative: false,
-        protocol_narrative_label: None,
-        status: "active".into(),
-        oracle_status: "live".into(),
-        score: 0.0,
-        uncertainty_score: 0.5,
-        deadline_at: now,
-        deadline_tag: "SHORT".into(),
-        opens_at: None,
-        created_at: now,
-    }
+    common::fixtures::narrative(
+        &id,
+        AGENT_WALLET,
+        "Kestrel ships",
+        "TECHNOLOGY",
+        "live",
+        now,
+    )
     .into_active_model()
     .insert(server.db.store.db())
     .await

@@ -1,6 +1,6 @@
 //! Indexed rows as the indexer would write them, for tests that read them over HTTP.
 
-use narrative_store::entities::markets;
+use narrative_store::entities::{markets, narratives};
 
 /// An open, approved Yield SOL market with the given id, UUID, creator and side totals.
 pub fn market(
@@ -47,5 +47,37 @@ pub fn market(
         slot: 5,
         write_version: 1,
         closed: false,
+    }
+}
+
+/// An active narrative on the market derived from `id`, deadline a week after creation.
+pub fn narrative(
+    id: &uuid::Uuid,
+    wallet: &str,
+    title: &str,
+    category: &str,
+    oracle_status: &str,
+    created_at: i64,
+) -> narratives::Model {
+    narratives::Model {
+        id: id.to_string(),
+        market_id: hex::encode(narrative_sdk::market_id::market_id_from_uuid(id)),
+        wallet_address: wallet.into(),
+        title: title.into(),
+        thesis: format!("{title}: the thesis"),
+        category: category.into(),
+        sub_category: None,
+        asset_tag: None,
+        narrative_type: "standard".into(),
+        is_protocol_narrative: false,
+        protocol_narrative_label: None,
+        status: "active".into(),
+        oracle_status: oracle_status.into(),
+        score: 0.0,
+        uncertainty_score: 0.5,
+        deadline_at: created_at + 7 * 86_400,
+        deadline_tag: "SHORT".into(),
+        opens_at: None,
+        created_at,
     }
 }
