@@ -7,7 +7,7 @@ use common::TestServer;
 use narrative_store::entities::{backings, narratives};
 use reqwest::StatusCode;
 use sea_orm::{ActiveModelTrait, IntoActiveModel};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const CREATOR: &str = "C9QjHcuPyyncqkpSqKdQpFJjUNTgbwmbEN4GeGUoSpjN";
 const BACKER: &str = "11111111111111111111111111111111";
@@ -186,6 +186,22 @@ async fn the_feed_filters_sorts_caps_and_reads_totals_from_the_index() {
     );
     let deadline = titles(&server.get("/v1/narratives/?sort=deadline&limit=2").await.1);
     assert_eq!(deadline, ["N0", "N1"]);
+
+    let (status, counts) = server.get("/v1/narratives/filter-counts").await;
+    assert_eq!(status, StatusCode::OK, "{counts}");
+    assert_eq!(counts["total_active"], 115);
+    assert_eq!(
+        counts["categories"],
+        json!({"ONCHAIN": 110, "SPORTS": 3, "MACRO": 2})
+    );
+    assert_eq!(counts["durations"], json!({"LONG": 111, "SHORT": 4}));
+    assert_eq!(
+        counts["sub_categories"]["L2"],
+        55 + 3,
+        "even i: 55 old, N200, N202, N204"
+    );
+    let hero = titles(&server.get("/v1/narratives/hero").await.1);
+    assert_eq!(hero, ["N5", "N202", "N204", "N203", "N201"]);
 
     let (status, body) = server.get("/v1/narratives/?filter=backed").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);

@@ -2,7 +2,7 @@
 //! Legacy reads: the feed answers `{narratives}` and the single read `{narrative}`, without
 //! `ok`. `sol_backed` and `backers` come from the indexed market of each narrative.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use narrative_store::entities::{backings, markets, narratives};
@@ -51,6 +51,17 @@ const ACTIVE_STATES: [&str; 3] = ["open", "live", "pending"];
 const NEW_WITHIN_SECS: i64 = 72 * 3_600;
 /// Rows a filter that ranks in memory (trending, backed) looks at, at most.
 const RANKING_WINDOW: u64 = 5_000;
+
+/// Narratives in the hero list.
+const HERO_SIZE: usize = 5;
+
+#[derive(Object)]
+pub struct FilterCounts {
+    pub total_active: u64,
+    pub categories: BTreeMap<String, u64>,
+    pub durations: BTreeMap<String, u64>,
+    pub sub_categories: BTreeMap<String, u64>,
+}
 
 /// Spec 8: the narrative backing minimum.
 const MIN_BACKING_SOL: f64 = 0.01;
@@ -275,6 +286,59 @@ impl NarrativesApi {
             items.truncate(limit as usize);
         }
         Ok(Json(NarrativeFeed { narratives: items }))
+    }
+
+    /// The five active narratives with the most SOL backed (ties: newest first).
+    #[oai(path = "/hero", method = "get")]
+    async fn hero(&self) -> ApiResult<Json<NarrativeFeed>> {
+        let rows = narratives::Entity::find()
+            .filter(narratives::Column::OracleStatus.is_in(ACTIVE_STATES))
+            .order_by_desc(narratives::Column::CreatedAt)
+            .order_by_asc(narratives::Column::Id)
+            .limit(RANKING_WINDOW)
+            .all(self.state.store.db())
+            .await
+            .map_err(ApiError::from)?;
+        let markets = self.markets_of(&rows).await?;
+        let mut items: Vec<Narrative> = rows
+            .into_iter()
+            .map(|n| {
+                let market = markets.get(&n.market_id);
+                body(n, market)
+            })
+            .collect();
+        items.sort_by(|a, b| b.sol_backed.total_cmp(&a.sol_backed));
+        items.truncate(HERO_SIZE);
+        Ok(Json(NarrativeFeed { narratives: items }))
+    }
+
+    /// How many active narratives each filter value would list.
+    #[oai(path = "/filter-counts", method = "get")]
+    async fn filter_counts(&self) -> ApiResult<Json<FilterCounts>> {
+        let rows: Vec<(String, Option<String>, String)> = narratives::Entity::find()
+            .select_only()
+            .column(narratives::Column::Category)
+            .column(narratives::Column::SubCategory)
+            .column(narratives::Column::DeadlineTag)
+            .filter(narratives::Column::OracleStatus.is_in(ACTIVE_STATES))
+            .into_tuple()
+            .all(self.state.store.db())
+            .await
+            .map_err(ApiError::from)?;
+        let mut counts = FilterCounts {
+            total_active: rows.len() as u64,
+            categories: BTreeMap::new(),
+            durations: BTreeMap::new(),
+            sub_categories: BTreeMap::new(),
+        };
+        for (category, sub_category, tag) in rows {
+            *counts.categories.entry(category).or_default() += 1;
+            *counts.durations.entry(tag).or_default() += 1;
+            if let Some(sub) = sub_category {
+                *counts.sub_categories.entry(sub).or_default() += 1;
+            }
+        }
+        Ok(Json(counts))
     }
 
     /// Prepare a `back_market` on the narrative's market for `wallet_address` to sign:
