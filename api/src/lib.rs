@@ -19,6 +19,7 @@ pub mod ledger;
 pub mod limits;
 pub mod market_creation;
 pub mod metrics;
+pub mod originality;
 pub mod prepared;
 pub mod probe_log;
 pub mod rate_limit;

@@ -200,6 +200,33 @@ async fn the_feed_filters_sorts_caps_and_reads_totals_from_the_index() {
         55 + 3,
         "even i: 55 old, N200, N202, N204"
     );
+    // N7's thesis is "N7: the thesis"; a reworded copy is close, a new claim is not.
+    let (status, close) = server
+        .post(
+            "/v1/narratives/check-originality",
+            &json!({"thesis": "N7 is the thesis"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{close}");
+    assert_eq!(close["ok"], true);
+    assert_eq!(
+        close["similarity"], 1.0,
+        "the same words once stop words are left out"
+    );
+    assert_eq!(close["suggested_category"], "ONCHAIN");
+    let (_, fresh) = server
+        .post(
+            "/v1/narratives/check-originality",
+            &json!({"thesis": "The Fed cuts rates as inflation cools"}),
+        )
+        .await;
+    assert_eq!(fresh["similarity"], 0.0);
+    assert_eq!(fresh["score"], 100.0);
+    assert_eq!(fresh["suggested_category"], "MACRO");
+    let (status, _) = server
+        .post("/v1/narratives/check-originality", &json!({"thesis": "  "}))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
     let hero = titles(&server.get("/v1/narratives/hero").await.1);
     assert_eq!(hero, ["N5", "N202", "N204", "N203", "N201"]);
 

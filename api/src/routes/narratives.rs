@@ -13,6 +13,7 @@ use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, Quer
 
 use crate::binary_backing::{self, BinaryBack, BinaryConfirm, BinaryConfirmed, BinaryPrepared};
 use crate::error::{ApiError, ApiResult};
+use crate::originality;
 use crate::routes::Tag;
 use crate::state::AppState;
 use crate::time::{iso, now};
@@ -51,6 +52,22 @@ const ACTIVE_STATES: [&str; 3] = ["open", "live", "pending"];
 const NEW_WITHIN_SECS: i64 = 72 * 3_600;
 /// Rows a filter that ranks in memory (trending, backed) looks at, at most.
 const RANKING_WINDOW: u64 = 5_000;
+
+#[derive(Object)]
+pub struct OriginalityRequest {
+    pub thesis: String,
+}
+
+#[derive(Object)]
+pub struct OriginalityAnswer {
+    pub ok: bool,
+    /// Highest similarity to a published thesis, 0 to 1.
+    pub similarity: f64,
+    /// 100 × (1 − similarity).
+    pub score: f64,
+    pub suggested_category: String,
+    pub message: String,
+}
 
 /// Narratives in the hero list.
 const HERO_SIZE: usize = 5;
@@ -286,6 +303,47 @@ impl NarrativesApi {
             items.truncate(limit as usize);
         }
         Ok(Json(NarrativeFeed { narratives: items }))
+    }
+
+    /// How original a thesis is against the published ones (cosine similarity of their words),
+    /// with a suggested category.
+    #[oai(path = "/check-originality", method = "post")]
+    async fn check_originality(
+        &self,
+        body: Json<OriginalityRequest>,
+    ) -> ApiResult<Json<OriginalityAnswer>> {
+        let thesis = body.0.thesis.trim().to_owned();
+        if thesis.is_empty() || thesis.chars().count() > 2_000 {
+            return Err(ApiError::validation("thesis required, at most 2000 characters").into());
+        }
+        let published: Vec<(String, String)> = narratives::Entity::find()
+            .select_only()
+            .column(narratives::Column::Thesis)
+            .column(narratives::Column::Category)
+            .order_by_desc(narratives::Column::CreatedAt)
+            .limit(RANKING_WINDOW)
+            .into_tuple()
+            .all(self.state.store.db())
+            .await
+            .map_err(ApiError::from)?;
+        let result = originality::check(
+            &thesis,
+            published.iter().map(|(t, c)| (t.as_str(), c.as_str())),
+        );
+        let message = if result.similarity >= originality::DUPLICATE_AT {
+            "a published narrative already makes this claim"
+        } else if result.similarity >= 0.5 {
+            "close to a published narrative; sharpen what makes it different"
+        } else {
+            "original"
+        };
+        Ok(Json(OriginalityAnswer {
+            ok: true,
+            similarity: result.similarity,
+            score: result.score,
+            suggested_category: result.suggested_category,
+            message: message.into(),
+        }))
     }
 
     /// The five active narratives with the most SOL backed (ties: newest first).
