@@ -187,6 +187,7 @@ async fn main() {
         human: Arc::new(LocalVerifier {
             accepted: String::new(),
         }),
+        polisher: std::sync::Arc::new(narrative_api::polish::LocalPolisher),
     };
     let state = AppState::from_config_with(db.store.clone(), &config, providers)
         .await

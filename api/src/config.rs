@@ -111,6 +111,19 @@ pub struct Config {
     #[arg(long, env = "ORACLE_AGENT_WALLETS", value_delimiter = ',')]
     pub oracle_agent_wallets: Vec<String>,
 
+    /// Base URL of an OpenAI-compatible API for polishing theses (`…/v1`); the local polisher
+    /// when unset.
+    #[arg(long, env = "POLISH_API_BASE")]
+    pub polish_api_base: Option<String>,
+
+    /// Its API key.
+    #[arg(long, env = "POLISH_API_KEY", hide_env_values = true)]
+    pub polish_api_key: Option<String>,
+
+    /// Its model.
+    #[arg(long, env = "POLISH_MODEL", default_value = "gpt-4o-mini")]
+    pub polish_model: String,
+
     /// Seconds open connections get to finish after SIGINT/SIGTERM.
     #[arg(long, env = "SHUTDOWN_GRACE_SECS", default_value_t = 10)]
     pub shutdown_grace_secs: u64,

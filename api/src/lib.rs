@@ -20,6 +20,7 @@ pub mod limits;
 pub mod market_creation;
 pub mod metrics;
 pub mod originality;
+pub mod polish;
 pub mod prepared;
 pub mod probe_log;
 pub mod rate_limit;

@@ -16,12 +16,14 @@ use crate::human::{HumanVerifier, LocalVerifier, TurnstileVerifier};
 use crate::ledger::{Ledger, RpcLedger};
 use crate::limits::{Limiter, MemoryLimiter, Policy, RedisLimiter};
 use crate::metrics::HttpMetrics;
+use crate::polish::{ChatPolisher, LocalPolisher, Polisher};
 use crate::prepared::ConfirmWait;
 
 pub struct AppState {
     pub store: Store,
     pub ledger: Arc<dyn Ledger>,
     pub human: Arc<dyn HumanVerifier>,
+    pub polisher: Arc<dyn Polisher>,
     /// Wakes the job worker when a request enqueues follow-up work.
     pub jobs_wake: Arc<Notify>,
     pub confirm_wait: ConfirmWait,
@@ -56,6 +58,7 @@ pub struct AdminCredentials {
 pub struct Providers {
     pub ledger: Arc<dyn Ledger>,
     pub human: Arc<dyn HumanVerifier>,
+    pub polisher: Arc<dyn Polisher>,
 }
 
 impl Providers {
@@ -78,9 +81,18 @@ impl Providers {
                 })
             }
         };
+        let polisher: Arc<dyn Polisher> = match &config.polish_api_base {
+            Some(base) => Arc::new(ChatPolisher::new(
+                base,
+                config.polish_api_key.clone().unwrap_or_default(),
+                config.polish_model.clone(),
+            )?),
+            None => Arc::new(LocalPolisher),
+        };
         Ok(Providers {
             ledger: Arc::new(RpcLedger::new(&config.solana_rpc_url)),
             human,
+            polisher,
         })
     }
 }
@@ -152,6 +164,7 @@ impl AppState {
             store,
             ledger: providers.ledger,
             human: providers.human,
+            polisher: providers.polisher,
             jobs_wake: Arc::new(Notify::new()),
             confirm_wait: ConfirmWait {
                 attempts: (config.confirm_wait_ms / confirm_interval.as_millis() as u64).max(1)

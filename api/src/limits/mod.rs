@@ -23,6 +23,13 @@ pub const AGENT_REGISTRATION: Policy = Policy {
 };
 
 /// Agent feed: about 60 per minute per API key.
+/// Spec 8: polish-text and polish-voice share 3 per wallet per (UTC) day.
+pub const AI_POLISH: Policy = Policy {
+    name: "ai_polish",
+    limit: 3,
+    window_secs: 86_400,
+};
+
 pub const AGENT_FEED: Policy = Policy {
     name: "agent_feed",
     limit: 60,

@@ -13,6 +13,7 @@ use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, Quer
 
 use crate::binary_backing::{self, BinaryBack, BinaryConfirm, BinaryConfirmed, BinaryPrepared};
 use crate::error::{ApiError, ApiResult};
+use crate::limits::AI_POLISH;
 use crate::originality;
 use crate::routes::Tag;
 use crate::state::AppState;
@@ -68,6 +69,29 @@ pub struct OriginalityAnswer {
     pub suggested_category: String,
     pub message: String,
 }
+
+#[derive(Object)]
+pub struct PolishText {
+    pub thesis: String,
+    pub wallet_address: String,
+}
+
+#[derive(Object)]
+pub struct PolishVoice {
+    pub transcript: String,
+    pub wallet_address: String,
+}
+
+#[derive(Object)]
+pub struct Polished {
+    pub ok: bool,
+    pub polished: String,
+    /// polish-text only.
+    #[oai(skip_serializing_if_is_none)]
+    pub original: Option<String>,
+}
+
+const MAX_POLISH_CHARS: usize = 4_000;
 
 /// Narratives in the hero list.
 const HERO_SIZE: usize = 5;
@@ -167,6 +191,36 @@ fn body(n: narratives::Model, market: Option<&markets::Model>) -> Narrative {
 }
 
 impl NarrativesApi {
+    /// Counts the wallet's daily polish pool, then asks the polisher.
+    async fn polish(&self, owner: &str, text: &str, field: &str) -> Result<String, ApiError> {
+        let owner = wallet("wallet_address", owner)?.to_string();
+        let text = text.trim();
+        if text.is_empty() || text.chars().count() > MAX_POLISH_CHARS {
+            return Err(ApiError::validation(format!(
+                "{field} required, at most {MAX_POLISH_CHARS} characters"
+            )));
+        }
+        let decision = self.state.limiter.hit(&AI_POLISH, &owner).await;
+        if !decision.allowed {
+            let mut refused = ApiError::coded(
+                poem::http::StatusCode::TOO_MANY_REQUESTS,
+                "daily_limit_reached",
+                "3 polishes per wallet per day (text and voice together)",
+            )
+            .with("resets_at", iso(now() + decision.retry_after_secs as i64));
+            refused.retry_after = Some(decision.retry_after_secs);
+            return Err(refused);
+        }
+        self.state.polisher.polish(text).await.map_err(|error| {
+            tracing::warn!(error = %format!("{error:#}"), "polisher unavailable");
+            ApiError::coded(
+                poem::http::StatusCode::SERVICE_UNAVAILABLE,
+                "polish_unavailable",
+                "the polishing provider could not be reached; retry shortly",
+            )
+        })
+    }
+
     async fn markets_of(
         &self,
         rows: &[narratives::Model],
@@ -343,6 +397,35 @@ impl NarrativesApi {
             score: result.score,
             suggested_category: result.suggested_category,
             message: message.into(),
+        }))
+    }
+
+    /// Polish a thesis into one clear, falsifiable statement, in its own language (shares a
+    /// pool of 3 per wallet per day with polish-voice).
+    #[oai(path = "/polish-text", method = "post")]
+    async fn polish_text(&self, body: Json<PolishText>) -> ApiResult<Json<Polished>> {
+        let body = body.0;
+        let polished = self
+            .polish(&body.wallet_address, &body.thesis, "thesis")
+            .await?;
+        Ok(Json(Polished {
+            ok: true,
+            polished,
+            original: Some(body.thesis),
+        }))
+    }
+
+    /// Polish a voice transcript into a thesis, in its own language (the same daily pool).
+    #[oai(path = "/polish-voice", method = "post")]
+    async fn polish_voice(&self, body: Json<PolishVoice>) -> ApiResult<Json<Polished>> {
+        let body = body.0;
+        let polished = self
+            .polish(&body.wallet_address, &body.transcript, "transcript")
+            .await?;
+        Ok(Json(Polished {
+            ok: true,
+            polished,
+            original: None,
         }))
     }
 

@@ -36,6 +36,7 @@ pub async fn start_on_bank_with(
         human: Arc::new(LocalVerifier {
             accepted: HUMAN_TOKEN.into(),
         }),
+        polisher: std::sync::Arc::new(narrative_api::polish::LocalPolisher),
     };
     let server = TestServer::start_with(Some(providers), |c| {
         c.confirm_wait_ms = 300;
