@@ -188,6 +188,7 @@ async fn main() {
             accepted: String::new(),
         }),
         polisher: std::sync::Arc::new(narrative_api::polish::LocalPolisher),
+        prices: std::sync::Arc::new(narrative_api::price::FixedPrice(150.0)),
     };
     let state = AppState::from_config_with(db.store.clone(), &config, providers)
         .await

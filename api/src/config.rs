@@ -124,6 +124,14 @@ pub struct Config {
     #[arg(long, env = "POLISH_MODEL", default_value = "gpt-4o-mini")]
     pub polish_model: String,
 
+    /// CoinGecko-compatible API for the SOL/USD price of USD aggregates.
+    #[arg(long, env = "PRICE_FEED_URL", default_value = crate::price::COINGECKO)]
+    pub price_feed_url: String,
+
+    /// A fixed SOL/USD price instead of the feed (development, tests).
+    #[arg(long, env = "SOL_USD_PRICE")]
+    pub sol_usd_price: Option<f64>,
+
     /// Seconds open connections get to finish after SIGINT/SIGTERM.
     #[arg(long, env = "SHUTDOWN_GRACE_SECS", default_value_t = 10)]
     pub shutdown_grace_secs: u64,

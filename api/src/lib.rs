@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod originality;
 pub mod polish;
 pub mod prepared;
+pub mod price;
 pub mod probe_log;
 pub mod rate_limit;
 pub mod routes;

@@ -18,12 +18,14 @@ use crate::limits::{Limiter, MemoryLimiter, Policy, RedisLimiter};
 use crate::metrics::HttpMetrics;
 use crate::polish::{ChatPolisher, LocalPolisher, Polisher};
 use crate::prepared::ConfirmWait;
+use crate::price::{CoinGeckoFeed, FixedPrice, PriceFeed};
 
 pub struct AppState {
     pub store: Store,
     pub ledger: Arc<dyn Ledger>,
     pub human: Arc<dyn HumanVerifier>,
     pub polisher: Arc<dyn Polisher>,
+    pub prices: Arc<dyn PriceFeed>,
     /// Wakes the job worker when a request enqueues follow-up work.
     pub jobs_wake: Arc<Notify>,
     pub confirm_wait: ConfirmWait,
@@ -59,6 +61,7 @@ pub struct Providers {
     pub ledger: Arc<dyn Ledger>,
     pub human: Arc<dyn HumanVerifier>,
     pub polisher: Arc<dyn Polisher>,
+    pub prices: Arc<dyn PriceFeed>,
 }
 
 impl Providers {
@@ -89,10 +92,15 @@ impl Providers {
             )?),
             None => Arc::new(LocalPolisher),
         };
+        let prices: Arc<dyn PriceFeed> = match config.sol_usd_price {
+            Some(price) => Arc::new(FixedPrice(price)),
+            None => Arc::new(CoinGeckoFeed::new(&config.price_feed_url)?),
+        };
         Ok(Providers {
             ledger: Arc::new(RpcLedger::new(&config.solana_rpc_url)),
             human,
             polisher,
+            prices,
         })
     }
 }
@@ -165,6 +173,7 @@ impl AppState {
             ledger: providers.ledger,
             human: providers.human,
             polisher: providers.polisher,
+            prices: providers.prices,
             jobs_wake: Arc::new(Notify::new()),
             confirm_wait: ConfirmWait {
                 attempts: (config.confirm_wait_ms / confirm_interval.as_millis() as u64).max(1)

@@ -17,6 +17,7 @@ mod m20261121_000005_api_tables;
 mod m20261121_000006_agents_narratives;
 mod m20261121_000007_oracle_audit_log;
 mod m20261121_000008_agent_webhooks;
+mod m20261121_000009_narrative_groups;
 
 pub struct Migrator;
 
@@ -32,6 +33,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000006_agents_narratives::Migration),
             Box::new(m20261121_000007_oracle_audit_log::Migration),
             Box::new(m20261121_000008_agent_webhooks::Migration),
+            Box::new(m20261121_000009_narrative_groups::Migration),
         ]
     }
 }

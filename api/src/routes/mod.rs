@@ -10,6 +10,7 @@ pub mod agents;
 pub mod apikeys;
 pub mod binary;
 pub mod conviction;
+pub mod groups;
 pub mod markets;
 pub mod narratives;
 pub mod nft;
@@ -49,6 +50,7 @@ pub type Service = OpenApiService<
         agents::AgentsApi,
         conviction::ConvictionApi,
         narratives::NarrativesApi,
+        groups::GroupsApi,
     ),
     (),
 >;
@@ -80,7 +82,10 @@ pub fn service(state: Arc<AppState>) -> Service {
             conviction::ConvictionApi {
                 state: state.clone(),
             },
-            narratives::NarrativesApi { state },
+            narratives::NarrativesApi {
+                state: state.clone(),
+            },
+            groups::GroupsApi { state },
         ),
         "Narrative Market Service",
         env!("CARGO_PKG_VERSION"),

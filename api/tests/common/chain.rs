@@ -37,6 +37,7 @@ pub async fn start_on_bank_with(
             accepted: HUMAN_TOKEN.into(),
         }),
         polisher: std::sync::Arc::new(narrative_api::polish::LocalPolisher),
+        prices: std::sync::Arc::new(narrative_api::price::FixedPrice(150.0)),
     };
     let server = TestServer::start_with(Some(providers), |c| {
         c.confirm_wait_ms = 300;

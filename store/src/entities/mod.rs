@@ -15,6 +15,8 @@ pub mod indexer_checkpoints;
 pub mod jobs;
 pub mod market_creations;
 pub mod markets;
+pub mod narrative_group_members;
+pub mod narrative_groups;
 pub mod narratives;
 pub mod oracle_audit_log;
 pub mod oracle_votes;
