@@ -192,3 +192,107 @@ async fn the_feed_lists_open_narratives_newest_first_with_market_totals() {
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn portfolio_history_and_the_leaderboard_read_the_agents_backings() {
+    fresh_hour().await;
+    let server = TestServer::start(|c| c.sol_usd_price = Some(100.0)).await;
+    let db = server.db.store.db();
+    let wallet_b = "11111111111111111111111111111111";
+    let mut keys = Vec::new();
+    for (wallet, name) in [(WALLET, "alpha"), (wallet_b, "beta")] {
+        let (status, body) = server
+            .post(
+                "/v1/agent/register",
+                &json!({"wallet_address": wallet, "name": name}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED);
+        keys.push(body["agent"]["api_key"].as_str().unwrap().to_owned());
+    }
+    let n = narrative(7, "open", 1_790_000_000);
+    n.clone().into_active_model().insert(db).await.unwrap();
+    market_for(&n, 0, 0)
+        .into_active_model()
+        .insert(db)
+        .await
+        .unwrap();
+    // alpha: one open 0.2 SOL backing on N7, one claimed (1 SOL staked, 1.5 paid); beta: one
+    // claimed loss (0.5 staked, 0 paid).
+    for (k, (backer, market_id, amount, claimed, payout)) in [
+        (WALLET, n.market_id.clone(), 200_000_000i64, false, 0i64),
+        (WALLET, "aa".repeat(32), 1_000_000_000, true, 1_500_000_000),
+        (wallet_b, "bb".repeat(32), 500_000_000, true, 0),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        narrative_store::entities::backings::Model {
+            address: format!("Backing{k}"),
+            market_id,
+            backer: backer.into(),
+            side: "yes".into(),
+            amount,
+            claimed,
+            payout,
+            first_backed_at: 1_790_000_000 + k as i64,
+            last_backed_at: 1_790_000_000 + k as i64,
+            slot: 1,
+            write_version: 1,
+            closed: false,
+        }
+        .into_active_model()
+        .insert(db)
+        .await
+        .unwrap();
+    }
+    let get = |path: &'static str, key: String| {
+        let server = &server;
+        async move {
+            let response = server
+                .http
+                .get(server.url(path))
+                .header("x-api-key", key)
+                .send()
+                .await
+                .unwrap();
+            (response.status(), response.json::<Value>().await.unwrap())
+        }
+    };
+    let (status, portfolio) = get("/v1/agent/portfolio", keys[0].clone()).await;
+    assert_eq!(status, StatusCode::OK, "{portfolio}");
+    assert_eq!(portfolio["wallet_address"], WALLET);
+    let positions = portfolio["positions"].as_array().unwrap();
+    assert_eq!(
+        positions.len(),
+        1,
+        "claimed backings are not open positions"
+    );
+    assert_eq!(positions[0]["narrative_id"], n.id.as_str());
+    assert_eq!(positions[0]["amount_sol"], 0.2);
+    assert_eq!(positions[0]["usd_equivalent"], 20.0);
+    assert_eq!(positions[0]["yield_type"], "yield");
+    assert_eq!(
+        positions[0]["narratives"],
+        json!({"title": "Narrative 7", "oracle_status": "open"})
+    );
+
+    let (_, history) = get("/v1/agent/history", keys[0].clone()).await;
+    let backings = history["backings"].as_array().unwrap();
+    assert_eq!(backings.len(), 2);
+    assert_eq!(backings[0]["claimed"], true, "newest first");
+
+    let (status, board) = server.get("/v1/agent/leaderboard").await;
+    assert_eq!(status, StatusCode::OK);
+    let board = board["leaderboard"].as_array().unwrap();
+    assert_eq!(board[0]["name"], "alpha");
+    assert_eq!(board[0]["total_pnl_sol"], 0.5);
+    assert_eq!(board[0]["total_backings"], 2);
+    assert_eq!(board[0]["total_volume_sol"], 1.2);
+    assert_eq!(board[1]["name"], "beta");
+    assert_eq!(board[1]["total_pnl_sol"], -0.5);
+    let (_, page) = server.get("/v1/agent/leaderboard?limit=1&offset=1").await;
+    assert_eq!(page["leaderboard"][0]["name"], "beta");
+    assert_eq!(page["leaderboard"].as_array().unwrap().len(), 1);
+    server.stop().await;
+}

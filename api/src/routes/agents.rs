@@ -6,7 +6,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use narrative_store::entities::agent_webhooks as agent_webhook_rows;
-use narrative_store::entities::{agents, disputes, markets, narratives, oracle_audit_log};
+use narrative_store::entities::{
+    agents, backings, disputes, markets, narratives, oracle_audit_log,
+};
 use poem::http::StatusCode;
 use poem::Request;
 use poem_openapi::payload::Json;
@@ -92,6 +94,78 @@ pub struct AgentFeed {
 }
 
 impl AgentsApi {
+    /// The agent behind the calling key (403 for a key that is not an agent's).
+    async fn agent_of(&self, auth: &ApiKeyAuth) -> Result<agents::Model, ApiError> {
+        agents::Entity::find()
+            .filter(agents::Column::ApiKeyId.eq(auth.0.key_id.as_str()))
+            .one(self.state.store.db())
+            .await?
+            .ok_or_else(|| ApiError::ok_false(StatusCode::FORBIDDEN, "this key is not an agent's"))
+    }
+
+    /// `wallet`'s backings, newest first, as positions with their narratives.
+    async fn positions(
+        &self,
+        wallet: &str,
+        open_only: bool,
+    ) -> Result<Vec<AgentPosition>, ApiError> {
+        let db = self.state.store.db();
+        let mut query = backings::Entity::find().filter(backings::Column::Backer.eq(wallet));
+        if open_only {
+            query = query
+                .filter(backings::Column::Claimed.eq(false))
+                .filter(backings::Column::Closed.eq(false));
+        }
+        let held = query
+            .order_by_desc(backings::Column::LastBackedAt)
+            .order_by_asc(backings::Column::Address)
+            .all(db)
+            .await?;
+        let market_ids: Vec<String> = held.iter().map(|b| b.market_id.clone()).collect();
+        let variants: HashMap<String, String> = markets::Entity::find()
+            .filter(markets::Column::MarketId.is_in(market_ids.clone()))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|m| (m.market_id, m.variant))
+            .collect();
+        let stories: HashMap<String, narratives::Model> = narratives::Entity::find()
+            .filter(narratives::Column::MarketId.is_in(market_ids))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|n| (n.market_id.clone(), n))
+            .collect();
+        let price = self.state.prices.sol_usd().await.unwrap_or_else(|error| {
+            tracing::warn!(error = %format!("{error:#}"), "price feed unavailable; usd_equivalent is 0");
+            0.0
+        });
+        Ok(held
+            .into_iter()
+            .map(|b| {
+                let story = stories.get(&b.market_id);
+                AgentPosition {
+                    narrative_id: story.map(|n| n.id.clone()),
+                    narratives: story.map(|n| PositionNarrative {
+                        title: n.title.clone(),
+                        oracle_status: n.oracle_status.clone(),
+                    }),
+                    yield_type: variants
+                        .get(&b.market_id)
+                        .cloned()
+                        .unwrap_or_else(|| "unknown".into()),
+                    amount_sol: sol(b.amount),
+                    usd_equivalent: (sol(b.amount) * price * 100.0).round() / 100.0,
+                    payout_sol: sol(b.payout),
+                    claimed: b.claimed,
+                    side: b.side,
+                    created_at: iso(b.first_backed_at),
+                    id: b.address,
+                }
+            })
+            .collect())
+    }
+
     /// Counts a request against `policy` for `subject`; 429 `rate_limit_exceeded` (spec 7)
     /// with `resets_at` and `retry-after` past the limit.
     async fn limit(&self, policy: &Policy, subject: &str) -> Result<(), ApiError> {
@@ -154,6 +228,66 @@ pub struct WebhookRegistered {
     pub url: String,
     pub events: Vec<String>,
 }
+
+/// Spec 2.7's agent position.
+#[derive(Object)]
+pub struct AgentPosition {
+    /// The backing account.
+    pub id: String,
+    pub narrative_id: Option<String>,
+    /// `yes` or `no`.
+    pub side: String,
+    pub amount_sol: f64,
+    pub usd_equivalent: f64,
+    /// The market variant: `yield` or `classic`.
+    pub yield_type: String,
+    pub claimed: bool,
+    pub payout_sol: f64,
+    pub created_at: String,
+    pub narratives: Option<PositionNarrative>,
+}
+
+#[derive(Object)]
+pub struct PositionNarrative {
+    pub title: String,
+    pub oracle_status: String,
+}
+
+#[derive(Object)]
+pub struct Portfolio {
+    pub ok: bool,
+    pub wallet_address: String,
+    pub positions: Vec<AgentPosition>,
+}
+
+#[derive(Object)]
+pub struct History {
+    pub ok: bool,
+    pub wallet_address: String,
+    pub backings: Vec<AgentPosition>,
+}
+
+/// Spec 2.7's leaderboard entry.
+#[derive(Object)]
+pub struct LeaderboardEntry {
+    pub id: String,
+    pub name: String,
+    pub wallet_address: String,
+    pub total_backings: u64,
+    pub total_volume_sol: f64,
+    /// Realised: payouts of claimed backings minus what they staked.
+    pub total_pnl_sol: f64,
+    pub created_at: String,
+}
+
+#[derive(Object)]
+pub struct Leaderboard {
+    pub ok: bool,
+    pub leaderboard: Vec<LeaderboardEntry>,
+}
+
+/// Spec 8: agent history size.
+const HISTORY_SIZE: usize = 100;
 
 /// Spec 8: evidence is kept up to this many characters.
 pub const MAX_EVIDENCE_CHARS: usize = 1_000;
@@ -381,6 +515,92 @@ impl AgentsApi {
             message: "webhook registered".into(),
             url,
             events,
+        }))
+    }
+
+    /// The agent wallet's open (unclaimed) positions.
+    #[oai(path = "/portfolio", method = "get")]
+    async fn portfolio(&self, auth: ApiKeyAuth) -> ApiResult<Json<Portfolio>> {
+        let agent = self.agent_of(&auth).await?;
+        let positions = self.positions(&agent.wallet_address, true).await?;
+        Ok(Json(Portfolio {
+            ok: true,
+            wallet_address: agent.wallet_address,
+            positions,
+        }))
+    }
+
+    /// The agent wallet's 100 most recent backings, claimed ones included.
+    #[oai(path = "/history", method = "get")]
+    async fn history(&self, auth: ApiKeyAuth) -> ApiResult<Json<History>> {
+        let agent = self.agent_of(&auth).await?;
+        let mut backings = self.positions(&agent.wallet_address, false).await?;
+        backings.truncate(HISTORY_SIZE);
+        Ok(Json(History {
+            ok: true,
+            wallet_address: agent.wallet_address,
+            backings,
+        }))
+    }
+
+    /// Agents ranked by realised PnL (`limit` default 50, 1–200, and `offset`).
+    #[oai(path = "/leaderboard", method = "get")]
+    async fn leaderboard(
+        &self,
+        limit: poem_openapi::param::Query<Option<i64>>,
+        offset: poem_openapi::param::Query<Option<i64>>,
+    ) -> ApiResult<Json<Leaderboard>> {
+        let (limit, offset) = crate::validate::page(limit.0, offset.0, 50, 200);
+        let db = self.state.store.db();
+        let all = agents::Entity::find()
+            .all(db)
+            .await
+            .map_err(ApiError::from)?;
+        let wallets: Vec<String> = all.iter().map(|a| a.wallet_address.clone()).collect();
+        // (backings, staked, realised) per wallet.
+        let mut totals: HashMap<String, (u64, i64, i64)> = HashMap::new();
+        for b in backings::Entity::find()
+            .filter(backings::Column::Backer.is_in(wallets))
+            .all(db)
+            .await
+            .map_err(ApiError::from)?
+        {
+            let t = totals.entry(b.backer).or_default();
+            t.0 += 1;
+            t.1 = t.1.saturating_add(b.amount);
+            if b.claimed {
+                t.2 = t.2.saturating_add(b.payout.saturating_sub(b.amount));
+            }
+        }
+        let mut entries: Vec<LeaderboardEntry> = all
+            .into_iter()
+            .map(|a| {
+                let (count, staked, pnl) =
+                    totals.get(&a.wallet_address).copied().unwrap_or_default();
+                LeaderboardEntry {
+                    total_backings: count,
+                    total_volume_sol: sol(staked),
+                    total_pnl_sol: sol(pnl),
+                    created_at: iso(a.created_at),
+                    id: a.id,
+                    name: a.name,
+                    wallet_address: a.wallet_address,
+                }
+            })
+            .collect();
+        entries.sort_by(|a, b| {
+            b.total_pnl_sol
+                .total_cmp(&a.total_pnl_sol)
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        let leaderboard = entries
+            .into_iter()
+            .skip(offset as usize)
+            .take(limit as usize)
+            .collect();
+        Ok(Json(Leaderboard {
+            ok: true,
+            leaderboard,
         }))
     }
 
