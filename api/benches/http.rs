@@ -19,13 +19,18 @@ use ed25519_dalek::SigningKey;
 use narrative_api::human::LocalVerifier;
 use narrative_api::ledger::RpcLedger;
 use narrative_api::{build_app, AppState, Config, Providers};
-use narrative_store::entities::{shield_coverages, shield_terms_acknowledgements};
+use narrative_store::entities::shield_terms_acknowledgements;
 use narrative_store::testing::TestDb;
 use poem::listener::{Acceptor, Listener, TcpListener};
 use poem::web::Json;
 use poem::{get, handler, post, EndpointExt, Route, Server};
 use sea_orm::{ActiveModelTrait, IntoActiveModel};
 use serde_json::{json, Value};
+
+// The same indexed rows as the tests use.
+#[path = "../tests/common/fixtures.rs"]
+#[allow(dead_code)]
+mod fixtures;
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -54,49 +59,6 @@ async fn bind() -> (poem::listener::TcpAcceptor, SocketAddr) {
         .unwrap();
     let addr = *acceptor.local_addr()[0].as_socket_addr().unwrap();
     (acceptor, addr)
-}
-
-fn coverage(i: usize, now: i64) -> shield_coverages::Model {
-    shield_coverages::Model {
-        address: bs58::encode([i as u8; 32]).into_string(),
-        protocol_id: format!("{:064x}", i + 1),
-        kind: "community".into(),
-        protocol_wallet: None,
-        period_days: 30,
-        period_start: now - 86_400,
-        period_end: now + 29 * 86_400,
-        fee_lamports: 1_000_000_000,
-        status: "active".into(),
-        outcome: None,
-        safe_votes: 0,
-        exploit_votes: 0,
-        outcome_proposed_at: 0,
-        finalized_at: 0,
-        safe_principal: 2_500_000_000,
-        safe_total_assets: 2_500_000_000,
-        safe_shares_total: "2500000000000".into(),
-        safe_yield_harvested: 0,
-        safe_yield_paid: 0,
-        safe_held: 2_500_000_000,
-        safe_backers: 2,
-        exploit_principal: 500_000_000,
-        exploit_total_assets: 500_000_000,
-        exploit_shares_total: "500000000000".into(),
-        exploit_yield_harvested: 0,
-        exploit_yield_paid: 0,
-        exploit_held: 500_000_000,
-        exploit_backers: 1,
-        winner_bonus_pool: 0,
-        protocol_payout: 0,
-        treasury_payout: 0,
-        seam_payout: 0,
-        principal_returned: 0,
-        bonus_paid: 0,
-        claims_count: 0,
-        slot: 1,
-        write_version: 1,
-        closed: false,
-    }
 }
 
 struct Figures {
@@ -152,7 +114,8 @@ async fn main() {
     if std::env::var("DATABASE_URL").is_err() {
         std::env::set_var("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test");
     }
-    let protocols = env_usize("BENCH_PROTOCOLS", 50);
+    // One protocol id byte each (1..=254).
+    let protocols = env_usize("BENCH_PROTOCOLS", 50).min(254);
     let seconds = env_usize("BENCH_SECONDS", 15);
     let connections = env_usize("BENCH_CONNECTIONS", 32);
 
@@ -162,7 +125,7 @@ async fn main() {
     let db = TestDb::new().await;
     let now = chrono::Utc::now().timestamp();
     for i in 0..protocols {
-        coverage(i, now)
+        fixtures::coverage(i as u8 + 1, "active", now - 86_400)
             .into_active_model()
             .insert(db.store.db())
             .await
@@ -202,7 +165,7 @@ async fn main() {
     let dir = std::env::temp_dir().join(format!("nms-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let script = dir.join("prepare.lua");
-    let body = json!({"wallet": wallet_b58, "protocol_id": format!("{:064x}", 1), "side": "safe", "amount_sol": 1.0});
+    let body = json!({"wallet": wallet_b58, "protocol_id": "01".repeat(32), "side": "safe", "amount_sol": 1.0});
     std::fs::write(
         &script,
         format!(

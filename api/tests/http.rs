@@ -5,53 +5,9 @@ mod common;
 
 use common::{TestServer, ADMIN_SECRET, ADMIN_WALLET};
 use ed25519_dalek::{Signer, SigningKey};
-use narrative_store::entities::shield_coverages;
 use reqwest::StatusCode;
 use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel};
 use serde_json::{json, Value};
-
-fn coverage(protocol_byte: u8, status: &str, period_start: i64) -> shield_coverages::Model {
-    shield_coverages::Model {
-        address: format!("Coverage{protocol_byte:0>36}"),
-        protocol_id: format!("{protocol_byte:02x}").repeat(32),
-        kind: "community".into(),
-        protocol_wallet: None,
-        period_days: 30,
-        period_start,
-        period_end: period_start + 30 * 86_400,
-        fee_lamports: 1_000_000_000,
-        status: status.into(),
-        outcome: None,
-        safe_votes: 0,
-        exploit_votes: 0,
-        outcome_proposed_at: 0,
-        finalized_at: 0,
-        safe_principal: 2_500_000_000,
-        safe_total_assets: 2_500_000_000,
-        safe_shares_total: "2500000000000".into(),
-        safe_yield_harvested: 0,
-        safe_yield_paid: 0,
-        safe_held: 2_500_000_000,
-        safe_backers: 2,
-        exploit_principal: 500_000_000,
-        exploit_total_assets: 500_000_000,
-        exploit_shares_total: "500000000000".into(),
-        exploit_yield_harvested: 0,
-        exploit_yield_paid: 0,
-        exploit_held: 500_000_000,
-        exploit_backers: 1,
-        winner_bonus_pool: 0,
-        protocol_payout: 0,
-        treasury_payout: 0,
-        seam_payout: 0,
-        principal_returned: 0,
-        bonus_paid: 0,
-        claims_count: 0,
-        slot: 10,
-        write_version: 1,
-        closed: false,
-    }
-}
 
 #[tokio::test]
 async fn health_openapi_document_and_docs_are_served() {
@@ -339,17 +295,17 @@ async fn shield_protocols_come_from_the_index_with_pool_state() {
     let server = TestServer::start(|_| {}).await;
     let db = server.db.store.db();
     let now = chrono::Utc::now().timestamp();
-    coverage(1, "active", now - 86_400)
+    common::fixtures::coverage(1, "active", now - 86_400)
         .into_active_model()
         .insert(db)
         .await
         .unwrap();
-    coverage(2, "active", now - 2 * 86_400)
+    common::fixtures::coverage(2, "active", now - 2 * 86_400)
         .into_active_model()
         .insert(db)
         .await
         .unwrap();
-    coverage(3, "resolved", now - 90 * 86_400)
+    common::fixtures::coverage(3, "resolved", now - 90 * 86_400)
         .into_active_model()
         .insert(db)
         .await

@@ -1,6 +1,6 @@
 //! Indexed rows as the indexer would write them, for tests that read them over HTTP.
 
-use narrative_store::entities::{markets, narratives};
+use narrative_store::entities::{markets, narratives, shield_coverages};
 
 /// An open, approved Yield SOL market with the given id, UUID, creator and side totals.
 pub fn market(
@@ -79,5 +79,49 @@ pub fn narrative(
         deadline_tag: "SHORT".into(),
         opens_at: None,
         created_at,
+    }
+}
+
+/// A coverage period of protocol `protocol_byte` repeated, with 2.5 SOL on SAFE and 0.5 on EXPLOIT.
+pub fn coverage(protocol_byte: u8, status: &str, period_start: i64) -> shield_coverages::Model {
+    shield_coverages::Model {
+        address: format!("Coverage{protocol_byte:0>36}"),
+        protocol_id: format!("{protocol_byte:02x}").repeat(32),
+        kind: "community".into(),
+        protocol_wallet: None,
+        period_days: 30,
+        period_start,
+        period_end: period_start + 30 * 86_400,
+        fee_lamports: 1_000_000_000,
+        status: status.into(),
+        outcome: None,
+        safe_votes: 0,
+        exploit_votes: 0,
+        outcome_proposed_at: 0,
+        finalized_at: 0,
+        safe_principal: 2_500_000_000,
+        safe_total_assets: 2_500_000_000,
+        safe_shares_total: "2500000000000".into(),
+        safe_yield_harvested: 0,
+        safe_yield_paid: 0,
+        safe_held: 2_500_000_000,
+        safe_backers: 2,
+        exploit_principal: 500_000_000,
+        exploit_total_assets: 500_000_000,
+        exploit_shares_total: "500000000000".into(),
+        exploit_yield_harvested: 0,
+        exploit_yield_paid: 0,
+        exploit_held: 500_000_000,
+        exploit_backers: 1,
+        winner_bonus_pool: 0,
+        protocol_payout: 0,
+        treasury_payout: 0,
+        seam_payout: 0,
+        principal_returned: 0,
+        bonus_paid: 0,
+        claims_count: 0,
+        slot: 10,
+        write_version: 1,
+        closed: false,
     }
 }
