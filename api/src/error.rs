@@ -90,6 +90,17 @@ impl ApiError {
         .with("component", component)
     }
 
+    /// 429 with spec 7's `code` for a window quota (`rate_limit_exceeded`,
+    /// `daily_limit_reached`): `resets_at` in the body and `retry-after` as a header.
+    pub fn window_exhausted(code: &str, message: impl Into<String>, retry_after_secs: u64) -> Self {
+        let mut refused = Self::coded(StatusCode::TOO_MANY_REQUESTS, code, message).with(
+            "resets_at",
+            crate::time::iso(crate::time::now() + retry_after_secs as i64),
+        );
+        refused.retry_after = Some(retry_after_secs);
+        refused
+    }
+
     pub fn coming_soon(what: &str) -> Self {
         Self::coded(
             StatusCode::SERVICE_UNAVAILABLE,

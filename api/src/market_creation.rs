@@ -19,7 +19,7 @@ use serde_json::json;
 use crate::error::ApiError;
 use crate::followups::{refresh_payload, REFRESH_ACCOUNTS};
 use crate::human::Verdict;
-use crate::prepared::{self, ledger_error, Confirmation};
+use crate::prepared::{self, Confirmation};
 use crate::signature::{create_market_message, verify};
 use crate::state::AppState;
 use crate::system::ensure_running;
@@ -187,21 +187,14 @@ pub async fn create(
     let parsed: solana_signature::Signature = fee_signature
         .parse()
         .map_err(|_| fee_missing("fee_tx_signature missing or malformed"))?;
-    let mut landed = None;
-    for attempt in 0..state.confirm_wait.attempts.max(1) {
-        landed = state
-            .ledger
-            .transaction(&parsed)
-            .await
-            .map_err(ledger_error)?;
-        if landed.is_some() {
-            break;
+    let landed = match prepared::landed(state.ledger.as_ref(), state.confirm_wait, &parsed).await {
+        Ok(landed) => landed,
+        // Not on the ledger after the wait: for a fee, that is an unverified payment.
+        Err(e) if e.code() == "transaction_pending" => {
+            return Err(fee_missing("the fee transaction is not on the ledger"))
         }
-        if attempt + 1 < state.confirm_wait.attempts {
-            tokio::time::sleep(state.confirm_wait.interval).await;
-        }
-    }
-    let landed = landed.ok_or_else(|| fee_missing("the fee transaction is not on the ledger"))?;
+        Err(e) => return Err(e),
+    };
     if landed.error.is_some() {
         return Err(fee_missing("the fee transaction failed"));
     }

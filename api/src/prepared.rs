@@ -172,7 +172,7 @@ pub async fn mark_confirmed(
 }
 
 /// The landed transaction, waiting up to `wait` for it to reach `confirmed`.
-async fn landed(
+pub async fn landed(
     ledger: &dyn Ledger,
     wait: ConfirmWait,
     signature: &Signature,

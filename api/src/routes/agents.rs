@@ -94,13 +94,13 @@ pub struct AgentFeed {
 }
 
 impl AgentsApi {
-    /// The agent behind the calling key (403 for a key that is not an agent's).
-    async fn agent_of(&self, auth: &ApiKeyAuth) -> Result<agents::Model, ApiError> {
+    /// The agent behind the calling key; 403 with `refusal` for a key that is not an agent's.
+    async fn agent_of(&self, auth: &ApiKeyAuth, refusal: &str) -> Result<agents::Model, ApiError> {
         agents::Entity::find()
             .filter(agents::Column::ApiKeyId.eq(auth.0.key_id.as_str()))
             .one(self.state.store.db())
             .await?
-            .ok_or_else(|| ApiError::ok_false(StatusCode::FORBIDDEN, "this key is not an agent's"))
+            .ok_or_else(|| ApiError::ok_false(StatusCode::FORBIDDEN, refusal))
     }
 
     /// `wallet`'s backings, newest first, as positions with their narratives.
@@ -173,14 +173,11 @@ impl AgentsApi {
         if decision.allowed {
             return Ok(());
         }
-        let mut refused = ApiError::coded(
-            StatusCode::TOO_MANY_REQUESTS,
+        Err(ApiError::window_exhausted(
             "rate_limit_exceeded",
             format!("at most {} per {} s", policy.limit, policy.window_secs),
-        )
-        .with("resets_at", iso(now() + decision.retry_after_secs as i64));
-        refused.retry_after = Some(decision.retry_after_secs);
-        Err(refused)
+            decision.retry_after_secs,
+        ))
     }
 }
 
@@ -351,15 +348,20 @@ impl AgentsApi {
     ) -> ApiResult<Json<Resolved>> {
         let db = self.state.store.db();
         crate::system::ensure_running(db, "agents").await?;
-        let agent = agents::Entity::find()
-            .filter(agents::Column::ApiKeyId.eq(auth.0.key_id.as_str()))
-            .one(db)
-            .await
-            .map_err(ApiError::from)?
-            .filter(|a| self.state.oracle_agent_wallets.contains(&a.wallet_address))
-            .ok_or_else(|| {
-                ApiError::ok_false(StatusCode::FORBIDDEN, "agent is not authorised to resolve")
-            })?;
+        let agent = self
+            .agent_of(&auth, "agent is not authorised to resolve")
+            .await?;
+        if !self
+            .state
+            .oracle_agent_wallets
+            .contains(&agent.wallet_address)
+        {
+            return Err(ApiError::ok_false(
+                StatusCode::FORBIDDEN,
+                "agent is not authorised to resolve",
+            )
+            .into());
+        }
         let body = body.0;
         let outcome = match body.resolution.trim() {
             "true" => true,
@@ -461,14 +463,9 @@ impl AgentsApi {
         body: Json<WebhookRequest>,
     ) -> ApiResult<Json<WebhookRegistered>> {
         let db = self.state.store.db();
-        let agent = agents::Entity::find()
-            .filter(agents::Column::ApiKeyId.eq(auth.0.key_id.as_str()))
-            .one(db)
-            .await
-            .map_err(ApiError::from)?
-            .ok_or_else(|| {
-                ApiError::ok_false(StatusCode::FORBIDDEN, "only agents register webhooks")
-            })?;
+        let agent = self
+            .agent_of(&auth, "only agents register webhooks")
+            .await?;
         let body = body.0;
         let url = body.url.trim().to_owned();
         let parsed = reqwest::Url::parse(&url)
@@ -521,7 +518,7 @@ impl AgentsApi {
     /// The agent wallet's open (unclaimed) positions.
     #[oai(path = "/portfolio", method = "get")]
     async fn portfolio(&self, auth: ApiKeyAuth) -> ApiResult<Json<Portfolio>> {
-        let agent = self.agent_of(&auth).await?;
+        let agent = self.agent_of(&auth, "this key is not an agent's").await?;
         let positions = self.positions(&agent.wallet_address, true).await?;
         Ok(Json(Portfolio {
             ok: true,
@@ -533,7 +530,7 @@ impl AgentsApi {
     /// The agent wallet's 100 most recent backings, claimed ones included.
     #[oai(path = "/history", method = "get")]
     async fn history(&self, auth: ApiKeyAuth) -> ApiResult<Json<History>> {
-        let agent = self.agent_of(&auth).await?;
+        let agent = self.agent_of(&auth, "this key is not an agent's").await?;
         let mut backings = self.positions(&agent.wallet_address, false).await?;
         backings.truncate(HISTORY_SIZE);
         Ok(Json(History {

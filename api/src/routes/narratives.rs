@@ -202,14 +202,11 @@ impl NarrativesApi {
         }
         let decision = self.state.limiter.hit(&AI_POLISH, &owner).await;
         if !decision.allowed {
-            let mut refused = ApiError::coded(
-                poem::http::StatusCode::TOO_MANY_REQUESTS,
+            return Err(ApiError::window_exhausted(
                 "daily_limit_reached",
                 "3 polishes per wallet per day (text and voice together)",
-            )
-            .with("resets_at", iso(now() + decision.retry_after_secs as i64));
-            refused.retry_after = Some(decision.retry_after_secs);
-            return Err(refused);
+                decision.retry_after_secs,
+            ));
         }
         self.state.polisher.polish(text).await.map_err(|error| {
             tracing::warn!(error = %format!("{error:#}"), "polisher unavailable");
