@@ -81,11 +81,23 @@ async fn rpc_polling_stores_the_snapshot_the_events_and_later_changes() {
         .unwrap()
         .unwrap();
     assert_eq!((row.amount, row.slot), (500_000_001, later as i64));
-    let row = backings::Entity::find_by_id(gone.to_string())
-        .one(db.store.db())
-        .await
-        .unwrap()
-        .unwrap();
+    // The closure is a message of the same slot, but it may commit in the batch after the one
+    // that moved the checkpoint: wait for it (bounded) rather than race it.
+    let mut row = None;
+    for _ in 0..200 {
+        let found = backings::Entity::find_by_id(gone.to_string())
+            .one(db.store.db())
+            .await
+            .unwrap()
+            .unwrap();
+        let closed = found.closed;
+        row = Some(found);
+        if closed {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let row = row.unwrap();
     assert!(
         row.closed && row.slot == later as i64,
         "a vanished account is closed"
