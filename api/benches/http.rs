@@ -151,6 +151,8 @@ async fn main() {
             accepted: String::new(),
         }),
         polisher: std::sync::Arc::new(narrative_api::polish::LocalPolisher),
+        reviewer: std::sync::Arc::new(narrative_api::review::LocalReviewer),
+        generator: std::sync::Arc::new(narrative_api::generation::LocalGenerator),
         prices: std::sync::Arc::new(narrative_api::price::FixedPrice(150.0)),
     };
     let state = AppState::from_config_with(db.store.clone(), &config, providers)

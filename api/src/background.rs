@@ -35,6 +35,7 @@ impl Background {
             ledger: state.ledger.clone(),
             oracle: state.oracle.clone(),
             http: reqwest::Client::new(),
+            generator: state.generator.clone(),
         };
         let worker = Worker::new(state.store.clone(), Arc::new(jobs), state.jobs_wake.clone());
         tasks.push(tokio::spawn(worker.run(stopped(rx.clone()))));

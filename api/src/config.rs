@@ -70,8 +70,8 @@ pub struct Config {
     pub treasury_wallet: Option<String>,
 
     /// Creation fee of a native binary market, in SOL (defaults to the narrative publish fee).
-    #[arg(long, env = "BINARY_MARKET_FEE_SOL", default_value_t = 5.0)]
-    pub binary_market_fee_sol: f64,
+    #[arg(long, env = "BINARY_MARKET_FEE_SOL")]
+    pub binary_market_fee_sol: Option<f64>,
 
     /// Cloudflare Turnstile secret: `cf_token`s are checked with Turnstile when set.
     #[arg(long, env = "TURNSTILE_SECRET", hide_env_values = true)]
@@ -111,18 +111,35 @@ pub struct Config {
     #[arg(long, env = "ORACLE_AGENT_WALLETS", value_delimiter = ',')]
     pub oracle_agent_wallets: Vec<String>,
 
-    /// Base URL of an OpenAI-compatible API for polishing theses (`…/v1`); the local polisher
-    /// when unset.
-    #[arg(long, env = "POLISH_API_BASE")]
-    pub polish_api_base: Option<String>,
+    /// Base URL of an OpenAI-compatible API (`…/v1`) for polishing, reviewing and drafting
+    /// theses; local deterministic providers when unset.
+    #[arg(long, env = "AI_API_BASE")]
+    pub ai_api_base: Option<String>,
 
     /// Its API key.
-    #[arg(long, env = "POLISH_API_KEY", hide_env_values = true)]
-    pub polish_api_key: Option<String>,
+    #[arg(long, env = "AI_API_KEY", hide_env_values = true)]
+    pub ai_api_key: Option<String>,
 
     /// Its model.
-    #[arg(long, env = "POLISH_MODEL", default_value = "gpt-4o-mini")]
-    pub polish_model: String,
+    #[arg(long, env = "AI_MODEL", default_value = "gpt-4o-mini")]
+    pub ai_model: String,
+
+    /// The anti-spam fee a narrative's publication pays, in SOL: 80 % becomes the creator's
+    /// locked YES backing, 20 % goes to the treasury (spec 4.1).
+    #[arg(long, env = "NARRATIVE_PUBLISH_FEE_SOL", default_value_t = 5.0)]
+    pub narrative_publish_fee_sol: f64,
+
+    /// Narratives one wallet may publish per UTC day.
+    #[arg(long, env = "NARRATIVE_DAILY_CAP", default_value_t = 3)]
+    pub narrative_daily_cap: u32,
+
+    /// Conviction score a wallet needs to publish (0: every wallet may).
+    #[arg(long, env = "NARRATIVE_MIN_CONVICTION_SCORE", default_value_t = 0.0)]
+    pub narrative_min_conviction_score: f64,
+
+    /// Uncertainty (0–100) a thesis needs to launch; below it, 422 `narrative_too_obvious`.
+    #[arg(long, env = "NARRATIVE_MIN_UNCERTAINTY", default_value_t = 30.0)]
+    pub narrative_min_uncertainty: f64,
 
     /// CoinGecko-compatible API for the SOL/USD price of USD aggregates.
     #[arg(long, env = "PRICE_FEED_URL", default_value = crate::price::COINGECKO)]

@@ -13,7 +13,10 @@
 //!   backing of the current streak, at most 1.5; combined = the product. The fee falls with the
 //!   tier: 2.0 % up to ember, 1.75 flare, 1.5 molten, 1.25 core, 1.0 volcanic.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+
+use narrative_store::entities::{backings, markets, narratives};
+use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter};
 
 /// One resolved backing.
 #[derive(Debug, Clone, PartialEq)]
@@ -180,6 +183,49 @@ pub fn score(resolved: &[Resolved]) -> Score {
         fee_pct: tier.fee_pct(),
         per_category,
     }
+}
+
+/// The conviction profile of `owner` from the index: its backings in finalized markets, taken
+/// in the order the markets settled so that streaks mean consecutive results.
+pub async fn wallet_score(db: &DatabaseConnection, owner: &str) -> Result<Score, DbErr> {
+    let held = backings::Entity::find()
+        .filter(backings::Column::Backer.eq(owner))
+        .all(db)
+        .await?;
+    let market_ids: Vec<String> = held.iter().map(|b| b.market_id.clone()).collect();
+    let settled: HashMap<String, markets::Model> = markets::Entity::find()
+        .filter(markets::Column::MarketId.is_in(market_ids.clone()))
+        .filter(markets::Column::Finalized.eq(true))
+        .filter(markets::Column::Outcome.is_not_null())
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|m| (m.market_id.clone(), m))
+        .collect();
+    let categories: HashMap<String, String> = narratives::Entity::find()
+        .filter(narratives::Column::MarketId.is_in(market_ids))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|n| (n.market_id, n.category))
+        .collect();
+    let mut resolved: Vec<(i64, String, Resolved)> = held
+        .iter()
+        .filter_map(|b| {
+            let market = settled.get(&b.market_id)?;
+            Some((
+                market.finalized_at,
+                b.market_id.clone(),
+                Resolved {
+                    correct: market.outcome.as_deref() == Some(b.side.as_str()),
+                    category: categories.get(&b.market_id).cloned(),
+                },
+            ))
+        })
+        .collect();
+    resolved.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    let resolved: Vec<Resolved> = resolved.into_iter().map(|(_, _, r)| r).collect();
+    Ok(score(&resolved))
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ pub struct ApiJobs {
     pub oracle: Option<Arc<solana_keypair::Keypair>>,
     /// For webhook deliveries.
     pub http: reqwest::Client,
+    pub generator: Arc<dyn crate::generation::Generator>,
 }
 
 #[async_trait::async_trait]
@@ -47,6 +48,21 @@ impl JobHandler for ApiJobs {
             }
             crate::agent_webhooks::DELIVER_WEBHOOK => {
                 crate::agent_webhooks::deliver(&self.store, &self.http, job).await
+            }
+            crate::narrative_publish::SCORE_NARRATIVE => {
+                crate::narrative_scoring::score(&self.store, &job.payload)
+                    .await
+                    .map(|()| JobOutcome::Done)
+            }
+            crate::narrative_generation::GENERATE_NARRATIVE => {
+                crate::narrative_generation::generate(
+                    &self.store,
+                    self.generator.as_ref(),
+                    &job.payload,
+                    job.attempts,
+                )
+                .await
+                .map(|()| JobOutcome::Done)
             }
             other => anyhow::bail!("unknown job kind {other}"),
         }

@@ -93,3 +93,36 @@ impl HumanVerifier for LocalVerifier {
         })
     }
 }
+
+fn turnstile_failed() -> crate::error::ApiError {
+    crate::error::ApiError::coded(
+        poem::http::StatusCode::BAD_REQUEST,
+        "TURNSTILE_FAILED",
+        "missing or invalid human-verification token",
+    )
+}
+
+/// The `cf_token` check every human-gated write makes: 400 `TURNSTILE_FAILED` when it is
+/// missing or refused, 503 `human_verification_unavailable` when the provider is unreachable.
+pub async fn require_human(
+    verifier: &dyn HumanVerifier,
+    token: Option<&str>,
+    remote_ip: Option<IpAddr>,
+) -> Result<(), crate::error::ApiError> {
+    let token = token.map(str::trim).unwrap_or_default();
+    if token.is_empty() {
+        return Err(turnstile_failed());
+    }
+    match verifier.verify(token, remote_ip).await {
+        Ok(Verdict::Human) => Ok(()),
+        Ok(Verdict::Refused(codes)) => Err(turnstile_failed().with("provider_codes", codes)),
+        Err(error) => {
+            tracing::warn!(error = %format!("{error:#}"), "human verification unavailable");
+            Err(crate::error::ApiError::coded(
+                poem::http::StatusCode::SERVICE_UNAVAILABLE,
+                "human_verification_unavailable",
+                "the human-verification provider could not be reached; retry shortly",
+            ))
+        }
+    }
+}

@@ -18,7 +18,6 @@ use serde_json::json;
 
 use crate::error::ApiError;
 use crate::followups::{refresh_payload, REFRESH_ACCOUNTS};
-use crate::human::Verdict;
 use crate::prepared::{self, Confirmation};
 use crate::signature::{create_market_message, verify};
 use crate::state::AppState;
@@ -94,14 +93,6 @@ fn fee_missing(why: &str) -> ApiError {
     )
 }
 
-fn turnstile_failed() -> ApiError {
-    ApiError::coded(
-        StatusCode::BAD_REQUEST,
-        "TURNSTILE_FAILED",
-        "missing or invalid human-verification token",
-    )
-}
-
 fn seed(field: &str, sol: Option<f64>) -> Result<u64, ApiError> {
     match sol {
         None | Some(0.0) => Ok(0),
@@ -153,32 +144,9 @@ pub async fn create(
         ));
     }
 
-    let token = body.cf_token.as_deref().map(str::trim).unwrap_or_default();
-    if token.is_empty() {
-        return Err(turnstile_failed());
-    }
-    match state.human.verify(token, client_ip).await {
-        Ok(Verdict::Human) => {}
-        Ok(Verdict::Refused(codes)) => {
-            return Err(turnstile_failed().with("provider_codes", codes));
-        }
-        Err(error) => {
-            tracing::warn!(error = %format!("{error:#}"), "human verification unavailable");
-            return Err(ApiError::coded(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "human_verification_unavailable",
-                "the human-verification provider could not be reached; retry shortly",
-            ));
-        }
-    }
+    crate::human::require_human(state.human.as_ref(), body.cf_token.as_deref(), client_ip).await?;
 
-    let treasury = state.treasury.ok_or_else(|| {
-        ApiError::coded(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "treasury_not_configured",
-            "market creation needs TREASURY_WALLET",
-        )
-    })?;
+    let treasury = state.treasury("market creation")?;
     let fee_signature = body
         .fee_tx_signature
         .as_deref()

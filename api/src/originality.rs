@@ -171,6 +171,11 @@ pub fn check<'a>(
     }
 }
 
+/// The category whose keywords `text` uses most (`CONVICTION` when none).
+pub fn suggest_category(text: &str) -> String {
+    by_keywords(&words(text))
+}
+
 /// The category whose keywords the thesis uses most (`CONVICTION` when none).
 fn by_keywords(words: &HashMap<String, u32>) -> String {
     KEYWORDS

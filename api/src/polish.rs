@@ -2,9 +2,7 @@
 //! when configured, otherwise a local polisher that tidies the text without rewording it. Both
 //! answer in the input's language: the model is told to, and the local one never translates.
 
-use std::time::Duration;
-
-use serde_json::{json, Value};
+use crate::ai::ChatModel;
 
 #[async_trait::async_trait]
 pub trait Polisher: Send + Sync {
@@ -16,53 +14,13 @@ pub const INSTRUCTION: &str = "Rewrite the user's prediction-market thesis as on
 falsifiable YES/NO statement with a date if it has one. Keep its meaning. Answer only with the \
 statement, in the same language as the user's text.";
 
-/// `POST {base}/chat/completions` of an OpenAI-compatible API.
-pub struct ChatPolisher {
-    http: reqwest::Client,
-    base: String,
-    key: String,
-    model: String,
-}
-
-impl ChatPolisher {
-    pub fn new(base: &str, key: String, model: String) -> anyhow::Result<Self> {
-        Ok(ChatPolisher {
-            http: reqwest::Client::builder()
-                .timeout(Duration::from_secs(30))
-                .build()?,
-            base: base.trim_end_matches('/').to_owned(),
-            key,
-            model,
-        })
-    }
-}
+/// An OpenAI-compatible chat model.
+pub struct ChatPolisher(pub ChatModel);
 
 #[async_trait::async_trait]
 impl Polisher for ChatPolisher {
     async fn polish(&self, text: &str) -> anyhow::Result<String> {
-        let answer: Value = self
-            .http
-            .post(format!("{}/chat/completions", self.base))
-            .bearer_auth(&self.key)
-            .json(&json!({
-                "model": self.model,
-                "temperature": 0.2,
-                "messages": [
-                    {"role": "system", "content": INSTRUCTION},
-                    {"role": "user", "content": text},
-                ],
-            }))
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?;
-        let polished = answer["choices"][0]["message"]["content"]
-            .as_str()
-            .map(str::trim)
-            .filter(|t| !t.is_empty())
-            .ok_or_else(|| anyhow::anyhow!("the model answered no text"))?;
-        Ok(polished.to_owned())
+        self.0.complete(INSTRUCTION, text).await
     }
 }
 

@@ -97,10 +97,51 @@ pub async fn verify(
     id: &str,
     signature: &str,
 ) -> Result<Confirmation, ApiError> {
-    crate::validate::uuid("prepared_id", id)?;
-    let parsed: Signature = signature
+    let parsed = parse_signature(signature)?;
+    match open(db, kind, id, signature).await? {
+        Opened::Replay(prepared) => Ok(Confirmation::Replay(prepared)),
+        Opened::Unconfirmed(prepared) => {
+            // The ledger is asked only once the store has nothing to answer from.
+            let landed = landed(ledger, wait, &parsed).await?;
+            accept(prepared, landed)
+        }
+    }
+}
+
+/// [`verify`] for a caller that already fetched the landed transaction of `signature`.
+pub async fn verify_landed(
+    db: &impl ConnectionTrait,
+    kind: &str,
+    id: &str,
+    signature: &str,
+    landed: LandedTransaction,
+) -> Result<Confirmation, ApiError> {
+    match open(db, kind, id, signature).await? {
+        Opened::Replay(prepared) => Ok(Confirmation::Replay(prepared)),
+        Opened::Unconfirmed(prepared) => accept(prepared, landed),
+    }
+}
+
+pub fn parse_signature(signature: &str) -> Result<Signature, ApiError> {
+    signature
         .parse()
-        .map_err(|_| ApiError::validation("signature must be a base58 transaction signature"))?;
+        .map_err(|_| ApiError::validation("signature must be a base58 transaction signature"))
+}
+
+enum Opened {
+    Replay(prepared_transactions::Model),
+    Unconfirmed(prepared_transactions::Model),
+}
+
+/// The prepared transaction, unless it was confirmed with another signature or `signature`
+/// confirmed another one.
+async fn open(
+    db: &impl ConnectionTrait,
+    kind: &str,
+    id: &str,
+    signature: &str,
+) -> Result<Opened, ApiError> {
+    crate::validate::uuid("prepared_id", id)?;
     let prepared = prepared_transactions::Entity::find_by_id(id.to_owned())
         .filter(prepared_transactions::Column::Kind.eq(kind))
         .one(db)
@@ -108,7 +149,7 @@ pub async fn verify(
         .map_err(ApiError::internal)?
         .ok_or_else(|| ApiError::not_found("prepared transaction"))?;
     match prepared.signature.as_deref() {
-        Some(stored) if stored == signature => return Ok(Confirmation::Replay(prepared)),
+        Some(stored) if stored == signature => return Ok(Opened::Replay(prepared)),
         Some(_) => {
             return Err(ApiError::coded(
                 StatusCode::CONFLICT,
@@ -130,7 +171,14 @@ pub async fn verify(
             "this signature confirmed another prepared transaction",
         ));
     }
-    let landed = landed(ledger, wait, &parsed).await?;
+    Ok(Opened::Unconfirmed(prepared))
+}
+
+/// Accepts `landed` for `prepared`: no error, paid by its wallet, its instructions in order.
+fn accept(
+    prepared: prepared_transactions::Model,
+    landed: LandedTransaction,
+) -> Result<Confirmation, ApiError> {
     if let Some(error) = &landed.error {
         return Err(ApiError::coded(
             StatusCode::BAD_REQUEST,

@@ -11,7 +11,9 @@ use narrative_sdk::Pubkey;
 use solana_keypair::Keypair;
 use tokio::sync::Notify;
 
+use crate::ai::ChatModel;
 use crate::config::Config;
+use crate::generation::{ChatGenerator, Generator, LocalGenerator};
 use crate::human::{HumanVerifier, LocalVerifier, TurnstileVerifier};
 use crate::ledger::{Ledger, RpcLedger};
 use crate::limits::{Limiter, MemoryLimiter, Policy, RedisLimiter};
@@ -19,13 +21,17 @@ use crate::metrics::HttpMetrics;
 use crate::polish::{ChatPolisher, LocalPolisher, Polisher};
 use crate::prepared::ConfirmWait;
 use crate::price::{CoinGeckoFeed, FixedPrice, PriceFeed};
+use crate::review::{ChatReviewer, LocalReviewer, Reviewer};
 
 pub struct AppState {
     pub store: Store,
     pub ledger: Arc<dyn Ledger>,
     pub human: Arc<dyn HumanVerifier>,
     pub polisher: Arc<dyn Polisher>,
+    pub reviewer: Arc<dyn Reviewer>,
+    pub generator: Arc<dyn Generator>,
     pub prices: Arc<dyn PriceFeed>,
+    pub narratives: NarrativePolicy,
     /// Wakes the job worker when a request enqueues follow-up work.
     pub jobs_wake: Arc<Notify>,
     pub confirm_wait: ConfirmWait,
@@ -49,6 +55,15 @@ pub struct AppState {
     pub anon_policy: Policy,
 }
 
+/// What publishing a narrative costs and needs (spec 4.1 publish).
+#[derive(Debug, Clone, Copy)]
+pub struct NarrativePolicy {
+    pub publish_fee_lamports: u64,
+    pub daily_cap: u32,
+    pub min_conviction_score: f64,
+    pub min_uncertainty: f64,
+}
+
 /// The operator pair of spec 5; the secret only as its digest.
 pub struct AdminCredentials {
     pub wallet: String,
@@ -61,6 +76,8 @@ pub struct Providers {
     pub ledger: Arc<dyn Ledger>,
     pub human: Arc<dyn HumanVerifier>,
     pub polisher: Arc<dyn Polisher>,
+    pub reviewer: Arc<dyn Reviewer>,
+    pub generator: Arc<dyn Generator>,
     pub prices: Arc<dyn PriceFeed>,
 }
 
@@ -84,13 +101,30 @@ impl Providers {
                 })
             }
         };
-        let polisher: Arc<dyn Polisher> = match &config.polish_api_base {
-            Some(base) => Arc::new(ChatPolisher::new(
-                base,
-                config.polish_api_key.clone().unwrap_or_default(),
-                config.polish_model.clone(),
-            )?),
+        let chat = || -> anyhow::Result<Option<ChatModel>> {
+            config
+                .ai_api_base
+                .as_deref()
+                .map(|base| {
+                    ChatModel::new(
+                        base,
+                        config.ai_api_key.clone().unwrap_or_default(),
+                        config.ai_model.clone(),
+                    )
+                })
+                .transpose()
+        };
+        let polisher: Arc<dyn Polisher> = match chat()? {
+            Some(model) => Arc::new(ChatPolisher(model)),
             None => Arc::new(LocalPolisher),
+        };
+        let reviewer: Arc<dyn Reviewer> = match chat()? {
+            Some(model) => Arc::new(ChatReviewer(model)),
+            None => Arc::new(LocalReviewer),
+        };
+        let generator: Arc<dyn Generator> = match chat()? {
+            Some(model) => Arc::new(ChatGenerator(model)),
+            None => Arc::new(LocalGenerator),
         };
         let prices: Arc<dyn PriceFeed> = match config.sol_usd_price {
             Some(price) => Arc::new(FixedPrice(price)),
@@ -100,6 +134,8 @@ impl Providers {
             ledger: Arc::new(RpcLedger::new(&config.solana_rpc_url)),
             human,
             polisher,
+            reviewer,
+            generator,
             prices,
         })
     }
@@ -141,10 +177,17 @@ impl AppState {
             .map(|t| t.parse::<Pubkey>())
             .transpose()
             .map_err(|_| anyhow::anyhow!("TREASURY_WALLET is not a base58 public key"))?;
-        let fee = config.binary_market_fee_sol;
+        let publish_fee = sol_setting(
+            "NARRATIVE_PUBLISH_FEE_SOL",
+            config.narrative_publish_fee_sol,
+        )?;
+        let market_fee = match config.binary_market_fee_sol {
+            Some(fee) => sol_setting("BINARY_MARKET_FEE_SOL", fee)?,
+            None => publish_fee,
+        };
         anyhow::ensure!(
-            fee.is_finite() && fee >= 0.0,
-            "BINARY_MARKET_FEE_SOL must be a non-negative number"
+            (0.0..=100.0).contains(&config.narrative_min_uncertainty),
+            "NARRATIVE_MIN_UNCERTAINTY must be within 0–100"
         );
         let confirm_interval = Duration::from_millis(250);
         let oracle = config
@@ -173,7 +216,15 @@ impl AppState {
             ledger: providers.ledger,
             human: providers.human,
             polisher: providers.polisher,
+            reviewer: providers.reviewer,
+            generator: providers.generator,
             prices: providers.prices,
+            narratives: NarrativePolicy {
+                publish_fee_lamports: publish_fee,
+                daily_cap: config.narrative_daily_cap,
+                min_conviction_score: config.narrative_min_conviction_score,
+                min_uncertainty: config.narrative_min_uncertainty,
+            },
             jobs_wake: Arc::new(Notify::new()),
             confirm_wait: ConfirmWait {
                 attempts: (config.confirm_wait_ms / confirm_interval.as_millis() as u64).max(1)
@@ -181,8 +232,7 @@ impl AppState {
                 interval: confirm_interval,
             },
             treasury,
-            // Rounded to whole lamports; a fee is a policy value, not a balance.
-            binary_market_fee_lamports: (fee * 1e9).round() as u64,
+            binary_market_fee_lamports: market_fee,
             webhook_secret_sha256: config
                 .webhook_secret
                 .as_deref()
@@ -208,5 +258,28 @@ impl AppState {
                 window_secs: 60,
             },
         }))
+    }
+}
+
+/// A fee setting in SOL as lamports, rounded to whole lamports (a fee is a policy value, not a
+/// balance).
+fn sol_setting(name: &str, sol: f64) -> anyhow::Result<u64> {
+    anyhow::ensure!(
+        sol.is_finite() && (0.0..=1_000_000.0).contains(&sol),
+        "{name} must be a number of SOL between 0 and 1,000,000"
+    );
+    Ok((sol * 1e9).round() as u64)
+}
+
+impl AppState {
+    /// The treasury fees go to; 503 `treasury_not_configured` while `TREASURY_WALLET` is unset.
+    pub fn treasury(&self, what: &str) -> Result<Pubkey, crate::error::ApiError> {
+        self.treasury.ok_or_else(|| {
+            crate::error::ApiError::coded(
+                poem::http::StatusCode::SERVICE_UNAVAILABLE,
+                "treasury_not_configured",
+                format!("{what} needs TREASURY_WALLET"),
+            )
+        })
     }
 }

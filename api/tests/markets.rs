@@ -46,7 +46,7 @@ async fn setup() -> Setup {
     let treasury = integration_tests::harness::keypair(3, 0).pubkey();
     let (server, ledger) = chain::start_on_bank(|c| {
         c.treasury_wallet = Some(treasury.to_string());
-        c.binary_market_fee_sol = 5.0;
+        c.binary_market_fee_sol = Some(5.0);
     })
     .await;
     let creator = ledger.harness.lock().await.wallets[1].insecure_clone();

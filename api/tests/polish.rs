@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use common::TestServer;
+use narrative_api::ai::ChatModel;
 use narrative_api::polish::{ChatPolisher, Polisher, INSTRUCTION};
 use poem::http::HeaderMap;
 use poem::listener::{Acceptor, Listener, TcpListener};
@@ -126,12 +127,14 @@ async fn the_chat_client_sends_the_instruction_and_reads_the_answer() {
                 .data(seen.clone()),
         ),
     );
-    let client = ChatPolisher::new(
-        &format!("http://{addr}/v1/"),
-        "sk-test".into(),
-        "small-model".into(),
-    )
-    .unwrap();
+    let client = ChatPolisher(
+        ChatModel::new(
+            &format!("http://{addr}/v1/"),
+            "sk-test".into(),
+            "small-model".into(),
+        )
+        .unwrap(),
+    );
     assert_eq!(
         client.polish("sol flips eth").await.unwrap(),
         "SOL FLIPS ETH"

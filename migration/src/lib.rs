@@ -18,6 +18,7 @@ mod m20261121_000006_agents_narratives;
 mod m20261121_000007_oracle_audit_log;
 mod m20261121_000008_agent_webhooks;
 mod m20261121_000009_narrative_groups;
+mod m20261121_000010_narrative_publishing;
 
 pub struct Migrator;
 
@@ -34,6 +35,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000007_oracle_audit_log::Migration),
             Box::new(m20261121_000008_agent_webhooks::Migration),
             Box::new(m20261121_000009_narrative_groups::Migration),
+            Box::new(m20261121_000010_narrative_publishing::Migration),
         ]
     }
 }

@@ -22,7 +22,6 @@ pub const AGENT_REGISTRATION: Policy = Policy {
     window_secs: 3600,
 };
 
-/// Agent feed: about 60 per minute per API key.
 /// Spec 8: polish-text and polish-voice share 3 per wallet per (UTC) day.
 pub const AI_POLISH: Policy = Policy {
     name: "ai_polish",
@@ -30,6 +29,21 @@ pub const AI_POLISH: Policy = Policy {
     window_secs: 86_400,
 };
 
+/// AI drafts (`generate`): 5 per wallet per UTC day (the spec leaves it open, 33).
+pub const AI_GENERATE: Policy = Policy {
+    name: "ai_generate",
+    limit: 5,
+    window_secs: 86_400,
+};
+
+/// And 20 per IP per UTC day, so fresh wallet addresses do not buy more drafts.
+pub const AI_GENERATE_PER_IP: Policy = Policy {
+    name: "ai_generate_ip",
+    limit: 20,
+    window_secs: 86_400,
+};
+
+/// Agent feed: about 60 per minute per API key.
 pub const AGENT_FEED: Policy = Policy {
     name: "agent_feed",
     limit: 60,

@@ -4,18 +4,19 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use narrative_store::entities::{backings, markets, narratives, shield_terms_acknowledgements};
+use narrative_store::entities::{markets, narratives, shield_terms_acknowledgements};
 use poem_openapi::param::Path;
 use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 
-use crate::conviction::{score, Resolved};
+use crate::conviction::wallet_score;
+use crate::creator::{creator_score, Created};
 use crate::error::{ApiError, ApiResult};
 use crate::routes::Tag;
 use crate::state::AppState;
 use crate::time::iso;
-use crate::validate::wallet;
+use crate::validate::{sol, wallet};
 
 pub struct ConvictionApi {
     pub state: Arc<AppState>,
@@ -52,6 +53,20 @@ pub struct ConvictionProfile {
     pub per_category_stats: BTreeMap<String, CategoryStatsBody>,
 }
 
+/// Spec 2.3b.
+#[derive(Object)]
+pub struct CreatorProfile {
+    pub wallet_address: String,
+    pub creator_score: f64,
+    pub creator_tier: String,
+    /// Percent of the Crucible forfeit of the creator's markets owed to the creator.
+    pub creator_share_pct: f64,
+    pub total_creator_earnings_sol: f64,
+    pub narratives_submitted: u64,
+    pub narratives_resolved_true: u64,
+    pub narratives_pending: u64,
+}
+
 #[OpenApi(prefix_path = "/conviction", tag = "Tag::Conviction")]
 impl ConvictionApi {
     /// A wallet's conviction profile; an unseen wallet gets the zeroed profile, never 404.
@@ -62,48 +77,7 @@ impl ConvictionApi {
     ) -> ApiResult<Json<ConvictionProfile>> {
         let owner = wallet("wallet", &wallet_param.0)?.to_string();
         let db = self.state.store.db();
-        let held = backings::Entity::find()
-            .filter(backings::Column::Backer.eq(owner.as_str()))
-            .all(db)
-            .await
-            .map_err(ApiError::from)?;
-        let market_ids: Vec<String> = held.iter().map(|b| b.market_id.clone()).collect();
-        let settled: HashMap<String, markets::Model> = markets::Entity::find()
-            .filter(markets::Column::MarketId.is_in(market_ids.clone()))
-            .filter(markets::Column::Finalized.eq(true))
-            .filter(markets::Column::Outcome.is_not_null())
-            .all(db)
-            .await
-            .map_err(ApiError::from)?
-            .into_iter()
-            .map(|m| (m.market_id.clone(), m))
-            .collect();
-        let categories: HashMap<String, String> = narratives::Entity::find()
-            .filter(narratives::Column::MarketId.is_in(market_ids))
-            .all(db)
-            .await
-            .map_err(ApiError::from)?
-            .into_iter()
-            .map(|n| (n.market_id, n.category))
-            .collect();
-        // In the order the markets settled, so streaks mean consecutive results.
-        let mut resolved: Vec<(i64, String, Resolved)> = held
-            .iter()
-            .filter_map(|b| {
-                let market = settled.get(&b.market_id)?;
-                Some((
-                    market.finalized_at,
-                    b.market_id.clone(),
-                    Resolved {
-                        correct: market.outcome.as_deref() == Some(b.side.as_str()),
-                        category: categories.get(&b.market_id).cloned(),
-                    },
-                ))
-            })
-            .collect();
-        resolved.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-        let resolved: Vec<Resolved> = resolved.into_iter().map(|(_, _, r)| r).collect();
-        let s = score(&resolved);
+        let s = wallet_score(db, &owner).await.map_err(ApiError::from)?;
         let current = &self.state.shield_terms_version;
         let terms = shield_terms_acknowledgements::Entity::find_by_id(owner.clone())
             .one(db)
@@ -140,6 +114,58 @@ impl ConvictionApi {
                     )
                 })
                 .collect(),
+        }))
+    }
+
+    /// A wallet's creator profile (spec 2.3b) from the narratives it published; an unseen
+    /// wallet gets the zeroed profile (tier `ember`), never 404.
+    #[oai(path = "/creator/:wallet", method = "get")]
+    async fn creator(
+        &self,
+        #[oai(name = "wallet")] wallet_param: Path<String>,
+    ) -> ApiResult<Json<CreatorProfile>> {
+        let owner = wallet("wallet", &wallet_param.0)?.to_string();
+        let db = self.state.store.db();
+        let published = narratives::Entity::find()
+            .filter(narratives::Column::WalletAddress.eq(owner.as_str()))
+            .all(db)
+            .await
+            .map_err(ApiError::from)?;
+        let markets: HashMap<String, markets::Model> = markets::Entity::find()
+            .filter(markets::Column::MarketId.is_in(published.iter().map(|n| n.market_id.clone())))
+            .all(db)
+            .await
+            .map_err(ApiError::from)?
+            .into_iter()
+            .map(|m| (m.market_id.clone(), m))
+            .collect();
+        let created: Vec<Created> = published
+            .iter()
+            .map(|n| {
+                let market = markets.get(&n.market_id);
+                let backers =
+                    market.map_or(0, |m| i64::from(m.yes_backers) + i64::from(m.no_backers));
+                // The creator's own stake is one of the market's backers.
+                let own = i64::from(market.is_some_and(|m| m.creator == owner));
+                Created {
+                    oracle_status: n.oracle_status.clone(),
+                    outside_backers: (backers - own).max(0) as u64,
+                    crucible_lamports: market
+                        .filter(|m| m.finalized)
+                        .map_or(0, |m| m.crucible_amount.max(0) as u64),
+                }
+            })
+            .collect();
+        let s = creator_score(&created);
+        Ok(Json(CreatorProfile {
+            wallet_address: owner,
+            creator_score: s.score,
+            creator_tier: s.tier.name().into(),
+            creator_share_pct: s.share_pct,
+            total_creator_earnings_sol: sol(s.earnings_lamports as i64),
+            narratives_submitted: s.submitted,
+            narratives_resolved_true: s.resolved_true,
+            narratives_pending: s.pending,
         }))
     }
 }

@@ -12,6 +12,8 @@ pub mod binary;
 pub mod conviction;
 pub mod groups;
 pub mod markets;
+pub mod narrative_creation;
+pub mod narrative_history;
 pub mod narratives;
 pub mod nft;
 pub mod shield;
@@ -35,7 +37,7 @@ pub enum Tag {
     Agents,
     /// Conviction profiles (spec 2.5, 4.3).
     Conviction,
-    /// Narratives: the public feed and single reads (spec 4.1).
+    /// Narratives: the feed, single reads, histories, creation and AI drafts (spec 4.1).
     Narratives,
 }
 
@@ -50,6 +52,8 @@ pub type Service = OpenApiService<
         agents::AgentsApi,
         conviction::ConvictionApi,
         narratives::NarrativesApi,
+        narrative_creation::NarrativeCreationApi,
+        narrative_history::NarrativeHistoryApi,
         groups::GroupsApi,
     ),
     (),
@@ -83,6 +87,12 @@ pub fn service(state: Arc<AppState>) -> Service {
                 state: state.clone(),
             },
             narratives::NarrativesApi {
+                state: state.clone(),
+            },
+            narrative_creation::NarrativeCreationApi {
+                state: state.clone(),
+            },
+            narrative_history::NarrativeHistoryApi {
                 state: state.clone(),
             },
             groups::GroupsApi { state },

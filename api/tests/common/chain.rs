@@ -37,6 +37,8 @@ pub async fn start_on_bank_with(
             accepted: HUMAN_TOKEN.into(),
         }),
         polisher: std::sync::Arc::new(narrative_api::polish::LocalPolisher),
+        reviewer: std::sync::Arc::new(narrative_api::review::LocalReviewer),
+        generator: std::sync::Arc::new(narrative_api::generation::LocalGenerator),
         prices: std::sync::Arc::new(narrative_api::price::FixedPrice(150.0)),
     };
     let server = TestServer::start_with(Some(providers), |c| {
@@ -110,4 +112,81 @@ where
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
     panic!("{what} did not happen within 5 s");
+}
+
+/// Executes `ixs` signed by `signer` (the harness pays the fee) and writes the programs' events
+/// it emitted to the store, as the indexer does with a transaction's inner instructions.
+pub async fn process_and_index_events(
+    server: &TestServer,
+    ledger: &BankLedger,
+    ixs: &[narrative_sdk::Instruction],
+    signer: &Keypair,
+) {
+    let mut batch = narrative_store::Batch::default();
+    {
+        let mut h = ledger.harness.lock().await;
+        let slot = h.clock().await.slot;
+        let executed = h.process_recorded(ixs, &[signer]).await.expect("processed");
+        let keys = &executed.transaction.message.account_keys;
+        for (top, inner) in executed.inner_instructions.iter().enumerate() {
+            for (position, ix) in inner.iter().enumerate() {
+                let program = keys[ix.instruction.program_id_index as usize];
+                if let Some(event) =
+                    narrative_sdk::decode::decode_event(&program, &ix.instruction.data)
+                {
+                    batch.events.push(narrative_store::EventRecord {
+                        event,
+                        raw: ix.instruction.data.clone(),
+                        slot,
+                        signature: executed.transaction.signatures[0].to_string(),
+                        tx_index: 0,
+                        instruction_index: top as u32,
+                        inner_index: position as u32,
+                    });
+                }
+            }
+        }
+        h.next_slot().await;
+    }
+    assert!(!batch.events.is_empty(), "the transaction emitted events");
+    server
+        .db
+        .store
+        .write_batch("test", &batch)
+        .await
+        .expect("indexed");
+}
+
+/// A narrative created through the api: prepare-mint, the creator signs, the bank processes,
+/// publish. Returns the narrative id.
+pub async fn mint_and_publish(
+    server: &TestServer,
+    ledger: &BankLedger,
+    creator: &Keypair,
+    publish: serde_json::Value,
+) -> String {
+    let (status, prepared) = server
+        .post(
+            "/v1/narratives/prepare-mint",
+            &serde_json::json!({
+                "backer_wallet": creator.pubkey().to_string(),
+                "amount_lamports": 5_000_000_000u64,
+                "deadline_days": publish["deadline_days"],
+            }),
+        )
+        .await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{prepared}");
+    let signature = ledger
+        .process(sign(&prepared, creator))
+        .await
+        .expect("the mint lands")
+        .to_string();
+    let mut body = publish;
+    body["walletAddress"] = creator.pubkey().to_string().into();
+    body["signature"] = signature.into();
+    body["cf_token"] = HUMAN_TOKEN.into();
+    let (status, published) = server.post("/v1/narratives/publish", &body).await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{published}");
+    assert_eq!(published["narrativeId"], prepared["narrativeId"]);
+    published["narrativeId"].as_str().unwrap().to_owned()
 }

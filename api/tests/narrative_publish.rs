@@ -1,0 +1,408 @@
+//! Creating a narrative over HTTP against a program-test bank: prepare-mint builds the Yield
+//! market with the creator's 80 % YES stake and the treasury's 20 %, publish checks human
+//! verification, moderation, uncertainty, the ledger, the daily cap and the conviction gate,
+//! and what follows: the feed, the score job, rules, market history, `narrative.created`.
+
+mod common;
+
+use common::chain::{self, eventually, HUMAN_TOKEN};
+use integration_tests::harness::{HarnessOptions, SOL};
+use narrative_sdk::binary_vault::state::Side;
+use narrative_store::entities::{jobs, narrative_mints, narratives, prepared_transactions};
+use reqwest::StatusCode;
+use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
+use serde_json::{json, Value};
+use solana_signer::Signer;
+
+const THESIS: &str = "SOL closes above $300 on Coinbase before 30 June 2027";
+
+fn publish_body(creator: &str, signature: &str) -> Value {
+    json!({
+        "walletAddress": creator,
+        "thesis": THESIS,
+        "category": "MARKET",
+        "deadline_days": 7,
+        "signature": signature,
+        "cf_token": HUMAN_TOKEN,
+        "title": "SOL at $300",
+        "asset_tag": "SOL",
+        "resolution_source": "Coinbase SOL-USD daily close",
+        "criteria": "YES if a daily close is above 300.00 USD before the deadline.",
+    })
+}
+
+#[tokio::test]
+async fn a_narrative_is_minted_on_chain_then_published_once_every_check_passes() {
+    let (server, ledger) = chain::start_on_bank_with(HarnessOptions::default(), |h, c| {
+        c.treasury_wallet = Some(h.treasury.to_string());
+        c.narrative_daily_cap = 1;
+    })
+    .await;
+    let (creator, stranger, treasury) = {
+        let h = ledger.harness.lock().await;
+        (
+            h.wallets[0].insecure_clone(),
+            h.wallets[1].insecure_clone(),
+            h.treasury,
+        )
+    };
+    let wallet = creator.pubkey().to_string();
+    let db = server.db.store.db();
+
+    // An agent subscribed to narrative.created.
+    let (_, agent) = server
+        .post(
+            "/v1/agent/register",
+            &json!({"wallet_address": stranger.pubkey().to_string(), "name": "watcher"}),
+        )
+        .await;
+    let key = agent["agent"]["api_key"].as_str().unwrap();
+    let subscribed = server
+        .http
+        .post(server.url("/v1/agent/webhook"))
+        .header("x-api-key", key)
+        .json(&json!({"url": "http://127.0.0.1:9/hook", "events": ["narrative.created"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(subscribed.status(), StatusCode::OK);
+
+    let mint = json!({"backer_wallet": wallet, "amount_lamports": 5 * SOL, "deadline_days": 7});
+    for (change, why) in [
+        (
+            json!({"amount_lamports": 5 * SOL - 1}),
+            "below the publish fee",
+        ),
+        (json!({"deadline_days": 0}), "no resolution window"),
+        (json!({"deadline_days": 731}), "beyond the program's bound"),
+        (json!({"backer_wallet": "nope"}), "not a wallet"),
+        (json!({"narrative_id": "not-a-uuid"}), "not a UUID"),
+    ] {
+        let mut bad = mint.clone();
+        for (k, v) in change.as_object().unwrap() {
+            bad[k] = v.clone();
+        }
+        let (status, body) = server.post("/v1/narratives/prepare-mint", &bad).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{why}: {body}");
+        assert_eq!(body["ok"], false, "{why}: {body}");
+    }
+    assert_eq!(
+        prepared_transactions::Entity::find()
+            .count(db)
+            .await
+            .unwrap(),
+        0
+    );
+
+    let before = chrono::Utc::now().timestamp();
+    let (status, prepared) = server.post("/v1/narratives/prepare-mint", &mint).await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    let id = prepared["narrativeId"].as_str().unwrap().to_owned();
+    let market_id = narrative_sdk::market_id::market_id_from_str(&id).unwrap();
+    assert_eq!(prepared["stake_lamports"], 4 * SOL);
+    assert_eq!(prepared["treasury_lamports"], SOL);
+    let deadline = prepared["deadlineTimestamp"].as_i64().unwrap();
+    assert!((before + 7 * 86_400..=before + 7 * 86_400 + 5).contains(&deadline));
+
+    let treasury_before = ledger.harness.lock().await.lamports(treasury).await;
+    let signature = ledger
+        .process(chain::sign(&prepared, &creator))
+        .await
+        .unwrap()
+        .to_string();
+    {
+        let mut h = ledger.harness.lock().await;
+        assert_eq!(h.lamports(treasury).await - treasury_before, SOL);
+        let market = h.market(&market_id).await;
+        assert_eq!(market.creator, creator.pubkey());
+        assert_eq!(market.deadline, deadline);
+        assert_eq!((market.yes_total, market.no_total), (4 * SOL, 0));
+        assert_eq!(h.vault_balance(&market_id, Side::Yes).await, 4 * SOL);
+    }
+
+    // Refusals, each recording nothing.
+    let good = publish_body(&wallet, &signature);
+    for (change, status, error) in [
+        (
+            json!({"cf_token": null}),
+            StatusCode::BAD_REQUEST,
+            "TURNSTILE_FAILED",
+        ),
+        (
+            json!({"cf_token": "robot"}),
+            StatusCode::BAD_REQUEST,
+            "TURNSTILE_FAILED",
+        ),
+        (
+            json!({"thesis": "Bitcoin will still exist tomorrow"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "narrative_too_obvious",
+        ),
+        (
+            json!({"thesis": "The senator is assassinated before June 2027"}),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "content_flagged",
+        ),
+        (
+            json!({"category": "GOSSIP"}),
+            StatusCode::BAD_REQUEST,
+            "validation_error",
+        ),
+        (
+            json!({"deadline_days": 8}),
+            StatusCode::BAD_REQUEST,
+            "validation_error",
+        ),
+        (
+            json!({"criteria": null}),
+            StatusCode::BAD_REQUEST,
+            "validation_error",
+        ),
+        (
+            json!({"walletAddress": stranger.pubkey().to_string()}),
+            StatusCode::BAD_REQUEST,
+            "transaction_mismatch",
+        ),
+        (
+            json!({"signature": "not-a-signature"}),
+            StatusCode::BAD_REQUEST,
+            "validation_error",
+        ),
+    ] {
+        let mut bad = good.clone();
+        for (k, v) in change.as_object().unwrap() {
+            bad[k] = v.clone();
+        }
+        let (got, body) = server.post("/v1/narratives/publish", &bad).await;
+        assert_eq!(got, status, "{change}: {body}");
+        if error == "validation_error" {
+            // Spec 7: a malformed request answers `{ok:false, error:<message>}`.
+            assert_eq!(body["ok"], false, "{change}: {body}");
+        } else {
+            assert_eq!(body["error"], error, "{change}: {body}");
+        }
+    }
+    assert_eq!(narratives::Entity::find().count(db).await.unwrap(), 0);
+    let mut obvious = good.clone();
+    obvious["thesis"] = "Bitcoin will still exist tomorrow".into();
+    let (_, obvious) = server.post("/v1/narratives/publish", &obvious).await;
+    assert_eq!(obvious["uncertainty_score"], 15.0, "{obvious}");
+
+    // The refusals consumed nothing: the same signature publishes.
+    let (status, published) = server.post("/v1/narratives/publish", &good).await;
+    assert_eq!(status, StatusCode::OK, "{published}");
+    assert_eq!(
+        published,
+        json!({"success": true, "narrativeId": id, "message": "narrative published"})
+    );
+    // A replay answers the same and writes nothing, even without a fresh token.
+    let mut replay = good.clone();
+    replay["cf_token"] = Value::Null;
+    let (status, again) = server.post("/v1/narratives/publish", &replay).await;
+    assert_eq!(status, StatusCode::OK, "{again}");
+    assert_eq!(again["narrativeId"], id.as_str());
+    assert_eq!(again["message"], "already published");
+    assert_eq!(narratives::Entity::find().count(db).await.unwrap(), 1);
+    let mint_row = narrative_mints::Entity::find_by_id(id.clone())
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(mint_row.status, "published");
+
+    let (status, single) = server.get(&format!("/v1/narratives/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    let n = &single["narrative"];
+    assert_eq!(n["wallet_address"], wallet.as_str());
+    assert_eq!(n["title"], "SOL at $300");
+    assert_eq!(n["thesis"], THESIS);
+    assert_eq!(n["category"], "MARKET");
+    assert_eq!(n["asset_tag"], "SOL");
+    assert_eq!(n["deadline_tag"], "SHORT");
+    assert_eq!(n["oracle_status"], "open");
+    assert_eq!(n["uncertainty_score"], 80.0);
+    assert_eq!(n["is_pre_market"], false);
+
+    // The follow-ups: the market read back into the index, the score computed.
+    eventually("the stake in the index", || async {
+        let (_, body) = server.get(&format!("/v1/narratives/{id}")).await;
+        body["narrative"]["sol_backed"] == 4.0 && body["narrative"]["backers"] == 1
+    })
+    .await;
+    eventually("the score", || async {
+        let (_, body) = server.get(&format!("/v1/narratives/{id}")).await;
+        body["narrative"]["score"] != 0.0
+    })
+    .await;
+    let (_, single) = server.get(&format!("/v1/narratives/{id}")).await;
+    // Nothing else is published, so the thesis is wholly original: (100 + 80) / 2.
+    assert_eq!(single["narrative"]["score"], 90.0);
+    let (status, history) = server
+        .get(&format!("/v1/narratives/{id}/score-history"))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(history["points"].as_array().unwrap().len(), 1, "{history}");
+    assert_eq!(history["points"][0]["score"], 90.0);
+    assert_eq!(history["points"][0]["originality"], 100.0);
+    assert_eq!(history["points"][0]["uncertainty"], 80.0);
+
+    let (status, rules) = server.get(&format!("/v1/narratives/{id}/rules")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        rules,
+        json!({"rules": {
+            "resolution_source": "Coinbase SOL-USD daily close",
+            "criteria": "YES if a daily close is above 300.00 USD before the deadline.",
+        }})
+    );
+
+    let created_events = jobs::Entity::find()
+        .filter(jobs::Column::Kind.eq("deliver_webhook"))
+        .all(db)
+        .await
+        .unwrap();
+    assert_eq!(created_events.len(), 1);
+    let delivered: Value =
+        serde_json::from_str(created_events[0].payload["body"].as_str().unwrap()).unwrap();
+    assert_eq!(delivered["event"], "narrative.created");
+    assert_eq!(delivered["data"]["narrative_id"], id.as_str());
+    assert_eq!(delivered["data"]["stake_sol"], 4.0);
+
+    // The daily cap (1 here) is checked before anyone pays again.
+    let (status, capped) = server.post("/v1/narratives/prepare-mint", &mint).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{capped}");
+    assert_eq!(capped["error"], "daily_limit_reached");
+    // Someone else may still publish today; reusing a minted narrative id is refused.
+    let mut reuse = mint.clone();
+    reuse["backer_wallet"] = stranger.pubkey().to_string().into();
+    reuse["narrative_id"] = id.clone().into();
+    let (status, body) = server.post("/v1/narratives/prepare-mint", &reuse).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["error"], "narrative_exists");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn market_history_comes_from_indexed_backings() {
+    let (server, ledger) = chain::start_on_bank_with(HarnessOptions::default(), |h, c| {
+        c.treasury_wallet = Some(h.treasury.to_string());
+    })
+    .await;
+    let (creator, backer) = {
+        let h = ledger.harness.lock().await;
+        (h.wallets[0].insecure_clone(), h.wallets[1].insecure_clone())
+    };
+    let id = chain::mint_and_publish(
+        &server,
+        &ledger,
+        &creator,
+        json!({"thesis": THESIS, "category": "MARKET", "deadline_days": 40}),
+    )
+    .await;
+    let (status, rules) = server.get(&format!("/v1/narratives/{id}/rules")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{rules}");
+    let (status, empty) = server
+        .get(&format!("/v1/narratives/{id}/market-history"))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(empty["points"], json!([]));
+    assert_eq!(empty["note"], "market_event_unavailable");
+    let (_, single) = server.get(&format!("/v1/narratives/{id}")).await;
+    assert_eq!(single["narrative"]["deadline_tag"], "LONG");
+
+    let market_id = narrative_sdk::market_id::market_id_from_str(&id).unwrap();
+    for (side, amount) in [(Side::No, 2 * SOL), (Side::Yes, SOL)] {
+        chain::process_and_index_events(
+            &server,
+            &ledger,
+            &[narrative_sdk::binary::back_market(
+                backer.pubkey(),
+                &market_id,
+                side,
+                amount,
+            )],
+            &backer,
+        )
+        .await;
+    }
+    let (status, history) = server
+        .get(&format!("/v1/narratives/{id}/market-history"))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(history["note"], Value::Null);
+    let points = history["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{history}");
+    // The creator's 4 SOL YES stake came first (not indexed here), then NO 2, then YES 1.
+    assert_eq!(points[0]["side"], "false");
+    assert_eq!(points[0]["amount_sol"], 2.0);
+    assert_eq!(points[0]["yes_total_sol"], 4.0);
+    assert_eq!(points[0]["no_total_sol"], 2.0);
+    assert_eq!(points[0]["yes_share"], 0.6666);
+    assert_eq!(points[1]["side"], "true");
+    assert_eq!(points[1]["yes_total_sol"], 5.0);
+    assert_eq!(points[1]["yes_share"], 0.7142);
+    assert!(points[0]["slot"].as_i64() < points[1]["slot"].as_i64());
+    let (_, latest) = server
+        .get(&format!("/v1/narratives/{id}/market-history?limit=1"))
+        .await;
+    assert_eq!(latest["points"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        latest["points"][0]["side"], "true",
+        "the latest, not the first"
+    );
+
+    let (status, missing) = server
+        .get(&format!(
+            "/v1/narratives/{}/market-history",
+            uuid::Uuid::new_v4()
+        ))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{missing}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_conviction_gate_refuses_before_payment_and_at_publish() {
+    let (server, ledger) = chain::start_on_bank_with(HarnessOptions::default(), |h, c| {
+        c.treasury_wallet = Some(h.treasury.to_string());
+        c.narrative_min_conviction_score = 50.0;
+    })
+    .await;
+    let creator = ledger.harness.lock().await.wallets[0].insecure_clone();
+    let wallet = creator.pubkey().to_string();
+    let (status, body) = server
+        .post(
+            "/v1/narratives/prepare-mint",
+            &json!({"backer_wallet": wallet, "amount_lamports": 5 * SOL, "deadline_days": 7}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"], "conviction_score_required");
+    assert_eq!(body["required_score"], 50.0);
+    assert_eq!(body["conviction_score"], 0.0);
+    let fake_signature = bs58::encode([7u8; 64]).into_string();
+    let (status, body) = server
+        .post(
+            "/v1/narratives/publish",
+            &publish_body(&wallet, &fake_signature),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"], "conviction_score_required");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn publishing_needs_a_treasury() {
+    let (server, ledger) = chain::start_on_bank(|_| {}).await;
+    let creator = ledger.harness.lock().await.wallets[0].insecure_clone();
+    let (status, body) = server
+        .post(
+            "/v1/narratives/prepare-mint",
+            &json!({"backer_wallet": creator.pubkey().to_string(), "amount_lamports": 5 * SOL, "deadline_days": 7}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"], "treasury_not_configured");
+    server.stop().await;
+}
