@@ -125,3 +125,70 @@ async fn profiles_come_from_resolved_backings_in_settlement_order() {
     assert_eq!(refused["ok"], false);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn creator_profiles_come_from_published_narratives_and_their_markets() {
+    let server = TestServer::start(|_| {}).await;
+    let db = server.db.store.db();
+    let (_, unseen) = server
+        .get(&format!("/v1/conviction/creator/{WALLET}"))
+        .await;
+    assert_eq!(
+        unseen,
+        json!({
+            "wallet_address": WALLET,
+            "creator_score": 0.0,
+            "creator_tier": "ember",
+            "creator_share_pct": 5.0,
+            "total_creator_earnings_sol": 0.0,
+            "narratives_submitted": 0,
+            "narratives_resolved_true": 0,
+            "narratives_pending": 0,
+        })
+    );
+    // Two TRUE (30 and 3 outside backers: 20 + 20, 20 + 3), one FALSE (5 + 1), one open.
+    let cases = [
+        ("resolved_true", (16, 15), Some(2_000_000_000i64)),
+        ("resolved_true", (3, 1), Some(400_000_000)),
+        ("resolved_false", (1, 1), Some(0)),
+        ("open", (1, 0), None),
+    ];
+    for (i, (status, (yes_backers, no_backers), crucible)) in cases.iter().enumerate() {
+        let id = uuid::Uuid::new_v4();
+        let narrative = common::fixtures::narrative(
+            &id,
+            WALLET,
+            "Creator's call",
+            "MARKET",
+            status,
+            1_790_000_000,
+        );
+        let mut market = common::fixtures::market(
+            &format!("CreatorMarket{i}"),
+            &narrative.market_id,
+            Some(&id.to_string()),
+            WALLET,
+            (5_000_000_000, 1_000_000_000),
+            (*yes_backers, *no_backers),
+        );
+        market.finalized = crucible.is_some();
+        market.crucible_amount = crucible.unwrap_or(0);
+        narrative.into_active_model().insert(db).await.unwrap();
+        market.into_active_model().insert(db).await.unwrap();
+    }
+    let (status, profile) = server
+        .get(&format!("/v1/conviction/creator/{WALLET}"))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(profile["creator_score"], 69.0, "{profile}");
+    assert_eq!(profile["creator_tier"], "ember");
+    assert_eq!(profile["creator_share_pct"], 5.0);
+    // 5 % of the 2.4 SOL the creator's finalized markets sent to the Crucible.
+    assert_eq!(profile["total_creator_earnings_sol"], 0.12);
+    assert_eq!(profile["narratives_submitted"], 4);
+    assert_eq!(profile["narratives_resolved_true"], 2);
+    assert_eq!(profile["narratives_pending"], 1);
+    let (status, body) = server.get("/v1/conviction/creator/not-a-wallet").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    server.stop().await;
+}

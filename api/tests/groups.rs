@@ -3,16 +3,14 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use common::TestServer;
 use narrative_api::price::{CoinGeckoFeed, PriceFeed};
 use narrative_store::entities::{backings, narrative_group_members, narrative_groups};
-use poem::listener::{Acceptor, Listener, TcpListener};
 use poem::web::{Data, Json, Query};
-use poem::{get, handler, EndpointExt, Route, Server};
+use poem::{get, handler, EndpointExt, Route};
 use reqwest::StatusCode;
 use sea_orm::{ActiveModelTrait, IntoActiveModel};
 use serde_json::{json, Value};
@@ -175,19 +173,13 @@ fn simple_price(Query(q): Query<PriceQuery>, Data(calls): Data<&Arc<AtomicUsize>
 #[tokio::test]
 async fn the_coingecko_client_reads_and_caches_the_price() {
     let calls = Arc::new(AtomicUsize::new(0));
-    let acceptor = TcpListener::bind("127.0.0.1:0")
-        .into_acceptor()
-        .await
-        .unwrap();
-    let addr: SocketAddr = *acceptor.local_addr()[0].as_socket_addr().unwrap();
-    tokio::spawn(
-        Server::new_with_acceptor(acceptor).run(
-            Route::new()
-                .at("/api/v3/simple/price", get(simple_price))
-                .data(calls.clone()),
-        ),
-    );
-    let feed = CoinGeckoFeed::new(&format!("http://{addr}/api/v3")).unwrap();
+    let base = common::serve_locally(
+        Route::new()
+            .at("/api/v3/simple/price", get(simple_price))
+            .data(calls.clone()),
+    )
+    .await;
+    let feed = CoinGeckoFeed::new(&format!("{base}/api/v3")).unwrap();
     assert_eq!(feed.sol_usd().await.unwrap(), 187.25);
     assert_eq!(feed.sol_usd().await.unwrap(), 187.25);
     assert_eq!(calls.load(Ordering::SeqCst), 1, "cached for a minute");

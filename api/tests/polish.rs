@@ -3,16 +3,14 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use common::TestServer;
 use narrative_api::ai::ChatModel;
 use narrative_api::polish::{ChatPolisher, Polisher, INSTRUCTION};
 use poem::http::HeaderMap;
-use poem::listener::{Acceptor, Listener, TcpListener};
 use poem::web::{Data, Json};
-use poem::{handler, post, EndpointExt, IntoResponse, Route, Server};
+use poem::{handler, post, EndpointExt, IntoResponse, Route};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
@@ -115,21 +113,15 @@ fn completions(
 #[tokio::test]
 async fn the_chat_client_sends_the_instruction_and_reads_the_answer() {
     let seen = Arc::new(Seen::default());
-    let acceptor = TcpListener::bind("127.0.0.1:0")
-        .into_acceptor()
-        .await
-        .unwrap();
-    let addr: SocketAddr = *acceptor.local_addr()[0].as_socket_addr().unwrap();
-    tokio::spawn(
-        Server::new_with_acceptor(acceptor).run(
-            Route::new()
-                .at("/v1/chat/completions", post(completions))
-                .data(seen.clone()),
-        ),
-    );
+    let base = common::serve_locally(
+        Route::new()
+            .at("/v1/chat/completions", post(completions))
+            .data(seen.clone()),
+    )
+    .await;
     let client = ChatPolisher(
         ChatModel::new(
-            &format!("http://{addr}/v1/"),
+            &format!("{base}/v1/"),
             "sk-test".into(),
             "small-model".into(),
         )

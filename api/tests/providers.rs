@@ -1,27 +1,19 @@
 //! The real clients of outside providers against local HTTP servers: Turnstile's siteverify
 //! and the JSON-RPC ledger.
 
-use std::net::SocketAddr;
+mod common;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use narrative_api::human::{HumanVerifier, TurnstileVerifier, Verdict};
 use narrative_api::ledger::{Ledger, RpcLedger};
-use poem::listener::{Acceptor, Listener, TcpListener};
 use poem::web::{Data, Form, Json};
-use poem::{handler, post, EndpointExt, IntoResponse, Route, Server};
+use poem::{handler, post, EndpointExt, IntoResponse, Route};
 use serde_json::{json, Value};
 
-async fn serve(app: impl poem::Endpoint + 'static) -> String {
-    let acceptor = TcpListener::bind("127.0.0.1:0")
-        .into_acceptor()
-        .await
-        .unwrap();
-    let addr: SocketAddr = *acceptor.local_addr()[0].as_socket_addr().unwrap();
-    tokio::spawn(Server::new_with_acceptor(acceptor).run(app));
-    format!("http://{addr}")
-}
+use common::serve_locally as serve;
 
 #[derive(serde::Deserialize)]
 struct Siteverify {

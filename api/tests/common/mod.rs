@@ -153,6 +153,19 @@ async fn serve(
     (addr, stop, task)
 }
 
+/// Serves `app` (a stand-in for an outside provider) on a free local port; its base URL.
+pub async fn serve_locally(app: impl poem::Endpoint + 'static) -> String {
+    let acceptor = TcpListener::bind("127.0.0.1:0")
+        .into_acceptor()
+        .await
+        .expect("port");
+    let addr: SocketAddr = *acceptor.local_addr()[0]
+        .as_socket_addr()
+        .expect("tcp address");
+    tokio::spawn(Server::new_with_acceptor(acceptor).run(app));
+    format!("http://{addr}")
+}
+
 /// Waits, if needed, so that a one-minute window does not roll over during the next seconds.
 pub async fn fresh_minute() {
     let second = chrono::Utc::now().timestamp().rem_euclid(60);
