@@ -1,4 +1,5 @@
-//! The narrative loop on a program-test bank: a narrative backed on both sides by two wallets,
+//! The narrative loop on a program-test bank: a narrative created through prepare-mint and
+//! publish, backed on both sides by two wallets through the api,
 //! resolved by an authorised agent over HTTP, settled on chain by the durable job (the service's
 //! oracle vote, then `finalize_resolution` once the 48 h hold has passed on the warped clock),
 //! claimed by the winner, and the conviction profiles changed.
@@ -7,7 +8,7 @@ mod common;
 
 use common::chain::{self, eventually, index_from_bank};
 use integration_tests::harness::{HarnessOptions, SOL};
-use narrative_sdk::binary_vault::state::{MarketVariant, Side};
+use narrative_sdk::binary_vault::state::Side;
 use narrative_sdk::pda;
 use narrative_store::entities::{jobs, narratives, oracle_audit_log};
 use reqwest::StatusCode;
@@ -39,46 +40,61 @@ async fn resolve_settle_claim_and_the_profiles_change() {
     };
     let (server, ledger) = chain::start_on_bank_with(options, |h, c| {
         c.oracle_keypair = Some(h.oracles[0].to_base58_string());
+        c.treasury_wallet = Some(h.treasury.to_string());
         c.oracle_agent_wallets = vec![AGENT_WALLET.into()];
     })
     .await;
-    let (market_id, winner, loser) = {
-        let mut h = ledger.harness.lock().await;
-        let creator = h.wallets[2].insecure_clone();
-        let market_id = h
-            .create_sol_market(&creator, MarketVariant::Yield, 86_400)
+    let (creator, winner, loser) = {
+        let h = ledger.harness.lock().await;
+        (
+            h.wallets[2].insecure_clone(),
+            h.wallets[0].insecure_clone(),
+            h.wallets[1].insecure_clone(),
+        )
+    };
+    // The creator publishes through the api: a Yield market with a 4 SOL YES stake.
+    let uuid = chain::mint_and_publish(
+        &server,
+        &ledger,
+        &creator,
+        json!({
+            "thesis": "Kestrel ships its mainnet release before 2027",
+            "category": "TECHNOLOGY",
+            "deadline_days": 1,
+        }),
+    )
+    .await;
+    let market_id = narrative_sdk::market_id::market_id_from_str(&uuid).unwrap();
+    // Two wallets back opposite sides through the api, each confirmed on the ledger.
+    for (wallet, side, amount) in [(&winner, "true", 2.0), (&loser, "false", 1.0)] {
+        let path = format!("/v1/narratives/{uuid}/back");
+        let (status, prepared) = server
+            .post(
+                &path,
+                &json!({"wallet_address": wallet.pubkey().to_string(), "amount_sol": amount, "side": side}),
+            )
             .await;
-        let (winner, loser) = (h.wallets[0].insecure_clone(), h.wallets[1].insecure_clone());
-        h.back(&winner, &market_id, Side::Yes, 2 * SOL)
+        assert_eq!(status, StatusCode::OK, "{prepared}");
+        let signature = ledger
+            .process(chain::sign(&prepared, wallet))
             .await
-            .unwrap();
-        h.back(&loser, &market_id, Side::No, SOL).await.unwrap();
+            .unwrap()
+            .to_string();
+        let (status, confirmed) = server
+            .post(
+                &format!("{path}/confirm"),
+                &json!({"prepared_id": prepared["prepared_id"], "signature": signature}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{confirmed}");
+    }
+    {
+        let mut h = ledger.harness.lock().await;
+        let market = h.market(&market_id).await;
+        assert_eq!((market.yes_total, market.no_total), (6 * SOL, SOL));
         // Voting opens at the deadline.
         h.warp_by(86_400 + 60).await;
-        (market_id, winner, loser)
-    };
-    let uuid = narrative_sdk::market_id::uuid_from_market_id(&market_id)
-        .unwrap()
-        .to_string();
-    let now = chrono::Utc::now().timestamp();
-    {
-        let id = uuid::Uuid::parse_str(&uuid).unwrap();
-        let mut n = common::fixtures::narrative(
-            &id,
-            AGENT_WALLET,
-            "Kestrel ships",
-            "TECHNOLOGY",
-            "pending",
-            now - 86_400,
-        );
-        n.uncertainty_score = 0.6;
-        n.deadline_at = now;
-        n
     }
-    .into_active_model()
-    .insert(server.db.store.db())
-    .await
-    .unwrap();
 
     let (status, registered) = server
         .post(
@@ -198,6 +214,7 @@ async fn resolve_settle_claim_and_the_profiles_change() {
             market_address,
             pda::binary::backing(&market_id, &winner.pubkey(), Side::Yes),
             pda::binary::backing(&market_id, &loser.pubkey(), Side::No),
+            pda::binary::backing(&market_id, &creator.pubkey(), Side::Yes),
         ],
     )
     .await;
@@ -212,5 +229,23 @@ async fn resolve_settle_claim_and_the_profiles_change() {
         .await;
     assert_eq!(lost["incorrect_backings"], 1, "{lost}");
     assert_eq!(lost["conviction_tier"], "initiate");
+    let (_, staked) = server
+        .get(&format!("/v1/conviction/{}", creator.pubkey()))
+        .await;
+    assert_eq!(
+        staked["correct_backings"], 1,
+        "the creator's stake won: {staked}"
+    );
+    // The creator's narrative resolved TRUE with two outside backers: 20 + 2 points, and 5 %
+    // of what the market sent to the Crucible (half of 35 % of the 1 SOL NO side).
+    let (_, made) = server
+        .get(&format!("/v1/conviction/creator/{}", creator.pubkey()))
+        .await;
+    assert_eq!(made["narratives_submitted"], 1, "{made}");
+    assert_eq!(made["narratives_resolved_true"], 1);
+    assert_eq!(made["narratives_pending"], 0);
+    assert_eq!(made["creator_score"], 22.0);
+    assert_eq!(made["creator_tier"], "initiate");
+    assert_eq!(made["total_creator_earnings_sol"], 0.00875);
     server.stop().await;
 }

@@ -158,7 +158,7 @@ pub async fn process_and_index_events(
 }
 
 /// A narrative created through the api: prepare-mint, the creator signs, the bank processes,
-/// publish. Returns the narrative id.
+/// publish, and the market reaches the index. Returns the narrative id.
 pub async fn mint_and_publish(
     server: &TestServer,
     ledger: &BankLedger,
@@ -188,5 +188,12 @@ pub async fn mint_and_publish(
     let (status, published) = server.post("/v1/narratives/publish", &body).await;
     assert_eq!(status, reqwest::StatusCode::OK, "{published}");
     assert_eq!(published["narrativeId"], prepared["narrativeId"]);
-    published["narrativeId"].as_str().unwrap().to_owned()
+    let id = published["narrativeId"].as_str().unwrap().to_owned();
+    // Publish enqueues the market's refresh into the index; backings are prepared from there.
+    eventually("the new market in the index", || async {
+        let (_, body) = server.get(&format!("/v1/narratives/{id}")).await;
+        body["narrative"]["backers"] == 1
+    })
+    .await;
+    id
 }
