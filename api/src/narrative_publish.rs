@@ -23,6 +23,7 @@ use narrative_store::entities::{
 };
 use poem::http::StatusCode;
 use poem_openapi::Object;
+use sea_orm::sea_query::OnConflict;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, IntoActiveModel,
     PaginatorTrait, QueryFilter, TransactionTrait,
@@ -230,11 +231,7 @@ pub async fn prepare_mint(state: &AppState, body: PrepareMint) -> Result<MintPre
             .await?
             .is_some();
     if taken {
-        return Err(ApiError::coded(
-            StatusCode::CONFLICT,
-            "narrative_exists",
-            "this narrative_id was already minted; prepare with a new one",
-        ));
+        return Err(narrative_exists());
     }
     let ready = prepared::prepare(
         &txn,
@@ -246,7 +243,7 @@ pub async fn prepare_mint(state: &AppState, body: PrepareMint) -> Result<MintPre
     )
     .await?;
     // The primary key refuses a second mint of one narrative racing this one.
-    narrative_mints::Entity::insert(narrative_mints::ActiveModel {
+    let inserted = narrative_mints::Entity::insert(narrative_mints::ActiveModel {
         narrative_id: Set(narrative_id.to_string()),
         prepared_id: Set(ready.id.clone()),
         wallet: Set(creator.to_string()),
@@ -258,8 +255,16 @@ pub async fn prepare_mint(state: &AppState, body: PrepareMint) -> Result<MintPre
         created_at: Set(now()),
         published_at: Set(None),
     })
+    .on_conflict(
+        OnConflict::column(narrative_mints::Column::NarrativeId)
+            .do_nothing()
+            .to_owned(),
+    )
     .exec_without_returning(&txn)
     .await?;
+    if inserted == 0 {
+        return Err(narrative_exists());
+    }
     txn.commit().await?;
     Ok(MintPrepared {
         transaction: ready.transaction,
@@ -268,6 +273,14 @@ pub async fn prepare_mint(state: &AppState, body: PrepareMint) -> Result<MintPre
         stake_lamports: stake,
         treasury_lamports: treasury_share,
     })
+}
+
+fn narrative_exists() -> ApiError {
+    ApiError::coded(
+        StatusCode::CONFLICT,
+        "narrative_exists",
+        "this narrative_id was already minted; prepare with a new one",
+    )
 }
 
 /// The publish request, checked for shape.
@@ -404,6 +417,13 @@ pub async fn publish(
             "the signature is not a prepare-mint transaction of this wallet",
         )
     })?;
+    if mint.deadline_at <= now() {
+        return Err(ApiError::coded(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "deadline_passed",
+            "the market's deadline has passed; its stake returns through the timeout refund",
+        ));
+    }
     if i64::from(mint.deadline_days) != body.deadline_days {
         return Err(ApiError::validation(format!(
             "deadline_days must be the prepared {}",

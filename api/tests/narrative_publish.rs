@@ -10,7 +10,9 @@ use integration_tests::harness::{HarnessOptions, SOL};
 use narrative_sdk::binary_vault::state::Side;
 use narrative_store::entities::{jobs, narrative_mints, narratives, prepared_transactions};
 use reqwest::StatusCode;
-use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter,
+};
 use serde_json::{json, Value};
 use solana_signer::Signer;
 
@@ -404,5 +406,47 @@ async fn publishing_needs_a_treasury() {
         .await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(body["error"], "treasury_not_configured");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_mint_whose_deadline_passed_is_not_published() {
+    let (server, ledger) = chain::start_on_bank_with(HarnessOptions::default(), |h, c| {
+        c.treasury_wallet = Some(h.treasury.to_string());
+    })
+    .await;
+    let creator = ledger.harness.lock().await.wallets[0].insecure_clone();
+    let wallet = creator.pubkey().to_string();
+    let (status, prepared) = server
+        .post(
+            "/v1/narratives/prepare-mint",
+            &json!({"backer_wallet": wallet, "amount_lamports": 6 * SOL, "deadline_days": 7}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    // Beyond the fee, everything is stake: 6 SOL − 1 SOL for the treasury.
+    assert_eq!(prepared["stake_lamports"], 5 * SOL);
+    let signature = ledger
+        .process(chain::sign(&prepared, &creator))
+        .await
+        .unwrap()
+        .to_string();
+    // The creator waits until after the deadline before publishing.
+    let id = prepared["narrativeId"].as_str().unwrap().to_owned();
+    let db = server.db.store.db();
+    let mut mint = narrative_mints::Entity::find_by_id(id)
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap()
+        .into_active_model();
+    mint.deadline_at = sea_orm::ActiveValue::Set(chrono::Utc::now().timestamp() - 1);
+    mint.update(db).await.unwrap();
+    let (status, body) = server
+        .post("/v1/narratives/publish", &publish_body(&wallet, &signature))
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["error"], "deadline_passed");
+    assert_eq!(narratives::Entity::find().count(db).await.unwrap(), 0);
     server.stop().await;
 }
