@@ -16,6 +16,7 @@ pub mod error;
 pub mod followups;
 pub mod generation;
 pub mod human;
+pub mod indexed;
 pub mod jobs;
 pub mod keys;
 pub mod ledger;

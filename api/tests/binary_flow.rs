@@ -63,13 +63,14 @@ async fn back_then_claim_through_prepared_transactions() {
         .post("/v1/binary/back", &json!({"wallet": backer.pubkey().to_string(), "market_id": uuid, "side": "yes", "amount_sol": 1.5}))
         .await;
     assert_eq!(status, StatusCode::OK, "{prepared}");
-    let signature = ledger
-        .process(chain::sign(&prepared, &backer))
-        .await
-        .unwrap()
-        .to_string();
-    let confirm = json!({"prepared_id": prepared["prepared_id"], "signature": signature});
-    let (status, confirmed) = server.post("/v1/binary/back/confirm", &confirm).await;
+    let (status, confirmed) = chain::sign_send_confirm(
+        &server,
+        &ledger,
+        &prepared,
+        &backer,
+        "/v1/binary/back/confirm",
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{confirmed}");
     assert_eq!(confirmed["side"], "yes");
 
@@ -102,17 +103,14 @@ async fn back_then_claim_through_prepared_transactions() {
     let before = ledger.harness.lock().await.lamports(backer.pubkey()).await;
     let (status, prepared) = server.post("/v1/binary/withdraw", &withdraw).await;
     assert_eq!(status, StatusCode::OK, "{prepared}");
-    let signature = ledger
-        .process(chain::sign(&prepared, &backer))
-        .await
-        .unwrap()
-        .to_string();
-    let (status, confirmed) = server
-        .post(
-            "/v1/binary/withdraw/confirm",
-            &json!({"prepared_id": prepared["prepared_id"], "signature": signature}),
-        )
-        .await;
+    let (status, confirmed) = chain::sign_send_confirm(
+        &server,
+        &ledger,
+        &prepared,
+        &backer,
+        "/v1/binary/withdraw/confirm",
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{confirmed}");
     let after = ledger.harness.lock().await.lamports(backer.pubkey()).await;
     assert!(

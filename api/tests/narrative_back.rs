@@ -74,17 +74,14 @@ async fn a_narrative_is_backed_through_a_prepared_transaction_once_open() {
     let (status, prepared) = server.post(&path, &body).await;
     assert_eq!(status, StatusCode::OK, "{prepared}");
     assert_eq!(prepared["side"], "yes");
-    let signature = ledger
-        .process(chain::sign(&prepared, &backer))
-        .await
-        .unwrap()
-        .to_string();
-    let (status, confirmed) = server
-        .post(
-            &format!("{path}/confirm"),
-            &json!({"prepared_id": prepared["prepared_id"], "signature": signature}),
-        )
-        .await;
+    let (status, confirmed) = chain::sign_send_confirm(
+        &server,
+        &ledger,
+        &prepared,
+        &backer,
+        &format!("{path}/confirm"),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{confirmed}");
     let on_chain = ledger.harness.lock().await.market(&market_id).await;
     assert_eq!(on_chain.yes_total, 500_000_000);

@@ -75,17 +75,14 @@ async fn resolve_settle_claim_and_the_profiles_change() {
             )
             .await;
         assert_eq!(status, StatusCode::OK, "{prepared}");
-        let signature = ledger
-            .process(chain::sign(&prepared, wallet))
-            .await
-            .unwrap()
-            .to_string();
-        let (status, confirmed) = server
-            .post(
-                &format!("{path}/confirm"),
-                &json!({"prepared_id": prepared["prepared_id"], "signature": signature}),
-            )
-            .await;
+        let (status, confirmed) = chain::sign_send_confirm(
+            &server,
+            &ledger,
+            &prepared,
+            wallet,
+            &format!("{path}/confirm"),
+        )
+        .await;
         assert_eq!(status, StatusCode::OK, "{confirmed}");
     }
     {

@@ -616,15 +616,9 @@ impl AgentsApi {
             .await
             .map_err(ApiError::from)?;
         let market_ids: Vec<String> = rows.iter().map(|n| n.market_id.clone()).collect();
-        let totals: HashMap<String, markets::Model> = markets::Entity::find()
-            .filter(markets::Column::MarketId.is_in(market_ids.clone()))
-            .filter(markets::Column::Closed.eq(false))
-            .all(db)
+        let totals = crate::indexed::markets_by_id(db, market_ids.clone())
             .await
-            .map_err(ApiError::from)?
-            .into_iter()
-            .map(|m| (m.market_id.clone(), m))
-            .collect();
+            .map_err(ApiError::from)?;
         let mut challenges: HashMap<String, i64> = HashMap::new();
         for dispute in disputes::Entity::find()
             .filter(disputes::Column::MarketId.is_in(market_ids))

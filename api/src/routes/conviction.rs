@@ -1,10 +1,10 @@
 //! `GET /v1/conviction/:wallet` (spec 2.5, 4.3): the profile computed from the wallet's resolved
 //! backings in the index. A legacy read: the payload is returned as is, without `ok`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use narrative_store::entities::{markets, narratives, shield_terms_acknowledgements};
+use narrative_store::entities::{narratives, shield_terms_acknowledgements};
 use poem_openapi::param::Path;
 use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
@@ -131,14 +131,10 @@ impl ConvictionApi {
             .all(db)
             .await
             .map_err(ApiError::from)?;
-        let markets: HashMap<String, markets::Model> = markets::Entity::find()
-            .filter(markets::Column::MarketId.is_in(published.iter().map(|n| n.market_id.clone())))
-            .all(db)
-            .await
-            .map_err(ApiError::from)?
-            .into_iter()
-            .map(|m| (m.market_id.clone(), m))
-            .collect();
+        let markets =
+            crate::indexed::markets_by_id(db, published.iter().map(|n| n.market_id.clone()))
+                .await
+                .map_err(ApiError::from)?;
         let created: Vec<Created> = published
             .iter()
             .map(|n| {

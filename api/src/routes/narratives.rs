@@ -223,14 +223,7 @@ impl NarrativesApi {
         rows: &[narratives::Model],
     ) -> Result<HashMap<String, markets::Model>, ApiError> {
         let ids: Vec<String> = rows.iter().map(|n| n.market_id.clone()).collect();
-        Ok(markets::Entity::find()
-            .filter(markets::Column::MarketId.is_in(ids))
-            .filter(markets::Column::Closed.eq(false))
-            .all(self.state.store.db())
-            .await?
-            .into_iter()
-            .map(|m| (m.market_id.clone(), m))
-            .collect())
+        Ok(crate::indexed::markets_by_id(self.state.store.db(), ids).await?)
     }
 }
 

@@ -68,6 +68,28 @@ pub fn sign(prepared: &Value, wallet: &Keypair) -> Transaction {
     tx
 }
 
+/// The wallet's part of prepare → sign → confirm: signs the prepared transaction, sends it to
+/// the bank, and posts `{prepared_id, signature}` to `confirm_path`; the confirm's answer.
+pub async fn sign_send_confirm(
+    server: &TestServer,
+    ledger: &BankLedger,
+    prepared: &Value,
+    wallet: &Keypair,
+    confirm_path: &str,
+) -> (reqwest::StatusCode, Value) {
+    let signature = ledger
+        .process(sign(prepared, wallet))
+        .await
+        .expect("the prepared transaction lands")
+        .to_string();
+    server
+        .post(
+            confirm_path,
+            &serde_json::json!({"prepared_id": prepared["prepared_id"], "signature": signature}),
+        )
+        .await
+}
+
 /// What the indexer does with an account change: the bank's accounts through the store's batch
 /// writer, at the bank's slot.
 pub async fn index_from_bank(

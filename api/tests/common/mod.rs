@@ -133,13 +133,7 @@ type ServerTask = tokio::task::JoinHandle<std::io::Result<()>>;
 async fn serve(
     state: std::sync::Arc<AppState>,
 ) -> (SocketAddr, tokio::sync::oneshot::Sender<()>, ServerTask) {
-    let acceptor = TcpListener::bind("127.0.0.1:0")
-        .into_acceptor()
-        .await
-        .expect("port");
-    let addr: SocketAddr = *acceptor.local_addr()[0]
-        .as_socket_addr()
-        .expect("tcp address");
+    let (acceptor, addr) = free_port().await;
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(
         Server::new_with_acceptor(acceptor).run_with_graceful_shutdown(
@@ -153,8 +147,8 @@ async fn serve(
     (addr, stop, task)
 }
 
-/// Serves `app` (a stand-in for an outside provider) on a free local port; its base URL.
-pub async fn serve_locally(app: impl poem::Endpoint + 'static) -> String {
+/// A listener on a free local port, and its address.
+async fn free_port() -> (poem::listener::TcpAcceptor, SocketAddr) {
     let acceptor = TcpListener::bind("127.0.0.1:0")
         .into_acceptor()
         .await
@@ -162,6 +156,12 @@ pub async fn serve_locally(app: impl poem::Endpoint + 'static) -> String {
     let addr: SocketAddr = *acceptor.local_addr()[0]
         .as_socket_addr()
         .expect("tcp address");
+    (acceptor, addr)
+}
+
+/// Serves `app` (a stand-in for an outside provider) on a free local port; its base URL.
+pub async fn serve_locally(app: impl poem::Endpoint + 'static) -> String {
+    let (acceptor, addr) = free_port().await;
     tokio::spawn(Server::new_with_acceptor(acceptor).run(app));
     format!("http://{addr}")
 }
