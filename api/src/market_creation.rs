@@ -6,6 +6,8 @@
 //! market) for the creator to sign, confirmed like every money move: a Yield market opens at
 //! once, a Classic one waits for admin review.
 
+// `back_market`'s minimum for a SOL market (spec 8: 0.01 SOL).
+use narrative_sdk::binary_vault::constants::MIN_BACKING_LAMPORTS as MIN_SEED_LAMPORTS;
 use narrative_sdk::binary_vault::instructions::CreateMarketArgs;
 use narrative_sdk::binary_vault::state::{MarketSource, MarketVariant, Side};
 use narrative_sdk::{pda, Pubkey};
@@ -29,8 +31,6 @@ pub const KIND: &str = "market_create";
 const MAX_QUESTION_CHARS: usize = 500;
 /// A market needs time to be backed before its deadline.
 const MIN_DEADLINE_LEAD_SECS: i64 = 3_600;
-/// `back_market`'s minimum for a SOL market (spec 8: 0.01 SOL).
-const MIN_SEED_LAMPORTS: u64 = 10_000_000;
 
 #[derive(Object)]
 pub struct CreateMarket {

@@ -15,6 +15,8 @@
 //! A refused publish consumes nothing: the creator may fix the thesis and publish again with
 //! the same signature.
 
+// `back_market`'s minimum for a SOL market (spec 8: 0.01 SOL).
+use narrative_sdk::binary_vault::constants::MIN_BACKING_LAMPORTS as MIN_STAKE_LAMPORTS;
 use narrative_sdk::binary_vault::instructions::CreateMarketArgs;
 use narrative_sdk::binary_vault::state::{MarketSource, MarketVariant, Side};
 use narrative_sdk::{pda, Pubkey};
@@ -55,8 +57,6 @@ const MAX_THESIS_CHARS: usize = 500;
 const MAX_TITLE_CHARS: usize = 120;
 const MAX_RULE_CHARS: usize = 2_000;
 const DAY_SECS: i64 = 86_400;
-/// `back_market`'s minimum for a SOL market (spec 8: 0.01 SOL).
-const MIN_STAKE_LAMPORTS: u64 = 10_000_000;
 
 #[derive(Object)]
 pub struct PrepareMint {
