@@ -104,6 +104,11 @@ async fn a_narrative_is_minted_on_chain_then_published_once_every_check_passes()
     assert_eq!(prepared["stake_lamports"], 4 * SOL);
     assert_eq!(prepared["treasury_lamports"], SOL);
     let deadline = prepared["deadlineTimestamp"].as_i64().unwrap();
+    // One packet: with its signature slot filled, the transaction fits Solana's 1232 bytes.
+    let unsigned =
+        narrative_sdk::tx::from_base64(prepared["transaction"].as_str().unwrap()).unwrap();
+    let wire = bincode::serialize(&unsigned).unwrap().len();
+    assert!(wire <= 1_232, "{wire} bytes");
     assert!((before + 7 * 86_400..=before + 7 * 86_400 + 5).contains(&deadline));
 
     let treasury_before = ledger.harness.lock().await.lamports(treasury).await;
