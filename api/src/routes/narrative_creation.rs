@@ -194,8 +194,11 @@ impl NarrativeCreationApi {
     }
 
     /// Where a draft stands: `queued`, `done` with the draft, or `failed` with the error.
-    #[oai(path = "/generate/status/:job_id", method = "get")]
-    async fn generate_status(&self, job_id: Path<String>) -> ApiResult<Json<GenerationStatus>> {
+    #[oai(path = "/generate/status/:jobId", method = "get")]
+    async fn generate_status(
+        &self,
+        #[oai(name = "jobId")] job_id: Path<String>,
+    ) -> ApiResult<Json<GenerationStatus>> {
         let id = crate::validate::uuid("jobId", &job_id.0)?.to_string();
         let row = narrative_generations::Entity::find_by_id(id)
             .one(self.state.store.db())
