@@ -8,9 +8,9 @@
 //! 2. the human-verification token (400 `TURNSTILE_FAILED`);
 //! 3. the conviction gate (403 `conviction_score_required`) and the daily cap (429
 //!    `daily_limit_reached`), which prepare-mint also checks so nobody pays for a refusal;
-//! 4. the review: moderation (422 `content_flagged`), then uncertainty (422
-//!    `narrative_too_obvious`);
-//! 5. the ledger: the signature landed, paid by the creator, as prepared.
+//! 4. the ledger: the signature landed, paid by the creator, as prepared, before its deadline;
+//! 5. the review, last as the one check that may cost a model call: moderation (422
+//!    `content_flagged`), then uncertainty (422 `narrative_too_obvious`).
 //!
 //! A refused publish consumes nothing: the creator may fix the thesis and publish again with
 //! the same signature.
@@ -371,36 +371,6 @@ pub async fn publish(
     ensure_running(db, "narratives").await?;
     crate::human::require_human(state.human.as_ref(), body.cf_token.as_deref(), client_ip).await?;
     creator_gates(state, &draft.creator.to_string()).await?;
-    let review = state
-        .reviewer
-        .review(&draft.thesis)
-        .await
-        .map_err(|error| {
-            tracing::warn!(error = %format!("{error:#}"), "thesis review unavailable");
-            ApiError::coded(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "review_unavailable",
-                "the thesis could not be reviewed; retry shortly",
-            )
-        })?;
-    if !review.flagged.is_empty() {
-        return Err(ApiError::coded(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "content_flagged",
-            "moderation rejected this thesis",
-        )
-        .with("categories", review.flagged));
-    }
-    if review.uncertainty < state.narratives.min_uncertainty {
-        return Err(ApiError::coded(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "narrative_too_obvious",
-            "the outcome of this thesis is too certain to make a market",
-        )
-        .with("uncertainty_score", review.uncertainty)
-        .with("required_uncertainty", state.narratives.min_uncertainty));
-    }
-
     let parsed = prepared::parse_signature(&signature)?;
     let landed = prepared::landed(state.ledger.as_ref(), state.confirm_wait, &parsed).await?;
     let mint = minted_narrative(&landed)
@@ -435,6 +405,8 @@ pub async fn publish(
             Confirmation::Replay(done) => return replay(&done, &draft),
             Confirmation::Fresh { prepared, .. } => prepared,
         };
+    // Last, as the one check that may cost a model call.
+    let uncertainty = review(state, &draft.thesis).await?;
 
     let txn = db.begin().await?;
     if !prepared::mark_confirmed(&txn, &prepared.id, &signature).await? {
@@ -460,7 +432,7 @@ pub async fn publish(
         status: "active".into(),
         oracle_status: "open".into(),
         score: 0.0,
-        uncertainty_score: review.uncertainty,
+        uncertainty_score: uncertainty,
         deadline_at: mint.deadline_at,
         deadline_tag: if i64::from(mint.deadline_days) <= SHORT_WITHIN_DAYS {
             "SHORT"
@@ -524,6 +496,37 @@ pub async fn publish(
     txn.commit().await?;
     state.jobs_wake.notify_one();
     Ok(published(narrative.id, "narrative published"))
+}
+
+/// Moderation (422 `content_flagged`), then the uncertainty threshold (422
+/// `narrative_too_obvious`); the thesis's uncertainty when both pass.
+async fn review(state: &AppState, thesis: &str) -> Result<f64, ApiError> {
+    let review = state.reviewer.review(thesis).await.map_err(|error| {
+        tracing::warn!(error = %format!("{error:#}"), "thesis review unavailable");
+        ApiError::coded(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "review_unavailable",
+            "the thesis could not be reviewed; retry shortly",
+        )
+    })?;
+    if !review.flagged.is_empty() {
+        return Err(ApiError::coded(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "content_flagged",
+            "moderation rejected this thesis",
+        )
+        .with("categories", review.flagged));
+    }
+    if review.uncertainty < state.narratives.min_uncertainty {
+        return Err(ApiError::coded(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "narrative_too_obvious",
+            "the outcome of this thesis is too certain to make a market",
+        )
+        .with("uncertainty_score", review.uncertainty)
+        .with("required_uncertainty", state.narratives.min_uncertainty));
+    }
+    Ok(review.uncertainty)
 }
 
 /// The narrative whose market a landed transaction creates, from its binary_vault

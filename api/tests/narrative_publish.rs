@@ -175,6 +175,16 @@ async fn a_narrative_is_minted_on_chain_then_published_once_every_check_passes()
             StatusCode::BAD_REQUEST,
             "validation_error",
         ),
+        // A signature the ledger does not know stops before the review (which may cost a model
+        // call): not 422 for this flagged thesis.
+        (
+            json!({
+                "signature": bs58::encode([9u8; 64]).into_string(),
+                "thesis": "The senator is assassinated before June 2027",
+            }),
+            StatusCode::SERVICE_UNAVAILABLE,
+            "transaction_pending",
+        ),
     ] {
         let mut bad = good.clone();
         for (k, v) in change.as_object().unwrap() {
