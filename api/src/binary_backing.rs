@@ -8,11 +8,10 @@ use narrative_sdk::{pda, Pubkey};
 use narrative_store::entities::{backings, markets};
 use poem::http::StatusCode;
 use poem_openapi::Object;
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, TransactionTrait};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::json;
 
 use crate::error::ApiError;
-use crate::followups::{refresh_payload, REFRESH_ACCOUNTS};
 use crate::prepared::{self, Confirmation};
 use crate::state::AppState;
 use crate::system::ensure_running;
@@ -237,14 +236,18 @@ pub async fn confirm(
                 pda::binary::market(&id),
                 pda::binary::backing(&id, &backer, side),
             ];
-            let txn = db.begin().await?;
-            if !prepared::mark_confirmed(&txn, &prepared.id, &signature).await? {
-                txn.rollback().await?;
+            let recorded = prepared::record_confirmed(
+                db,
+                &state.jobs_wake,
+                &prepared.id,
+                &signature,
+                &refresh,
+                async |_| Ok(()),
+            )
+            .await?;
+            if !recorded {
                 return Box::pin(confirm(state, kind, body)).await;
             }
-            crate::jobs::enqueue(&txn, REFRESH_ACCOUNTS, refresh_payload(&refresh), now()).await?;
-            txn.commit().await?;
-            state.jobs_wake.notify_one();
             prepared
         }
     };

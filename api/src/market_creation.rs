@@ -19,7 +19,6 @@ use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, Transacti
 use serde_json::json;
 
 use crate::error::ApiError;
-use crate::followups::{refresh_payload, REFRESH_ACCOUNTS};
 use crate::prepared::{self, Confirmation};
 use crate::signature::{create_market_message, verify};
 use crate::state::AppState;
@@ -305,20 +304,26 @@ pub async fn confirm(
     let market_id = narrative_sdk::market_id::market_id_from_str(&creation.market_id)
         .map_err(ApiError::internal)?;
     let signature = body.signature.trim().to_owned();
-    let txn = db.begin().await?;
-    if !prepared::mark_confirmed(&txn, &prepared.id, &signature).await? {
-        txn.rollback().await?;
+    let market: Pubkey = pda::binary::market(&market_id);
+    let recorded = prepared::record_confirmed(
+        db,
+        &state.jobs_wake,
+        &prepared.id,
+        &signature,
+        &[market],
+        async |txn| {
+            market_creations::Entity::update_many()
+                .col_expr(market_creations::Column::Status, status.into())
+                .filter(market_creations::Column::Id.eq(creation_id))
+                .exec(txn)
+                .await?;
+            Ok(())
+        },
+    )
+    .await?;
+    if !recorded {
         return Box::pin(confirm(state, body)).await;
     }
-    market_creations::Entity::update_many()
-        .col_expr(market_creations::Column::Status, status.into())
-        .filter(market_creations::Column::Id.eq(creation_id))
-        .exec(&txn)
-        .await?;
-    let market: Pubkey = pda::binary::market(&market_id);
-    crate::jobs::enqueue(&txn, REFRESH_ACCOUNTS, refresh_payload(&[market]), now()).await?;
-    txn.commit().await?;
-    state.jobs_wake.notify_one();
     let prepared = prepared_transactions::Entity::find_by_id(prepared.id)
         .one(db)
         .await?

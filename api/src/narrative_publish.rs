@@ -27,14 +27,13 @@ use poem::http::StatusCode;
 use poem_openapi::Object;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, IntoActiveModel,
-    PaginatorTrait, QueryFilter, TransactionTrait,
+    ActiveValue::Set, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
+    IntoActiveModel, PaginatorTrait, QueryFilter, TransactionTrait,
 };
 use serde_json::json;
 use uuid::Uuid;
 
 use crate::error::ApiError;
-use crate::followups::{refresh_payload, REFRESH_ACCOUNTS};
 use crate::prepared::{self, Confirmation};
 use crate::routes::narratives::CATEGORIES;
 use crate::state::AppState;
@@ -408,12 +407,6 @@ pub async fn publish(
     // Last, as the one check that may cost a model call.
     let uncertainty = review(state, &draft.thesis).await?;
 
-    let txn = db.begin().await?;
-    if !prepared::mark_confirmed(&txn, &prepared.id, &signature).await? {
-        // Another request published it first: answer as it did.
-        txn.rollback().await?;
-        return Box::pin(publish(state, body, client_ip)).await;
-    }
     let at = now();
     let market_id = narrative_sdk::market_id::market_id_from_str(&mint.narrative_id)
         .map_err(ApiError::internal)?;
@@ -443,44 +436,63 @@ pub async fn publish(
         opens_at: None,
         created_at: at,
     };
+    let changed = [
+        pda::binary::market(&market_id),
+        pda::binary::backing(&market_id, &draft.creator, Side::Yes),
+    ];
+    let recorded = prepared::record_confirmed(
+        db,
+        &state.jobs_wake,
+        &prepared.id,
+        &signature,
+        &changed,
+        async |txn| record_narrative(txn, &narrative, draft.rules, &mint).await,
+    )
+    .await?;
+    if !recorded {
+        // Another request published it first: answer as it did.
+        return Box::pin(publish(state, body, client_ip)).await;
+    }
+    Ok(published(narrative.id, "narrative published"))
+}
+
+/// The rows a publish writes besides the confirmation: the narrative, its rules, the mint's
+/// status, the scoring job and `narrative.created` for subscribed agents.
+async fn record_narrative(
+    txn: &DatabaseTransaction,
+    narrative: &narratives::Model,
+    rules: Option<(String, String)>,
+    mint: &narrative_mints::Model,
+) -> Result<(), ApiError> {
+    let at = narrative.created_at;
     narratives::Entity::insert(narrative.clone().into_active_model())
-        .exec_without_returning(&txn)
+        .exec_without_returning(txn)
         .await?;
-    if let Some((resolution_source, criteria)) = draft.rules {
+    if let Some((resolution_source, criteria)) = rules {
         narrative_rules::Entity::insert(narrative_rules::ActiveModel {
             narrative_id: Set(narrative.id.clone()),
             resolution_source: Set(resolution_source),
             criteria: Set(criteria),
             created_at: Set(at),
         })
-        .exec_without_returning(&txn)
+        .exec_without_returning(txn)
         .await?;
     }
     narrative_mints::Entity::update_many()
         .col_expr(narrative_mints::Column::Status, "published".into())
         .col_expr(narrative_mints::Column::PublishedAt, Some(at).into())
         .filter(narrative_mints::Column::NarrativeId.eq(narrative.id.as_str()))
-        .exec(&txn)
+        .exec(txn)
         .await?;
     crate::jobs::enqueue(
-        &txn,
-        REFRESH_ACCOUNTS,
-        refresh_payload(&[
-            pda::binary::market(&market_id),
-            pda::binary::backing(&market_id, &draft.creator, Side::Yes),
-        ]),
-        at,
-    )
-    .await?;
-    crate::jobs::enqueue(
-        &txn,
+        txn,
         SCORE_NARRATIVE,
         json!({"narrative_id": narrative.id}),
         at,
     )
     .await?;
     crate::agent_webhooks::emit(
-        &txn,
+        txn,
         "narrative.created",
         json!({
             "narrative_id": narrative.id,
@@ -493,9 +505,7 @@ pub async fn publish(
         }),
     )
     .await?;
-    txn.commit().await?;
-    state.jobs_wake.notify_one();
-    Ok(published(narrative.id, "narrative published"))
+    Ok(())
 }
 
 /// Moderation (422 `content_flagged`), then the uncertainty threshold (422

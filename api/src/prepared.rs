@@ -9,7 +9,10 @@ use std::time::Duration;
 use narrative_sdk::{Instruction, Pubkey};
 use narrative_store::entities::prepared_transactions;
 use poem::http::StatusCode;
-use sea_orm::{ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction,
+    EntityTrait, QueryFilter, TransactionTrait,
+};
 use serde_json::Value;
 use solana_signature::Signature;
 use solana_transaction::versioned::VersionedTransaction;
@@ -217,6 +220,40 @@ pub async fn mark_confirmed(
         .await
         .map_err(ApiError::internal)?;
     Ok(updated.rows_affected == 1)
+}
+
+/// Records a fresh confirmation in one database transaction: marks prepared transaction `id`
+/// confirmed by `signature`, lets `record` write the caller's rows, and queues the re-read of
+/// the `changed` accounts into the store. `Ok(false)`, with nothing written, when another
+/// request confirmed it first: the caller answers as that request did (verify again, a
+/// replay).
+pub async fn record_confirmed(
+    db: &DatabaseConnection,
+    jobs_wake: &tokio::sync::Notify,
+    id: &str,
+    signature: &str,
+    changed: &[Pubkey],
+    record: impl AsyncFnOnce(&DatabaseTransaction) -> Result<(), ApiError>,
+) -> Result<bool, ApiError> {
+    let txn = db.begin().await.map_err(ApiError::internal)?;
+    if !mark_confirmed(&txn, id, signature).await? {
+        txn.rollback().await.map_err(ApiError::internal)?;
+        return Ok(false);
+    }
+    record(&txn).await?;
+    if !changed.is_empty() {
+        crate::jobs::enqueue(
+            &txn,
+            crate::followups::REFRESH_ACCOUNTS,
+            crate::followups::refresh_payload(changed),
+            now(),
+        )
+        .await
+        .map_err(ApiError::internal)?;
+    }
+    txn.commit().await.map_err(ApiError::internal)?;
+    jobs_wake.notify_one();
+    Ok(true)
 }
 
 /// The landed transaction, waiting up to `wait` for it to reach `confirmed`.

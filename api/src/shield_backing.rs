@@ -9,11 +9,10 @@ use narrative_store::entities::{
 };
 use poem::http::StatusCode;
 use poem_openapi::Object;
-use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, TransactionTrait};
+use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::json;
 
 use crate::error::ApiError;
-use crate::followups::{refresh_payload, REFRESH_ACCOUNTS};
 use crate::prepared::{self, Confirmation};
 use crate::state::AppState;
 use crate::system::ensure_running;
@@ -216,13 +215,7 @@ pub async fn confirm(
         pda::shield::backing(&id, &backer, side(&side_text)?),
     ];
     let signature = body.signature.trim().to_owned();
-    let txn = db.begin().await?;
-    if !prepared::mark_confirmed(&txn, &prepared.id, &signature).await? {
-        // Another request confirmed it in the meantime: answer from what it recorded.
-        txn.rollback().await?;
-        return Box::pin(confirm(state, body)).await;
-    }
-    shield_positions::Entity::insert(shield_positions::ActiveModel {
+    let position = shield_positions::ActiveModel {
         id: Set(uuid::Uuid::new_v4().to_string()),
         wallet: Set(prepared.wallet.clone()),
         protocol: Set(protocol),
@@ -232,14 +225,27 @@ pub async fn confirm(
         window: Set(window.into()),
         yield_earned: Set(0),
         status: Set("confirmed".into()),
-        tx_signature: Set(Some(signature)),
+        tx_signature: Set(Some(signature.clone())),
         created_at: Set(now()),
-    })
-    .exec_without_returning(&txn)
+    };
+    let recorded = prepared::record_confirmed(
+        db,
+        &state.jobs_wake,
+        &prepared.id,
+        &signature,
+        &refresh,
+        async |txn| {
+            shield_positions::Entity::insert(position)
+                .exec_without_returning(txn)
+                .await?;
+            Ok(())
+        },
+    )
     .await?;
-    crate::jobs::enqueue(&txn, REFRESH_ACCOUNTS, refresh_payload(&refresh), now()).await?;
-    txn.commit().await?;
-    state.jobs_wake.notify_one();
+    if !recorded {
+        // Another request confirmed it in the meantime: answer from what it recorded.
+        return Box::pin(confirm(state, body)).await;
+    }
     let prepared = prepared_transactions_row(state, &prepared.id).await?;
     confirmed(state, &prepared).await
 }
