@@ -30,10 +30,22 @@ pub async fn enqueue(
     payload: Value,
     run_at: i64,
 ) -> Result<i64, sea_orm::DbErr> {
+    enqueue_about(db, kind, None, payload, run_at).await
+}
+
+/// [`enqueue`] for a job about `subject`, so that its progress can be looked up by it.
+pub async fn enqueue_about(
+    db: &impl ConnectionTrait,
+    kind: &str,
+    subject: Option<&str>,
+    payload: Value,
+    run_at: i64,
+) -> Result<i64, sea_orm::DbErr> {
     let now = now();
     let inserted = jobs::Entity::insert(jobs::ActiveModel {
         id: NotSet,
         kind: Set(kind.to_owned()),
+        subject: Set(subject.map(str::to_owned)),
         payload: Set(payload),
         status: Set("queued".into()),
         attempts: Set(0),

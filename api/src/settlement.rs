@@ -100,6 +100,8 @@ pub async fn settle(
         send_and_confirm(ledger, oracle, &[vote])
             .await
             .context("oracle vote")?;
+        // The store shows the vote (and a proposed outcome) without waiting for the indexer.
+        refresh(store, market_address).await?;
         // Look again at once: the vote may have completed the threshold.
         return Ok(JobOutcome::Later(now()));
     }
@@ -144,14 +146,19 @@ pub async fn settle(
     send_and_confirm(ledger, oracle, &[finalize])
         .await
         .context("finalize")?;
+    refresh(store, market_address).await?;
+    Ok(JobOutcome::Done)
+}
+
+async fn refresh(store: &Store, market: Pubkey) -> anyhow::Result<()> {
     crate::jobs::enqueue(
         store.db(),
         REFRESH_ACCOUNTS,
-        refresh_payload(&[market_address]),
+        refresh_payload(&[market]),
         now(),
     )
     .await?;
-    Ok(JobOutcome::Done)
+    Ok(())
 }
 
 /// Sends `instructions` paid and signed by `signer`, and waits for `confirmed`.

@@ -56,6 +56,7 @@ async fn health_openapi_document_and_docs_are_served() {
         "/narratives/{id}/score-history",
         "/narratives/{id}/market-history",
         "/narratives/{id}/rules",
+        "/narratives/{id}/settlement",
         "/narratives/generate",
         "/narratives/generate/status/{jobId}",
         "/narrative-groups",

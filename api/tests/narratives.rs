@@ -4,9 +4,9 @@
 mod common;
 
 use common::TestServer;
-use narrative_store::entities::{backings, narratives};
+use narrative_store::entities::{backings, jobs, narratives};
 use reqwest::StatusCode;
-use sea_orm::{ActiveModelTrait, IntoActiveModel};
+use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel};
 use serde_json::{json, Value};
 
 const CREATOR: &str = "C9QjHcuPyyncqkpSqKdQpFJjUNTgbwmbEN4GeGUoSpjN";
@@ -283,5 +283,63 @@ async fn the_single_read_is_wrapped_and_carries_the_market_gate() {
     assert_eq!(status, StatusCode::NOT_FOUND);
     let (status, _) = server.get("/v1/narratives/not-a-uuid").await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_settlement_that_gave_up_shows_as_failed_with_its_error() {
+    let server = TestServer::start(|_| {}).await;
+    let db = server.db.store.db();
+    let n = narrative(7, "ONCHAIN", "SHORT", 1_790_000_000, "resolved_false");
+    n.clone().into_active_model().insert(db).await.unwrap();
+    let (status, missing) = server
+        .get(&format!(
+            "/v1/narratives/{}/settlement",
+            uuid::Uuid::new_v4()
+        ))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{missing}");
+    // The job ran out of attempts (e.g. the oracle key has no SOL for fees).
+    let job = narrative_api::jobs::enqueue_about(
+        db,
+        narrative_api::settlement::SETTLE_NARRATIVE,
+        Some(&n.id),
+        json!({}),
+        1_790_000_000,
+    )
+    .await
+    .unwrap();
+    let mut dead = jobs::Entity::find_by_id(job)
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap()
+        .into_active_model();
+    dead.status = sea_orm::ActiveValue::Set("dead".into());
+    dead.attempts = sea_orm::ActiveValue::Set(8);
+    dead.last_error = sea_orm::ActiveValue::Set(Some("oracle vote: insufficient funds".into()));
+    dead.update(db).await.unwrap();
+    let (status, body) = server
+        .get(&format!("/v1/narratives/{}/settlement", n.id))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body,
+        json!({
+            "ok": true,
+            "narrative_id": n.id,
+            "oracle_status": "resolved_false",
+            "settlement": {
+                "stage": "failed",
+                "job_status": "dead",
+                "attempts": 8,
+                "last_error": "oracle vote: insufficient funds",
+                "next_attempt_at": null,
+                "outcome": null,
+                "hold_ends_at": null,
+                "finalized_at": null,
+            },
+        })
+    );
     server.stop().await;
 }

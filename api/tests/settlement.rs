@@ -133,6 +133,12 @@ async fn resolve_settle_claim_and_the_profiles_change() {
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
     assert_eq!(body["ok"], false);
 
+    let progress = format!("/v1/narratives/{uuid}/settlement");
+    let (status, before) = server.get(&progress).await;
+    assert_eq!(status, StatusCode::OK, "{before}");
+    assert_eq!(before["oracle_status"], "open");
+    assert_eq!(before["settlement"], Value::Null, "no verdict yet");
+
     let (status, body) = resolve(&server, &key, &verdict).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["resolution"], "resolved_true");
@@ -173,6 +179,29 @@ async fn resolve_settle_claim_and_the_profiles_change() {
         job.status == "queued" && job.run_at > chrono::Utc::now().timestamp() + 86_400
     })
     .await;
+    // The progress shows the hold, from the job and the market the vote refreshed.
+    eventually("the hold in the settlement status", || async {
+        server.get(&progress).await.1["settlement"]["stage"] == "hold"
+    })
+    .await;
+    let (_, holding) = server.get(&progress).await;
+    let holding = &holding["settlement"];
+    assert_eq!(holding["job_status"], "queued", "{holding}");
+    assert_eq!(holding["outcome"], "true");
+    assert_eq!(holding["last_error"], Value::Null);
+    let hold_ends = chrono::DateTime::parse_from_rfc3339(holding["hold_ends_at"].as_str().unwrap())
+        .unwrap()
+        .timestamp();
+    let proposed = ledger
+        .harness
+        .lock()
+        .await
+        .market(&market_id)
+        .await
+        .resolution_proposed_at;
+    assert_eq!(hold_ends, proposed + 2 * 86_400);
+    // Queued until the hold ends (by the worker's clock, which the bank's warp does not move).
+    assert!(holding["next_attempt_at"].is_string(), "{holding}");
     assert!(
         !ledger
             .harness
@@ -195,6 +224,17 @@ async fn resolve_settle_claim_and_the_profiles_change() {
     let market = ledger.harness.lock().await.market(&market_id).await;
     assert!(market.finalized);
     assert_eq!(market.outcome, Some(Side::Yes));
+    eventually("finalized in the settlement status", || async {
+        server.get(&progress).await.1["settlement"]["stage"] == "finalized"
+    })
+    .await;
+    let (_, done) = server.get(&progress).await;
+    assert_eq!(done["settlement"]["job_status"], "done", "{done}");
+    assert_eq!(done["oracle_status"], "resolved_true");
+    assert!(done["settlement"]["finalized_at"]
+        .as_str()
+        .unwrap()
+        .ends_with('Z'));
 
     // The winner claims; the profiles read the settled result from the index.
     {

@@ -19,6 +19,7 @@ mod m20261121_000007_oracle_audit_log;
 mod m20261121_000008_agent_webhooks;
 mod m20261121_000009_narrative_groups;
 mod m20261121_000010_narrative_publishing;
+mod m20261121_000011_job_subjects;
 
 pub struct Migrator;
 
@@ -36,6 +37,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000008_agent_webhooks::Migration),
             Box::new(m20261121_000009_narrative_groups::Migration),
             Box::new(m20261121_000010_narrative_publishing::Migration),
+            Box::new(m20261121_000011_job_subjects::Migration),
         ]
     }
 }

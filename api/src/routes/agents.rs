@@ -424,9 +424,10 @@ impl AgentsApi {
         let mut market_id = [0u8; 32];
         hex::decode_to_slice(&narrative.market_id, &mut market_id).map_err(ApiError::internal)?;
         let confidence_bps = (body.confidence * 10_000.0).round() as u16;
-        crate::jobs::enqueue(
+        crate::jobs::enqueue_about(
             &txn,
             settlement::SETTLE_NARRATIVE,
+            Some(&narrative_id),
             settlement::payload(&narrative_id, &market_id, outcome, confidence_bps),
             now(),
         )

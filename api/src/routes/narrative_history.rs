@@ -1,12 +1,13 @@
 //! What a narrative has been through (spec 4.1): its score over time, its market's backings
-//! from the indexed `MarketBacked` events, and its resolution rules.
+//! from the indexed `MarketBacked` events, its resolution rules, and where its settlement on
+//! chain stands.
 
 use std::sync::Arc;
 
 use narrative_sdk::binary_vault::state::Side;
 use narrative_sdk::decode::{decode_event, ProgramEvent};
 use narrative_store::entities::{
-    narrative_rules, narrative_score_history, narratives, program_events,
+    jobs, markets, narrative_rules, narrative_score_history, narratives, program_events,
 };
 use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
@@ -68,6 +69,34 @@ pub struct MarketHistory {
     pub points: Vec<MarketPoint>,
     /// `market_event_unavailable` when no event is indexed yet; null otherwise.
     pub note: Option<String>,
+}
+
+/// Where a resolved narrative's settlement on chain stands.
+#[derive(Object)]
+pub struct SettlementProgress {
+    /// `voting` (the service's vote or other oracles pending), `hold` (outcome proposed, the
+    /// 48 h payout hold running), `disputed`, `finalized`, `refunded`, or `failed` (the job gave
+    /// up; see `last_error`).
+    pub stage: String,
+    /// The settlement job: `queued`, `running`, `done` or `dead`.
+    pub job_status: String,
+    pub attempts: i32,
+    pub last_error: Option<String>,
+    /// When the job looks at the chain next, while it is queued.
+    pub next_attempt_at: Option<String>,
+    /// The proposed or final outcome on chain: `'true'` (YES) or `'false'` (NO).
+    pub outcome: Option<String>,
+    pub hold_ends_at: Option<String>,
+    pub finalized_at: Option<String>,
+}
+
+#[derive(Object)]
+pub struct SettlementStatus {
+    pub ok: bool,
+    pub narrative_id: String,
+    pub oracle_status: String,
+    /// Null until a verdict queued the settlement.
+    pub settlement: Option<SettlementProgress>,
 }
 
 #[derive(Object)]
@@ -184,6 +213,37 @@ impl NarrativeHistoryApi {
         }))
     }
 
+    /// Where the narrative's settlement on chain stands, from its settlement job and the
+    /// indexed market.
+    #[oai(path = "/:id/settlement", method = "get")]
+    async fn settlement(&self, id: Path<String>) -> ApiResult<Json<SettlementStatus>> {
+        let narrative = self.narrative(&id.0).await?;
+        let db = self.state.store.db();
+        let job = jobs::Entity::find()
+            .filter(jobs::Column::Kind.eq(crate::settlement::SETTLE_NARRATIVE))
+            .filter(jobs::Column::Subject.eq(narrative.id.as_str()))
+            .order_by_desc(jobs::Column::Id)
+            .one(db)
+            .await
+            .map_err(ApiError::from)?;
+        let settlement = match job {
+            None => None,
+            Some(job) => {
+                let market = crate::indexed::markets_by_id(db, [narrative.market_id.clone()])
+                    .await
+                    .map_err(ApiError::from)?
+                    .remove(&narrative.market_id);
+                Some(progress(job, market.as_ref()))
+            }
+        };
+        Ok(Json(SettlementStatus {
+            ok: true,
+            narrative_id: narrative.id,
+            oracle_status: narrative.oracle_status,
+            settlement,
+        }))
+    }
+
     /// How the narrative resolves, wrapped in `rules`; 404 when none are attached.
     #[oai(path = "/:id/rules", method = "get")]
     async fn rules(&self, id: Path<String>) -> ApiResult<Json<RulesWrapped>> {
@@ -204,4 +264,35 @@ impl NarrativeHistoryApi {
 
 fn lamports_sol(lamports: u64) -> f64 {
     sol(i64::try_from(lamports).unwrap_or(i64::MAX))
+}
+
+/// The stage of a settlement from its job and the market as indexed (binary_vault's
+/// `oracle_status`: 0 open, 1 resolved, 3 disputed, 4 refund).
+fn progress(job: jobs::Model, market: Option<&markets::Model>) -> SettlementProgress {
+    let finalized = market.is_some_and(|m| m.finalized);
+    let stage = match market {
+        _ if job.status == "dead" && !finalized => "failed",
+        Some(m) if m.finalized => "finalized",
+        Some(m) if m.oracle_status == 4 => "refunded",
+        Some(m) if m.oracle_status == 3 => "disputed",
+        Some(m) if m.outcome.is_some() => "hold",
+        _ => "voting",
+    };
+    let proposed = market.filter(|m| m.outcome.is_some() && m.resolution_proposed_at > 0);
+    SettlementProgress {
+        stage: stage.into(),
+        next_attempt_at: (job.status == "queued").then(|| iso(job.run_at)),
+        job_status: job.status,
+        attempts: job.attempts,
+        last_error: job.last_error,
+        outcome: market
+            .and_then(|m| m.outcome.as_deref())
+            .map(|o| if o == "yes" { "true" } else { "false" }.to_owned()),
+        hold_ends_at: proposed.map(|m| {
+            iso(m
+                .resolution_proposed_at
+                .saturating_add(m.resolution_timelock_secs))
+        }),
+        finalized_at: market.filter(|m| m.finalized).map(|m| iso(m.finalized_at)),
+    }
 }

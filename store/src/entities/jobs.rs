@@ -8,6 +8,8 @@ pub struct Model {
     #[sea_orm(primary_key)]
     pub id: i64,
     pub kind: String,
+    /// What the job is about, when it is about one thing (a narrative's id for its settlement).
+    pub subject: Option<String>,
     pub payload: Json,
     pub status: String,
     pub attempts: i32,
