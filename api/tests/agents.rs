@@ -133,6 +133,17 @@ async fn the_feed_lists_open_narratives_newest_first_with_market_totals() {
                 .insert(db)
                 .await
                 .unwrap();
+            // Four backings by three wallets: one holds both sides and counts once.
+            for (k, (wallet, side)) in [("A", "yes"), ("A", "no"), ("B", "yes"), ("C", "no")]
+                .into_iter()
+                .enumerate()
+            {
+                common::fixtures::backing(&format!("Feed{k}"), &n.market_id, wallet, side, 1)
+                    .into_active_model()
+                    .insert(db)
+                    .await
+                    .unwrap();
+            }
         }
         n.into_active_model().insert(db).await.unwrap();
     }
@@ -227,24 +238,13 @@ async fn portfolio_history_and_the_leaderboard_read_the_agents_backings() {
     .into_iter()
     .enumerate()
     {
-        narrative_store::entities::backings::Model {
-            address: format!("Backing{k}"),
-            market_id,
-            backer: backer.into(),
-            side: "yes".into(),
-            amount,
-            claimed,
-            payout,
-            first_backed_at: 1_790_000_000 + k as i64,
-            last_backed_at: 1_790_000_000 + k as i64,
-            slot: 1,
-            write_version: 1,
-            closed: false,
-        }
-        .into_active_model()
-        .insert(db)
-        .await
-        .unwrap();
+        let mut backing =
+            common::fixtures::backing(&format!("Backing{k}"), &market_id, backer, "yes", amount);
+        backing.claimed = claimed;
+        backing.payout = payout;
+        backing.first_backed_at += k as i64;
+        backing.last_backed_at += k as i64;
+        backing.into_active_model().insert(db).await.unwrap();
     }
     let get = |path: &'static str, key: String| {
         let server = &server;

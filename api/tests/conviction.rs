@@ -146,14 +146,16 @@ async fn creator_profiles_come_from_published_narratives_and_their_markets() {
             "narratives_pending": 0,
         })
     );
-    // Two TRUE (30 and 3 outside backers: 20 + 20, 20 + 3), one FALSE (5 + 1), one open.
+    // Two TRUE (30 and 3 outside backers: 20 + 20, 20 + 3), one FALSE (5 + 1), one open. The
+    // creator's own stake is on every market and is not an outside backer; one outside wallet
+    // holds both sides and counts once.
     let cases = [
-        ("resolved_true", (16, 15), Some(2_000_000_000i64)),
-        ("resolved_true", (3, 1), Some(400_000_000)),
-        ("resolved_false", (1, 1), Some(0)),
-        ("open", (1, 0), None),
+        ("resolved_true", 30, Some(2_000_000_000i64)),
+        ("resolved_true", 3, Some(400_000_000)),
+        ("resolved_false", 1, Some(0)),
+        ("open", 0, None),
     ];
-    for (i, (status, (yes_backers, no_backers), crucible)) in cases.iter().enumerate() {
+    for (i, (status, outside, crucible)) in cases.into_iter().enumerate() {
         let id = uuid::Uuid::new_v4();
         let narrative = common::fixtures::narrative(
             &id,
@@ -169,10 +171,28 @@ async fn creator_profiles_come_from_published_narratives_and_their_markets() {
             Some(&id.to_string()),
             WALLET,
             (5_000_000_000, 1_000_000_000),
-            (*yes_backers, *no_backers),
+            (outside + 1, 1),
         );
         market.finalized = crucible.is_some();
         market.crucible_amount = crucible.unwrap_or(0);
+        let mut backings = vec![(WALLET.to_owned(), "yes")];
+        backings.extend((0..outside).map(|k| (format!("Outside{i}x{k}"), "yes")));
+        if outside > 0 {
+            backings.push((format!("Outside{i}x0"), "no"));
+        }
+        for (k, (wallet, side)) in backings.iter().enumerate() {
+            common::fixtures::backing(
+                &format!("CreatorBacking{i}x{k}"),
+                &narrative.market_id,
+                wallet,
+                side,
+                10_000_000,
+            )
+            .into_active_model()
+            .insert(db)
+            .await
+            .unwrap();
+        }
         narrative.into_active_model().insert(db).await.unwrap();
         market.into_active_model().insert(db).await.unwrap();
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use common::TestServer;
 use narrative_api::price::{CoinGeckoFeed, PriceFeed};
-use narrative_store::entities::{backings, narrative_group_members, narrative_groups};
+use narrative_store::entities::{narrative_group_members, narrative_groups};
 use poem::web::{Data, Json, Query};
 use poem::{get, handler, EndpointExt, Route};
 use reqwest::StatusCode;
@@ -51,20 +51,13 @@ async fn groups_aggregate_their_members_markets_live() {
         .iter()
         .enumerate()
     {
-        backings::Model {
-            address: format!("Backing{k}"),
-            market_id: ids[*member].market_id.clone(),
-            backer: (*wallet).into(),
-            side: "yes".into(),
-            amount: 10_000_000,
-            claimed: false,
-            payout: 0,
-            first_backed_at: now,
-            last_backed_at: now,
-            slot: 1,
-            write_version: 1,
-            closed: false,
-        }
+        common::fixtures::backing(
+            &format!("Backing{k}"),
+            &ids[*member].market_id,
+            wallet,
+            "yes",
+            10_000_000,
+        )
         .into_active_model()
         .insert(db)
         .await

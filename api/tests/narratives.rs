@@ -4,7 +4,7 @@
 mod common;
 
 use common::TestServer;
-use narrative_store::entities::{backings, jobs, narratives};
+use narrative_store::entities::{jobs, narratives};
 use reqwest::StatusCode;
 use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel};
 use serde_json::{json, Value};
@@ -88,20 +88,28 @@ async fn the_feed_filters_sorts_caps_and_reads_totals_from_the_index() {
         .insert(db)
         .await
         .unwrap();
-        backings::Model {
-            address: format!("Backing{i}"),
-            market_id: n.market_id.clone(),
-            backer: BACKER.into(),
-            side: "yes".into(),
-            amount: 10_000_000,
-            claimed: false,
-            payout: 0,
-            first_backed_at: now,
-            last_backed_at: now,
-            slot: 1,
-            write_version: 1,
-            closed: false,
-        }
+        common::fixtures::backing(
+            &format!("Backing{i}"),
+            &n.market_id,
+            BACKER,
+            "yes",
+            10_000_000,
+        )
+        .into_active_model()
+        .insert(db)
+        .await
+        .unwrap();
+    }
+    // On N202 the backer also holds NO and the creator YES: two wallets, three backings.
+    let n202 = narrative(202, "X", "X", 0, "open");
+    for (k, (wallet, side)) in [(BACKER, "no"), (CREATOR, "yes")].into_iter().enumerate() {
+        common::fixtures::backing(
+            &format!("More{k}"),
+            &n202.market_id,
+            wallet,
+            side,
+            10_000_000,
+        )
         .into_active_model()
         .insert(db)
         .await
@@ -124,7 +132,7 @@ async fn the_feed_filters_sorts_caps_and_reads_totals_from_the_index() {
     );
     let first = &feed["narratives"][2];
     assert_eq!(first["sol_backed"], 3.0);
-    assert_eq!(first["backers"], 3);
+    assert_eq!(first["backers"], 2, "distinct wallets, not backings");
     assert!(first["created_at"].as_str().unwrap().ends_with('Z'));
 
     assert_eq!(

@@ -620,6 +620,9 @@ impl AgentsApi {
         let totals = crate::indexed::markets_by_id(db, market_ids.clone())
             .await
             .map_err(ApiError::from)?;
+        let backers = crate::indexed::distinct_backers(db, market_ids.clone(), None)
+            .await
+            .map_err(ApiError::from)?;
         let mut challenges: HashMap<String, i64> = HashMap::new();
         for dispute in disputes::Entity::find()
             .filter(disputes::Column::MarketId.is_in(market_ids))
@@ -636,8 +639,7 @@ impl AgentsApi {
                 AgentFeedItem {
                     total_backed_sol: market
                         .map_or(0.0, |m| sol(m.yes_total.saturating_add(m.no_total))),
-                    backer_count: market
-                        .map_or(0, |m| i64::from(m.yes_backers) + i64::from(m.no_backers)),
+                    backer_count: backers.get(&n.market_id).copied().unwrap_or(0),
                     challenge_count: challenges.get(&n.market_id).copied().unwrap_or(0),
                     id: n.id,
                     title: n.title,

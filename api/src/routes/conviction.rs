@@ -131,21 +131,21 @@ impl ConvictionApi {
             .all(db)
             .await
             .map_err(ApiError::from)?;
-        let markets =
-            crate::indexed::markets_by_id(db, published.iter().map(|n| n.market_id.clone()))
-                .await
-                .map_err(ApiError::from)?;
+        let market_ids: Vec<String> = published.iter().map(|n| n.market_id.clone()).collect();
+        let markets = crate::indexed::markets_by_id(db, market_ids.clone())
+            .await
+            .map_err(ApiError::from)?;
+        // The creator's own stake is not an outside backer.
+        let outside = crate::indexed::distinct_backers(db, market_ids, Some(&owner))
+            .await
+            .map_err(ApiError::from)?;
         let created: Vec<Created> = published
             .iter()
             .map(|n| {
                 let market = markets.get(&n.market_id);
-                let backers =
-                    market.map_or(0, |m| i64::from(m.yes_backers) + i64::from(m.no_backers));
-                // The creator's own stake is one of the market's backers.
-                let own = i64::from(market.is_some_and(|m| m.creator == owner));
                 Created {
                     oracle_status: n.oracle_status.clone(),
-                    outside_backers: (backers - own).max(0) as u64,
+                    outside_backers: outside.get(&n.market_id).copied().unwrap_or(0) as u64,
                     crucible_lamports: market
                         .filter(|m| m.finalized)
                         .map_or(0, |m| m.crucible_amount.max(0) as u64),

@@ -166,10 +166,24 @@ pub struct NarrativeWrapped {
     pub narrative: NarrativeDetail,
 }
 
-fn body(n: narratives::Model, market: Option<&markets::Model>) -> Narrative {
+/// The indexed totals of narratives' markets: SOL backed, and distinct backing wallets.
+struct Totals {
+    markets: HashMap<String, markets::Model>,
+    backers: HashMap<String, i64>,
+}
+
+impl Totals {
+    fn body(&self, n: narratives::Model) -> Narrative {
+        let market = self.markets.get(&n.market_id);
+        let backers = self.backers.get(&n.market_id).copied().unwrap_or(0);
+        body(n, market, backers)
+    }
+}
+
+fn body(n: narratives::Model, market: Option<&markets::Model>, backers: i64) -> Narrative {
     Narrative {
         sol_backed: market.map_or(0.0, |m| sol(m.yes_total.saturating_add(m.no_total))),
-        backers: market.map_or(0, |m| i64::from(m.yes_backers) + i64::from(m.no_backers)),
+        backers,
         id: n.id,
         wallet_address: n.wallet_address,
         title: n.title,
@@ -218,12 +232,13 @@ impl NarrativesApi {
         })
     }
 
-    async fn markets_of(
-        &self,
-        rows: &[narratives::Model],
-    ) -> Result<HashMap<String, markets::Model>, ApiError> {
+    async fn totals_of(&self, rows: &[narratives::Model]) -> Result<Totals, ApiError> {
         let ids: Vec<String> = rows.iter().map(|n| n.market_id.clone()).collect();
-        Ok(crate::indexed::markets_by_id(self.state.store.db(), ids).await?)
+        let db = self.state.store.db();
+        Ok(Totals {
+            markets: crate::indexed::markets_by_id(db, ids.clone()).await?,
+            backers: crate::indexed::distinct_backers(db, ids, None).await?,
+        })
     }
 }
 
@@ -333,14 +348,8 @@ impl NarrativesApi {
             .all(db)
             .await
             .map_err(ApiError::from)?;
-        let markets = self.markets_of(&rows).await?;
-        let mut items: Vec<Narrative> = rows
-            .into_iter()
-            .map(|n| {
-                let market = markets.get(&n.market_id);
-                body(n, market)
-            })
-            .collect();
+        let totals = self.totals_of(&rows).await?;
+        let mut items: Vec<Narrative> = rows.into_iter().map(|n| totals.body(n)).collect();
         if by_backing {
             // Stable: ties keep the newest-first order.
             items.sort_by(|a, b| b.sol_backed.total_cmp(&a.sol_backed));
@@ -430,14 +439,8 @@ impl NarrativesApi {
             .all(self.state.store.db())
             .await
             .map_err(ApiError::from)?;
-        let markets = self.markets_of(&rows).await?;
-        let mut items: Vec<Narrative> = rows
-            .into_iter()
-            .map(|n| {
-                let market = markets.get(&n.market_id);
-                body(n, market)
-            })
-            .collect();
+        let totals = self.totals_of(&rows).await?;
+        let mut items: Vec<Narrative> = rows.into_iter().map(|n| totals.body(n)).collect();
         items.sort_by(|a, b| b.sol_backed.total_cmp(&a.sol_backed));
         items.truncate(HERO_SIZE);
         Ok(Json(NarrativeFeed { narratives: items }))
@@ -554,12 +557,11 @@ impl NarrativesApi {
             .await
             .map_err(ApiError::from)?
             .ok_or_else(|| ApiError::not_found("narrative"))?;
-        let markets = self.markets_of(std::slice::from_ref(&row)).await?;
+        let totals = self.totals_of(std::slice::from_ref(&row)).await?;
         let opens_at = row.opens_at.filter(|at| *at > now());
-        let market = markets.get(&row.market_id);
         Ok(Json(NarrativeWrapped {
             narrative: NarrativeDetail {
-                narrative: body(row, market),
+                narrative: totals.body(row),
                 is_pre_market: opens_at.is_some(),
                 opens_at: opens_at.map(iso),
             },

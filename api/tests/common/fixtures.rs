@@ -1,6 +1,6 @@
 //! Indexed rows as the indexer would write them, for tests that read them over HTTP.
 
-use narrative_store::entities::{markets, narratives, shield_coverages};
+use narrative_store::entities::{backings, markets, narratives, shield_coverages};
 
 /// An open, approved Yield SOL market with the given id, UUID, creator and side totals.
 pub fn market(
@@ -121,6 +121,30 @@ pub fn coverage(protocol_byte: u8, status: &str, period_start: i64) -> shield_co
         bonus_paid: 0,
         claims_count: 0,
         slot: 10,
+        write_version: 1,
+        closed: false,
+    }
+}
+
+/// An unclaimed backing of `amount` lamports on `side` (`yes`/`no`) of market `market_id`.
+pub fn backing(
+    address: &str,
+    market_id: &str,
+    backer: &str,
+    side: &str,
+    amount: i64,
+) -> backings::Model {
+    backings::Model {
+        address: address.into(),
+        market_id: market_id.into(),
+        backer: backer.into(),
+        side: side.into(),
+        amount,
+        claimed: false,
+        payout: 0,
+        first_backed_at: 1_790_000_000,
+        last_backed_at: 1_790_000_000,
+        slot: 1,
         write_version: 1,
         closed: false,
     }
