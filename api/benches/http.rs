@@ -7,8 +7,10 @@
 //! postgres://postgres@127.0.0.1:5432/test; a `sqlite://` URL works too) seeded with
 //! `BENCH_PROTOCOLS` (default 50) active shield coverages, and a local JSON-RPC node for the
 //! blockhash. wrk then drives, for `BENCH_SECONDS` (default 15) each with `BENCH_CONNECTIONS`
-//! (default 32) connections on 2 threads: `GET /hello`, `GET /v1/shield/protocols`, and
-//! `POST /v1/shield/back` (a prepared `back_shield`, stored like every prepare). Anonymous rate
+//! (default 32) connections on 2 threads: `GET /hello`, `GET /v1/shield/protocols`,
+//! `GET /v1/narratives` (the public feed over `BENCH_NARRATIVES`, default 200, narratives with
+//! their indexed markets and backings), and `POST /v1/shield/back` (a prepared `back_shield`,
+//! stored like every prepare). Anonymous rate
 //! limits are raised out of the way; their check still runs on every request.
 
 use std::net::SocketAddr;
@@ -131,6 +133,45 @@ async fn main() {
             .await
             .unwrap();
     }
+    // Narratives, each with its indexed market and two backings, for the public feed.
+    let narratives = env_usize("BENCH_NARRATIVES", 200);
+    for i in 0..narratives {
+        let id = uuid::Uuid::from_u128(0x4000_0000_0000_4000_8000_0000_0000_0000 | i as u128);
+        let n = fixtures::narrative(
+            &id,
+            "11111111111111111111111111111111",
+            "Bench",
+            "MARKET",
+            "open",
+            now - i as i64,
+        );
+        fixtures::market(
+            &format!("BenchMarket{i}"),
+            &n.market_id,
+            Some(&n.id),
+            &n.wallet_address,
+            (2_000_000_000, 1_000_000_000),
+            (1, 1),
+        )
+        .into_active_model()
+        .insert(db.store.db())
+        .await
+        .unwrap();
+        for (k, side) in ["yes", "no"].into_iter().enumerate() {
+            fixtures::backing(
+                &format!("BenchBacking{i}x{k}"),
+                &n.market_id,
+                &format!("Wallet{k}"),
+                side,
+                1_000_000_000,
+            )
+            .into_active_model()
+            .insert(db.store.db())
+            .await
+            .unwrap();
+        }
+        n.into_active_model().insert(db.store.db()).await.unwrap();
+    }
     let wallet = SigningKey::from_bytes(&[7; 32]);
     let wallet_b58 = bs58::encode(wallet.verifying_key().to_bytes()).into_string();
     shield_terms_acknowledgements::Model {
@@ -176,7 +217,7 @@ async fn main() {
     )
     .unwrap();
 
-    // The three runs happen one after another, so they never compete for the two cores.
+    // The runs happen one after another, so they never compete for the two cores.
     let base = format!("http://{addr}");
     let runs = [
         (
@@ -187,6 +228,11 @@ async fn main() {
         (
             "`GET /v1/shield/protocols` (50 active rows)",
             format!("{base}/v1/shield/protocols"),
+            None,
+        ),
+        (
+            "`GET /v1/narratives` (20 of 200, with indexed totals)",
+            format!("{base}/v1/narratives"),
             None,
         ),
         (
