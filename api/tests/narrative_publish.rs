@@ -465,3 +465,49 @@ async fn a_mint_whose_deadline_passed_is_not_published() {
     assert_eq!(narratives::Entity::find().count(db).await.unwrap(), 0);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn two_publishes_racing_on_one_signature_record_one_narrative() {
+    let (server, ledger) = chain::start_on_bank_with(HarnessOptions::default(), |h, c| {
+        c.treasury_wallet = Some(h.treasury.to_string());
+    })
+    .await;
+    let creator = ledger.harness.lock().await.wallets[0].insecure_clone();
+    let wallet = creator.pubkey().to_string();
+    let (status, prepared) = server
+        .post(
+            "/v1/narratives/prepare-mint",
+            &json!({"backer_wallet": wallet, "amount_lamports": 5 * SOL, "deadline_days": 7}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    let signature = ledger
+        .process(chain::sign(&prepared, &creator))
+        .await
+        .unwrap()
+        .to_string();
+    let body = publish_body(&wallet, &signature);
+    let (first, second) = tokio::join!(
+        server.post("/v1/narratives/publish", &body),
+        server.post("/v1/narratives/publish", &body)
+    );
+    for (status, answer) in [&first, &second] {
+        assert_eq!(*status, StatusCode::OK, "{answer}");
+        assert_eq!(answer["narrativeId"], prepared["narrativeId"]);
+    }
+    let mut messages = [
+        first.1["message"].as_str().unwrap(),
+        second.1["message"].as_str().unwrap(),
+    ];
+    messages.sort();
+    assert_eq!(messages, ["already published", "narrative published"]);
+    let db = server.db.store.db();
+    assert_eq!(narratives::Entity::find().count(db).await.unwrap(), 1);
+    let created = jobs::Entity::find()
+        .filter(jobs::Column::Kind.eq("score_narrative"))
+        .count(db)
+        .await
+        .unwrap();
+    assert_eq!(created, 1, "one narrative, scored once");
+    server.stop().await;
+}
