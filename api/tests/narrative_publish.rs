@@ -33,6 +33,43 @@ fn publish_body(creator: &str, signature: &str) -> Value {
     })
 }
 
+/// A server on a bank whose treasury is configured, and the bank's first wallet.
+async fn start_with_treasury() -> (
+    common::TestServer,
+    std::sync::Arc<common::bank::BankLedger>,
+    solana_keypair::Keypair,
+) {
+    let (server, ledger) = chain::start_on_bank_with(HarnessOptions::default(), |h, c| {
+        c.treasury_wallet = Some(h.treasury.to_string());
+    })
+    .await;
+    let creator = ledger.harness.lock().await.wallets[0].insecure_clone();
+    (server, ledger, creator)
+}
+
+/// prepare-mint for `creator` paying `amount`, signed and processed: the prepare answer and
+/// the transaction's signature.
+async fn minted(
+    server: &common::TestServer,
+    ledger: &common::bank::BankLedger,
+    creator: &solana_keypair::Keypair,
+    amount: u64,
+) -> (Value, String) {
+    let (status, prepared) = server
+        .post(
+            "/v1/narratives/prepare-mint",
+            &json!({"backer_wallet": creator.pubkey().to_string(), "amount_lamports": amount, "deadline_days": 7}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    let signature = ledger
+        .process(chain::sign(&prepared, creator))
+        .await
+        .unwrap()
+        .to_string();
+    (prepared, signature)
+}
+
 #[tokio::test]
 async fn a_narrative_is_minted_on_chain_then_published_once_every_check_passes() {
     let (server, ledger) = chain::start_on_bank_with(HarnessOptions::default(), |h, c| {
@@ -301,14 +338,8 @@ async fn a_narrative_is_minted_on_chain_then_published_once_every_check_passes()
 
 #[tokio::test]
 async fn market_history_comes_from_indexed_backings() {
-    let (server, ledger) = chain::start_on_bank_with(HarnessOptions::default(), |h, c| {
-        c.treasury_wallet = Some(h.treasury.to_string());
-    })
-    .await;
-    let (creator, backer) = {
-        let h = ledger.harness.lock().await;
-        (h.wallets[0].insecure_clone(), h.wallets[1].insecure_clone())
-    };
+    let (server, ledger, creator) = start_with_treasury().await;
+    let backer = ledger.harness.lock().await.wallets[1].insecure_clone();
     let id = chain::mint_and_publish(
         &server,
         &ledger,
@@ -426,26 +457,11 @@ async fn publishing_needs_a_treasury() {
 
 #[tokio::test]
 async fn a_mint_whose_deadline_passed_is_not_published() {
-    let (server, ledger) = chain::start_on_bank_with(HarnessOptions::default(), |h, c| {
-        c.treasury_wallet = Some(h.treasury.to_string());
-    })
-    .await;
-    let creator = ledger.harness.lock().await.wallets[0].insecure_clone();
+    let (server, ledger, creator) = start_with_treasury().await;
     let wallet = creator.pubkey().to_string();
-    let (status, prepared) = server
-        .post(
-            "/v1/narratives/prepare-mint",
-            &json!({"backer_wallet": wallet, "amount_lamports": 6 * SOL, "deadline_days": 7}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{prepared}");
+    let (prepared, signature) = minted(&server, &ledger, &creator, 6 * SOL).await;
     // Beyond the fee, everything is stake: 6 SOL − 1 SOL for the treasury.
     assert_eq!(prepared["stake_lamports"], 5 * SOL);
-    let signature = ledger
-        .process(chain::sign(&prepared, &creator))
-        .await
-        .unwrap()
-        .to_string();
     // The creator waits until after the deadline before publishing.
     let id = prepared["narrativeId"].as_str().unwrap().to_owned();
     let db = server.db.store.db();
@@ -468,24 +484,9 @@ async fn a_mint_whose_deadline_passed_is_not_published() {
 
 #[tokio::test]
 async fn two_publishes_racing_on_one_signature_record_one_narrative() {
-    let (server, ledger) = chain::start_on_bank_with(HarnessOptions::default(), |h, c| {
-        c.treasury_wallet = Some(h.treasury.to_string());
-    })
-    .await;
-    let creator = ledger.harness.lock().await.wallets[0].insecure_clone();
+    let (server, ledger, creator) = start_with_treasury().await;
     let wallet = creator.pubkey().to_string();
-    let (status, prepared) = server
-        .post(
-            "/v1/narratives/prepare-mint",
-            &json!({"backer_wallet": wallet, "amount_lamports": 5 * SOL, "deadline_days": 7}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{prepared}");
-    let signature = ledger
-        .process(chain::sign(&prepared, &creator))
-        .await
-        .unwrap()
-        .to_string();
+    let (prepared, signature) = minted(&server, &ledger, &creator, 5 * SOL).await;
     let body = publish_body(&wallet, &signature);
     let (first, second) = tokio::join!(
         server.post("/v1/narratives/publish", &body),
