@@ -217,15 +217,7 @@ pub async fn confirm(
 ) -> Result<BinaryConfirmed, ApiError> {
     let db = state.store.db();
     let signature = body.signature.trim().to_owned();
-    let found = prepared::verify(
-        db,
-        state.ledger.as_ref(),
-        state.confirm_wait,
-        kind,
-        body.prepared_id.trim(),
-        &signature,
-    )
-    .await?;
+    let found = prepared::verify_request(state, kind, &body.prepared_id, &signature).await?;
     let prepared = match found {
         Confirmation::Replay(prepared) => prepared,
         Confirmation::Fresh { prepared, .. } => {

@@ -111,6 +111,24 @@ pub async fn verify(
     }
 }
 
+/// [`verify`] against the service's store and ledger: what every confirm route does first.
+pub async fn verify_request(
+    state: &crate::state::AppState,
+    kind: &str,
+    id: &str,
+    signature: &str,
+) -> Result<Confirmation, ApiError> {
+    verify(
+        state.store.db(),
+        state.ledger.as_ref(),
+        state.confirm_wait,
+        kind,
+        id.trim(),
+        signature.trim(),
+    )
+    .await
+}
+
 /// [`verify`] for a caller that already fetched the landed transaction of `signature`.
 pub async fn verify_landed(
     db: &impl ConnectionTrait,

@@ -176,15 +176,7 @@ pub async fn confirm(
     body: ConfirmRequest,
 ) -> Result<ShieldBackConfirmed, ApiError> {
     let db = state.store.db();
-    let found = prepared::verify(
-        db,
-        state.ledger.as_ref(),
-        state.confirm_wait,
-        KIND,
-        body.prepared_id.trim(),
-        body.signature.trim(),
-    )
-    .await?;
+    let found = prepared::verify_request(state, KIND, &body.prepared_id, &body.signature).await?;
     let prepared = match found {
         Confirmation::Replay(prepared) => return confirmed(state, &prepared).await,
         Confirmation::Fresh { prepared, .. } => prepared,
