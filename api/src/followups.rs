@@ -49,7 +49,7 @@ impl JobHandler for ApiJobs {
             crate::agent_webhooks::DELIVER_WEBHOOK => {
                 crate::agent_webhooks::deliver(&self.store, &self.http, job).await
             }
-            crate::narrative_publish::SCORE_NARRATIVE => {
+            crate::narrative_scoring::SCORE_NARRATIVE => {
                 crate::narrative_scoring::score(&self.store, &job.payload)
                     .await
                     .map(|()| JobOutcome::Done)

@@ -42,8 +42,6 @@ use crate::time::now;
 use crate::validate::wallet;
 
 pub const KIND: &str = "narrative_mint";
-/// The job that scores a published narrative (its `score` is 0, pending, until then).
-pub const SCORE_NARRATIVE: &str = "score_narrative";
 /// The treasury's share of the publish fee; the rest is the creator's YES stake.
 pub const TREASURY_SHARE_BPS: u64 = 2_000;
 /// binary_vault accepts deadlines up to 731 days ahead; a day is kept as margin for the time
@@ -486,7 +484,7 @@ async fn record_narrative(
         .await?;
     crate::jobs::enqueue(
         txn,
-        SCORE_NARRATIVE,
+        crate::narrative_scoring::SCORE_NARRATIVE,
         json!({"narrative_id": narrative.id}),
         at,
     )

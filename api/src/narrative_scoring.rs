@@ -14,6 +14,9 @@ use serde_json::Value;
 
 use crate::time::now;
 
+/// The job that scores a published narrative (its `score` is 0, pending, until then).
+pub const SCORE_NARRATIVE: &str = "score_narrative";
+
 /// Theses compared against, newest first.
 const COMPARED: u64 = 5_000;
 
