@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use narrative_sdk::binary_vault::state::Side;
-use narrative_sdk::decode::{decode_event, ProgramEvent};
+use narrative_sdk::decode::{decode_event, BinaryEvent, ProgramEvent};
 use narrative_store::entities::{
     jobs, markets, narrative_rules, narrative_score_history, narratives, program_events,
 };
@@ -171,39 +171,7 @@ impl NarrativeHistoryApi {
             .await
             .map_err(ApiError::from)?;
         events.reverse();
-        let points: Vec<MarketPoint> =
-            events
-                .into_iter()
-                .filter_map(|row| {
-                    let Some(ProgramEvent::Binary(
-                        narrative_sdk::decode::BinaryEvent::MarketBacked(e),
-                    )) = decode_event(&narrative_sdk::ids::BINARY_VAULT, &row.data)
-                    else {
-                        tracing::warn!(
-                            id = row.id,
-                            "an indexed MarketBacked event does not decode"
-                        );
-                        return None;
-                    };
-                    let total = u128::from(e.yes_total) + u128::from(e.no_total);
-                    // Floored to four decimals; 0 for an empty market.
-                    let share = |part: u64| {
-                        (u128::from(part) * 10_000)
-                            .checked_div(total)
-                            .map_or(0.0, |bps| bps as f64 / 10_000.0)
-                    };
-                    Some(MarketPoint {
-                        at: iso(e.timestamp),
-                        slot: row.slot,
-                        signature: row.signature,
-                        side: if e.side == Side::Yes { "true" } else { "false" }.into(),
-                        amount_sol: lamports_sol(e.amount),
-                        yes_total_sol: lamports_sol(e.yes_total),
-                        no_total_sol: lamports_sol(e.no_total),
-                        yes_share: share(e.yes_total),
-                    })
-                })
-                .collect();
+        let points: Vec<MarketPoint> = events.into_iter().filter_map(market_point).collect();
         let note = points.is_empty().then(|| NO_MARKET_EVENTS.to_owned());
         Ok(Json(MarketHistory {
             ok: true,
@@ -260,6 +228,33 @@ impl NarrativeHistoryApi {
             },
         }))
     }
+}
+
+/// One point of a market's history from its indexed `MarketBacked` event.
+fn market_point(row: program_events::Model) -> Option<MarketPoint> {
+    let Some(ProgramEvent::Binary(BinaryEvent::MarketBacked(e))) =
+        decode_event(&narrative_sdk::ids::BINARY_VAULT, &row.data)
+    else {
+        tracing::warn!(id = row.id, "an indexed MarketBacked event does not decode");
+        return None;
+    };
+    let total = u128::from(e.yes_total) + u128::from(e.no_total);
+    // Floored to four decimals; 0 for an empty market.
+    let share = |part: u64| {
+        (u128::from(part) * 10_000)
+            .checked_div(total)
+            .map_or(0.0, |bps| bps as f64 / 10_000.0)
+    };
+    Some(MarketPoint {
+        at: iso(e.timestamp),
+        slot: row.slot,
+        signature: row.signature,
+        side: if e.side == Side::Yes { "true" } else { "false" }.into(),
+        amount_sol: lamports_sol(e.amount),
+        yes_total_sol: lamports_sol(e.yes_total),
+        no_total_sol: lamports_sol(e.no_total),
+        yes_share: share(e.yes_total),
+    })
 }
 
 fn lamports_sol(lamports: u64) -> f64 {
