@@ -106,6 +106,7 @@ async fn grpc_round_trip_stores_every_account_and_event_field_by_field() {
     assert!(metrics
         .render()
         .contains("indexer_updates_total{kind=\"event\"}"));
+    common::wait_for_committed_gauge(&metrics, recording.last_slot()).await;
     assert_eq!(metrics.committed_slot.get() as u64, recording.last_slot());
 
     stop.send(()).unwrap();

@@ -102,6 +102,7 @@ async fn rpc_polling_stores_the_snapshot_the_events_and_later_changes() {
         row.closed && row.slot == later as i64,
         "a vanished account is closed"
     );
+    common::wait_for_committed_gauge(&metrics, later).await;
     assert_eq!(metrics.committed_slot.get() as u64, later);
 
     stop.send(()).unwrap();

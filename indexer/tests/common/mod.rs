@@ -33,6 +33,17 @@ pub async fn wait_for_checkpoint(store: &Store, name: &str, slot: u64, within: D
     }
 }
 
+/// Waits (up to 10 s) until the committed-slot gauge shows `slot`. The gauge is set after the
+/// commit returns, so a reader of the store can see the checkpoint a moment before the gauge.
+pub async fn wait_for_committed_gauge(metrics: &narrative_indexer::metrics::Metrics, slot: u64) {
+    for _ in 0..200 {
+        if metrics.committed_slot.get() as u64 == slot {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// Waits until checkpoint `name` has reached the recording's last slot and every event is
 /// stored. The checkpoint alone is not enough: a slot's account updates can commit in one batch
 /// and its transaction in the next.
