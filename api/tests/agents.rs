@@ -52,15 +52,7 @@ fn market_for(n: &narratives::Model, yes: i64, no: i64) -> markets::Model {
 }
 
 async fn feed(server: &TestServer, key: &str) -> (StatusCode, Value) {
-    let response = server
-        .http
-        .get(server.url("/v1/agent/feed"))
-        .header("x-api-key", key)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status();
-    (status, response.json().await.unwrap_or(Value::Null))
+    server.key_get("/v1/agent/feed", key).await
 }
 
 #[tokio::test]
@@ -248,16 +240,7 @@ async fn portfolio_history_and_the_leaderboard_read_the_agents_backings() {
     }
     let get = |path: &'static str, key: String| {
         let server = &server;
-        async move {
-            let response = server
-                .http
-                .get(server.url(path))
-                .header("x-api-key", key)
-                .send()
-                .await
-                .unwrap();
-            (response.status(), response.json::<Value>().await.unwrap())
-        }
+        async move { server.key_get(path, &key).await }
     };
     let (status, portfolio) = get("/v1/agent/portfolio", keys[0].clone()).await;
     assert_eq!(status, StatusCode::OK, "{portfolio}");

@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use anchor_lang::AccountSerialize;
@@ -13,9 +12,8 @@ use common::TestServer;
 use narrative_indexer::config::SourceKind;
 use narrative_sdk::shield_vault::state::{Coverage, CoverageStatus, ShieldKind, SidePool};
 use narrative_sdk::{ids, pda, Pubkey};
-use poem::listener::{Acceptor, Listener, TcpListener};
 use poem::web::{Data, Json};
-use poem::{handler, post, EndpointExt, Route, Server};
+use poem::{handler, post, EndpointExt, Route};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
@@ -89,18 +87,11 @@ async fn the_api_process_indexes_when_a_source_is_configured() {
     let node = Arc::new(Node {
         coverage: (pda::shield::coverage(&protocol_id), data),
     });
-    let acceptor = TcpListener::bind("127.0.0.1:0")
-        .into_acceptor()
-        .await
-        .unwrap();
-    let addr: SocketAddr = *acceptor.local_addr()[0].as_socket_addr().unwrap();
-    tokio::spawn(
-        Server::new_with_acceptor(acceptor).run(Route::new().at("/", post(rpc)).data(node)),
-    );
+    let node_url = common::serve_locally(Route::new().at("/", post(rpc)).data(node)).await;
 
     let server = TestServer::start(|c| {
         c.indexer_source = Some(SourceKind::Rpc);
-        c.indexer_endpoint = Some(format!("http://{addr}"));
+        c.indexer_endpoint = Some(node_url);
     })
     .await;
     let path = format!("/v1/shield/protocols/{}", hex::encode(protocol_id));

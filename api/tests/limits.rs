@@ -25,15 +25,7 @@ async fn issue_key(server: &TestServer, wallet: &str) -> (String, String) {
 }
 
 async fn me(server: &TestServer, key: &str) -> (StatusCode, Value) {
-    let response = server
-        .http
-        .get(server.url("/v1/apikeys/me"))
-        .header("x-api-key", key)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status();
-    (status, response.json().await.unwrap())
+    server.key_get("/v1/apikeys/me", key).await
 }
 
 #[tokio::test]

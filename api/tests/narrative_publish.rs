@@ -96,15 +96,14 @@ async fn a_narrative_is_minted_on_chain_then_published_once_every_check_passes()
         )
         .await;
     let key = agent["agent"]["api_key"].as_str().unwrap();
-    let subscribed = server
-        .http
-        .post(server.url("/v1/agent/webhook"))
-        .header("x-api-key", key)
-        .json(&json!({"url": "http://127.0.0.1:9/hook", "events": ["narrative.created"]}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(subscribed.status(), StatusCode::OK);
+    let (status, subscribed) = server
+        .key_post(
+            "/v1/agent/webhook",
+            key,
+            &json!({"url": "http://127.0.0.1:9/hook", "events": ["narrative.created"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{subscribed}");
 
     let mint = json!({"backer_wallet": wallet, "amount_lamports": 5 * SOL, "deadline_days": 7});
     for (change, why) in [

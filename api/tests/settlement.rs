@@ -19,16 +19,7 @@ use solana_signer::Signer;
 const AGENT_WALLET: &str = "C9QjHcuPyyncqkpSqKdQpFJjUNTgbwmbEN4GeGUoSpjN";
 
 async fn resolve(server: &common::TestServer, key: &str, body: &Value) -> (StatusCode, Value) {
-    let response = server
-        .http
-        .post(server.url("/v1/agent/resolve"))
-        .header("x-api-key", key)
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status();
-    (status, response.json().await.unwrap_or(Value::Null))
+    server.key_post("/v1/agent/resolve", key, body).await
 }
 
 #[tokio::test]

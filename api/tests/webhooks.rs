@@ -4,7 +4,6 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -12,9 +11,8 @@ use common::TestServer;
 use hmac::{Hmac, Mac};
 use narrative_store::entities::webhook_deliveries;
 use poem::http::{HeaderMap, StatusCode as PoemStatus};
-use poem::listener::{Acceptor, Listener, TcpListener};
 use poem::web::Data;
-use poem::{handler, post, EndpointExt, Route, Server};
+use poem::{handler, post, EndpointExt, Route};
 use reqwest::StatusCode;
 use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel, QueryOrder};
 use serde_json::{json, Value};
@@ -47,39 +45,15 @@ fn receive(headers: &HeaderMap, body: String, Data(receiver): Data<&Arc<Receiver
     }
 }
 
-async fn post_with_key(
-    server: &TestServer,
-    path: &str,
-    key: &str,
-    body: &Value,
-) -> (StatusCode, Value) {
-    let response = server
-        .http
-        .post(server.url(path))
-        .header("x-api-key", key)
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status();
-    (status, response.json().await.unwrap_or(Value::Null))
-}
-
 #[tokio::test]
 async fn a_resolution_is_delivered_signed_and_retried_until_accepted() {
     let receiver = Arc::new(Receiver::default());
-    let acceptor = TcpListener::bind("127.0.0.1:0")
-        .into_acceptor()
-        .await
-        .unwrap();
-    let addr: SocketAddr = *acceptor.local_addr()[0].as_socket_addr().unwrap();
-    tokio::spawn(
-        Server::new_with_acceptor(acceptor).run(
-            Route::new()
-                .at("/hook", post(receive))
-                .data(receiver.clone()),
-        ),
-    );
+    let base = common::serve_locally(
+        Route::new()
+            .at("/hook", post(receive))
+            .data(receiver.clone()),
+    )
+    .await;
     let server = TestServer::start(|c| c.oracle_agent_wallets = vec![AGENT_WALLET.into()]).await;
     let (status, registered) = server
         .post(
@@ -89,7 +63,7 @@ async fn a_resolution_is_delivered_signed_and_retried_until_accepted() {
         .await;
     assert_eq!(status, StatusCode::CREATED);
     let key = registered["agent"]["api_key"].as_str().unwrap().to_owned();
-    let url = format!("http://{addr}/hook");
+    let url = format!("{base}/hook");
 
     for (body, why) in [
         (
@@ -102,17 +76,17 @@ async fn a_resolution_is_delivered_signed_and_retried_until_accepted() {
             "not http",
         ),
     ] {
-        let (status, answer) = post_with_key(&server, "/v1/agent/webhook", &key, &body).await;
+        let (status, answer) = server.key_post("/v1/agent/webhook", &key, &body).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{why}: {answer}");
         assert_eq!(answer["ok"], false);
     }
-    let (status, answer) = post_with_key(
-        &server,
-        "/v1/agent/webhook",
-        &key,
-        &json!({"url": url, "events": ["narrative.resolved", "narrative.resolved"]}),
-    )
-    .await;
+    let (status, answer) = server
+        .key_post(
+            "/v1/agent/webhook",
+            &key,
+            &json!({"url": url, "events": ["narrative.resolved", "narrative.resolved"]}),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(
         answer,
@@ -133,13 +107,13 @@ async fn a_resolution_is_delivered_signed_and_retried_until_accepted() {
     .insert(server.db.store.db())
     .await
     .unwrap();
-    let (status, answer) = post_with_key(
-        &server,
-        "/v1/agent/resolve",
-        &key,
-        &json!({"narrative_id": id.to_string(), "resolution": "false", "confidence": 0.8}),
-    )
-    .await;
+    let (status, answer) = server
+        .key_post(
+            "/v1/agent/resolve",
+            &key,
+            &json!({"narrative_id": id.to_string(), "resolution": "false", "confidence": 0.8}),
+        )
+        .await;
     assert_eq!(status, StatusCode::OK, "{answer}");
 
     // The first attempt gets a 500; the retry (after the 2 s backoff) is accepted.

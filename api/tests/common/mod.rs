@@ -99,6 +99,33 @@ impl TestServer {
         (status, response.json().await.unwrap_or(Value::Null))
     }
 
+    /// A GET as an agent: `x-api-key: key`.
+    pub async fn key_get(&self, path: &str, key: &str) -> (StatusCode, Value) {
+        let response = self
+            .http
+            .get(self.url(path))
+            .header("x-api-key", key)
+            .send()
+            .await
+            .expect("request");
+        let status = response.status();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    /// A POST as an agent: `x-api-key: key`.
+    pub async fn key_post(&self, path: &str, key: &str, body: &Value) -> (StatusCode, Value) {
+        let response = self
+            .http
+            .post(self.url(path))
+            .header("x-api-key", key)
+            .json(body)
+            .send()
+            .await
+            .expect("request");
+        let status = response.status();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
     pub async fn admin_post(&self, path: &str, body: &Value) -> (StatusCode, Value) {
         let response = self
             .http
