@@ -139,13 +139,26 @@ pub async fn prepare_back_for(
     let ix = narrative_sdk::binary::back_market(backer, &id, side, amount);
     let params =
         json!({"market_id": hex::encode(id), "side": side_name, "amount_lamports": amount});
+    prepared_for(state, BACK, &backer, ix, params, Some(amount)).await
+}
+
+/// Stores `ix` prepared for `backer` as `kind` and answers with it; `params` carry the
+/// market and side the confirm reports.
+async fn prepared_for(
+    state: &AppState,
+    kind: &str,
+    backer: &Pubkey,
+    ix: narrative_sdk::Instruction,
+    params: serde_json::Value,
+    amount_lamports: Option<u64>,
+) -> Result<BinaryPrepared, ApiError> {
     let ready = prepared::prepare(
         state.store.db(),
         state.ledger.as_ref(),
-        BACK,
-        &backer,
+        kind,
+        backer,
         &[ix],
-        params,
+        params.clone(),
     )
     .await?;
     Ok(BinaryPrepared {
@@ -153,9 +166,9 @@ pub async fn prepare_back_for(
         transaction: ready.transaction,
         status: "ready_to_confirm".into(),
         prepared_id: ready.id,
-        market_id: hex::encode(id),
-        side: side_name.into(),
-        amount_lamports: Some(amount),
+        market_id: params["market_id"].as_str().unwrap_or_default().to_owned(),
+        side: params["side"].as_str().unwrap_or_default().to_owned(),
+        amount_lamports,
     })
 }
 
@@ -189,24 +202,7 @@ pub async fn prepare_withdraw(
     }
     let ix = narrative_sdk::binary::claim(backer, &id, side);
     let params = json!({"market_id": hex::encode(id), "side": side_name});
-    let ready = prepared::prepare(
-        state.store.db(),
-        state.ledger.as_ref(),
-        CLAIM,
-        &backer,
-        &[ix],
-        params,
-    )
-    .await?;
-    Ok(BinaryPrepared {
-        ok: true,
-        transaction: ready.transaction,
-        status: "ready_to_confirm".into(),
-        prepared_id: ready.id,
-        market_id: hex::encode(id),
-        side: side_name.into(),
-        amount_lamports: None,
-    })
+    prepared_for(state, CLAIM, &backer, ix, params, None).await
 }
 
 /// Confirms a prepared back (`kind` [`BACK`]) or claim ([`CLAIM`]).
