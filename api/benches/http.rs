@@ -15,11 +15,8 @@
 
 use std::net::SocketAddr;
 use std::process::Command;
-use std::sync::Arc;
 
 use ed25519_dalek::SigningKey;
-use narrative_api::human::LocalVerifier;
-use narrative_api::ledger::RpcLedger;
 use narrative_api::{build_app, AppState, Config, Providers};
 use narrative_store::entities::shield_terms_acknowledgements;
 use narrative_store::testing::TestDb;
@@ -186,16 +183,9 @@ async fn main() {
 
     let mut config = Config::defaults();
     config.anon_rate_per_min = u32::MAX;
-    let providers = Providers {
-        ledger: Arc::new(RpcLedger::new(&format!("http://{rpc_addr}"))),
-        human: Arc::new(LocalVerifier {
-            accepted: String::new(),
-        }),
-        polisher: std::sync::Arc::new(narrative_api::polish::LocalPolisher),
-        reviewer: std::sync::Arc::new(narrative_api::review::LocalReviewer),
-        generator: std::sync::Arc::new(narrative_api::generation::LocalGenerator),
-        prices: std::sync::Arc::new(narrative_api::price::FixedPrice(150.0)),
-    };
+    config.sol_usd_price = Some(150.0);
+    config.solana_rpc_url = format!("http://{rpc_addr}").into();
+    let providers = Providers::from_config(&config).unwrap();
     let state = AppState::from_config_with(db.store.clone(), &config, providers)
         .await
         .unwrap();

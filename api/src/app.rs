@@ -1,30 +1,65 @@
 //! The HTTP application: the `/v1` OpenAPI services, the document and its UI, `/health`,
 //! `/metrics`, and the middleware every request passes.
 //!
-//! Order, inside out: body limit → rate limits and API-key check → error rendering (so every failure has the spec's shape,
-//! including those Cors would otherwise render as text) → panic guard → CORS → metrics →
-//! tracing → request id (outermost, so the tracing span carries it).
+//! Order, inside out: body limit → the binary gate → rate limits and API-key check → error
+//! rendering (so every failure has the spec's shape, including those Cors would otherwise
+//! render as text) → the shield gate's access log → panic guard → CORS → metrics → tracing →
+//! request id (outermost, so the tracing span carries it).
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use poem::http::{Method, StatusCode};
 use poem::middleware::{CatchPanic, Cors, RequestId, ReuseId, Tracing};
-use poem::web::Data;
+use poem::web::{Data, Html};
 use poem::{get, handler, Endpoint, EndpointExt, IntoResponse, Request, Response, Route};
+use serde_json::json;
 
-use crate::error::{render_error, ApiError};
-use crate::rate_limit::limit_requests;
+use crate::error::ApiError;
+use crate::http::contract::{Contract, Patch};
+use crate::http::errors::{method_not_allowed, render_error};
+use crate::http::metrics::HttpMetrics;
+use crate::http::probe::log_terms_attempts;
+use crate::http::rate_limit::limit_requests;
 use crate::routes;
 use crate::state::AppState;
 
 /// Spec 8: request bodies are at most 1 MiB.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
+/// What the routes' types cannot say but the running settings decide.
+fn patches(state: &AppState) -> Vec<Patch> {
+    vec![
+        Patch {
+            schema: "PrepareMint",
+            property: "amount_lamports",
+            key: "minimum",
+            value: json!(state.narratives.publish_fee_lamports),
+        },
+        Patch {
+            schema: "TermsAck",
+            property: "terms_version",
+            key: "enum",
+            value: json!([state.shield_terms_version]),
+        },
+    ]
+}
+
+/// The document as served, for this state's settings.
+pub fn contract(state: &Arc<AppState>) -> Contract {
+    let api = routes::service(state.clone());
+    Contract::new(&api.spec(), &patches(state))
+}
+
 pub fn build_app(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     let api = routes::service(state.clone());
-    let spec = api.spec_endpoint();
-    let ui = api.swagger_ui();
+    let generated = api.spec();
+    let contract = Arc::new(Contract::new(&generated, &patches(&state)));
+    // The UI embeds the document it shows; it shows the one served.
+    let ui = api
+        .swagger_ui_html()
+        .replace(&generated, contract.document());
+    let document = contract.document().to_owned();
     let cors = Cors::new()
         .allow_origins(state.cors_origins.iter().map(String::as_str))
         .allow_methods([
@@ -41,37 +76,55 @@ pub fn build_app(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
             "x-admin-secret",
             "x-api-key",
         ]);
-    let metrics_state = state.clone();
+    let metrics = Arc::new(HttpMetrics::new());
     let limit_state = state.clone();
+    let probe_state = state.clone();
     let binary_gated = !state.binary_markets_enabled;
+    let gate_contract = contract.clone();
+    let render_contract = contract.clone();
     Route::new()
         .nest("/v1", api)
-        .at("/v1/openapi.json", spec)
-        .nest("/docs", ui)
+        .at(
+            "/v1/openapi.json",
+            get(poem::endpoint::make_sync(move |_| {
+                Response::builder()
+                    .content_type("application/json; charset=utf-8")
+                    .body(document.clone())
+            })),
+        )
+        .nest(
+            "/docs",
+            get(poem::endpoint::make_sync(move |_| Html(ui.clone()))),
+        )
         .at("/health", get(health))
-        .at("/metrics", get(metrics))
+        .at("/metrics", get(serve_metrics))
         .data(state)
-        .before(move |req| gate_binary(binary_gated, req))
+        .data(metrics.clone())
+        .before(move |req| gate_binary(binary_gated, gate_contract.clone(), req))
         .before(trim_trailing_slash)
         .before(limit_body)
         .around(move |ep, req| limit_requests(limit_state.clone(), ep, req))
-        .around(|ep, req| async move {
-            let path = req.uri().path().to_owned();
-            match ep.call(req).await {
-                Ok(response) => Ok(response.into_response()),
-                Err(err) => Ok(render_error(err, &path)),
+        .around(move |ep, req| {
+            let contract = render_contract.clone();
+            async move {
+                let path = req.uri().path().to_owned();
+                match ep.call(req).await {
+                    Ok(response) => Ok(response.into_response()),
+                    Err(err) => Ok(render_error(err, &path, &contract)),
+                }
             }
         })
+        .around(move |ep, req| log_terms_attempts(probe_state.clone(), ep, req))
         .with(CatchPanic::new().with_handler(panic_response))
         .with(cors)
         .around(move |ep, req| {
-            let state = metrics_state.clone();
+            let metrics = metrics.clone();
             async move {
                 let started = Instant::now();
                 let method = req.method().to_string();
                 let path = req.uri().path().to_owned();
                 let response = ep.call(req).await?.into_response();
-                state.metrics.observe(
+                metrics.observe(
                     &method,
                     &path,
                     response.status().as_u16(),
@@ -85,7 +138,7 @@ pub fn build_app(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
 }
 
 fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
-    ApiError::internal("handler panicked").into_poem_response()
+    ApiError::internal("handler panicked").into_response()
 }
 
 /// Reads the body with the 1 MiB cap (chunked bodies included), so no handler sees more.
@@ -98,17 +151,15 @@ async fn limit_body(mut req: Request) -> poem::Result<Request> {
 /// Liveness and a store round trip.
 #[handler]
 async fn health(Data(state): Data<&Arc<AppState>>) -> Response {
-    use sea_orm::ConnectionTrait;
-    let db = state.store.db();
-    let probe = sea_orm::Statement::from_string(db.get_database_backend(), "SELECT 1");
-    match db.query_one_raw(probe).await {
-        Ok(_) => poem::web::Json(serde_json::json!({"ok": true, "status": "ok", "database": "ok"}))
-            .into_response(),
+    match state.store.ping().await {
+        Ok(()) => {
+            poem::web::Json(json!({"ok": true, "status": "ok", "database": "ok"})).into_response()
+        }
         Err(e) => {
             tracing::warn!(error = %e, "health: database unreachable");
             (
                 StatusCode::SERVICE_UNAVAILABLE,
-                poem::web::Json(serde_json::json!({
+                poem::web::Json(json!({
                     "ok": false, "status": "degraded", "database": "unreachable"
                 })),
             )
@@ -118,20 +169,33 @@ async fn health(Data(state): Data<&Arc<AppState>>) -> Response {
 }
 
 #[handler]
-async fn metrics(Data(state): Data<&Arc<AppState>>) -> Response {
+async fn serve_metrics(
+    Data(state): Data<&Arc<AppState>>,
+    Data(metrics): Data<&Arc<HttpMetrics>>,
+) -> Response {
     Response::builder()
         .content_type("text/plain; version=0.0.4")
         .body(match state.indexer_metrics.get() {
-            Some(indexer) => state.metrics.render() + &indexer.render(),
-            None => state.metrics.render(),
+            Some(indexer) => metrics.render() + &indexer.render(),
+            None => metrics.render(),
         })
 }
 
-/// Spec 4.13: every `/v1/binary/*` route answers 503 while binary markets are off, whatever the
-/// request carries (checked before a body is parsed, so a malformed body is not a 400 instead).
-async fn gate_binary(gated: bool, req: Request) -> poem::Result<Request> {
-    if gated && req.uri().path().starts_with("/v1/binary") {
-        return Err(routes::binary::gated().into());
+/// Spec 4.13: every `/v1/binary/*` operation answers 503 while binary markets are off, whatever
+/// the request carries (checked before a body is parsed, so a malformed body is not a 400
+/// instead). A method the path does not serve is still a 405.
+async fn gate_binary(gated: bool, contract: Arc<Contract>, req: Request) -> poem::Result<Request> {
+    let path = req.uri().path();
+    if gated && path.starts_with("/v1/binary") {
+        match contract.allowed_methods(path) {
+            Some(methods) if !methods.contains(req.method()) => {
+                return Err(poem::Error::from_response(method_not_allowed(
+                    path, &contract,
+                )))
+            }
+            Some(_) => return Err(routes::binary::gated().into()),
+            None => {}
+        }
     }
     Ok(req)
 }

@@ -1,5 +1,6 @@
-//! Work the api process runs beside the HTTP server: the job worker, and the indexer when a
-//! source is configured (`INDEXER_SOURCE`), both stopped with the server.
+//! Work the api process runs beside the HTTP server: the job worker with a handler for every
+//! job kind, and the indexer when a source is configured (`INDEXER_SOURCE`), both stopped with
+//! the server.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,9 +13,13 @@ use narrative_indexer::{run_pipeline, PipelineConfig};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::config::Config;
-use crate::followups::ApiJobs;
-use crate::jobs::Worker;
+use crate::chain::refresh::AccountRefresher;
+use crate::chain::settlement::Settler;
+use crate::config::{Config, ExposeSecret};
+use crate::domain::agents::webhooks::WebhookSender;
+use crate::domain::narratives::drafts::Drafter;
+use crate::domain::narratives::scoring::Scorer;
+use crate::jobs::{Registry, Worker};
 use crate::state::AppState;
 
 pub struct Background {
@@ -26,19 +31,50 @@ async fn stopped(mut rx: watch::Receiver<bool>) {
     let _ = rx.wait_for(|stop| *stop).await;
 }
 
+/// Every job kind with the handler that does its work.
+pub fn registry(state: &AppState) -> Registry {
+    Registry::new()
+        .with(AccountRefresher {
+            store: state.store.clone(),
+            ledger: state.chain.ledger.clone(),
+        })
+        .with(Settler {
+            store: state.store.clone(),
+            ledger: state.chain.ledger.clone(),
+            oracle: state.oracle.clone(),
+            clock: state.clock.clone(),
+        })
+        .with(WebhookSender {
+            store: state.store.clone(),
+            outbound: state.outbound.clone(),
+            clock: state.clock.clone(),
+        })
+        .with(Scorer {
+            store: state.store.clone(),
+            clock: state.clock.clone(),
+        })
+        .with(Drafter {
+            store: state.store.clone(),
+            generator: state.generator.clone(),
+            clock: state.clock.clone(),
+        })
+}
+
+/// The worker that runs `state`'s queue.
+pub fn worker(state: &AppState) -> Worker {
+    Worker::new(
+        state.store.clone(),
+        Arc::new(registry(state)),
+        state.clock.clone(),
+        state.chain.jobs_wake.clone(),
+    )
+}
+
 impl Background {
     pub fn start(state: &Arc<AppState>, config: &Config) -> Background {
         let (stop, rx) = watch::channel(false);
         let mut tasks = Vec::new();
-        let jobs = ApiJobs {
-            store: state.store.clone(),
-            ledger: state.ledger.clone(),
-            oracle: state.oracle.clone(),
-            http: reqwest::Client::new(),
-            generator: state.generator.clone(),
-        };
-        let worker = Worker::new(state.store.clone(), Arc::new(jobs), state.jobs_wake.clone());
-        tasks.push(tokio::spawn(worker.run(stopped(rx.clone()))));
+        tasks.push(tokio::spawn(worker(state).run(stopped(rx.clone()))));
         if let Some(kind) = config.indexer_source {
             let metrics = Metrics::new();
             let _ = state.indexer_metrics.set(metrics.clone());
@@ -50,11 +86,16 @@ impl Background {
             ];
             let endpoint = config
                 .indexer_endpoint
-                .clone()
-                .unwrap_or_else(|| config.solana_rpc_url.clone());
-            let x_token = config.indexer_x_token.clone();
+                .as_ref()
+                .unwrap_or(&config.solana_rpc_url)
+                .expose_secret()
+                .to_owned();
+            let x_token = config
+                .indexer_x_token
+                .as_ref()
+                .map(|t| t.expose_secret().to_owned());
             let shutdown = stopped(rx.clone());
-            tracing::info!(source = ?kind, %endpoint, "indexer running in process");
+            tracing::info!(source = ?kind, "indexer running in process");
             tasks.push(tokio::spawn(async move {
                 let pipeline = PipelineConfig::default();
                 let result = match kind {

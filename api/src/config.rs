@@ -1,10 +1,20 @@
 //! Settings of the service: every flag also reads an environment variable, and with none set the
-//! service runs on an embedded SQLite file under `./data/` on 127.0.0.1:8080.
+//! service runs on an embedded SQLite file under `./data/` on 127.0.0.1:8080. Secrets (and URLs
+//! that may carry credentials) are kept in [`SecretString`], whose debug output is redacted, so
+//! neither a log line nor a panic message can show them.
 
 use std::net::SocketAddr;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
 use narrative_store::DEFAULT_SQLITE_URL;
+pub use secrecy::{ExposeSecret, SecretString};
+
+/// The default SOL/USD feed.
+pub const COINGECKO: &str = "https://api.coingecko.com/api/v3";
+
+fn secret(value: &str) -> Result<SecretString, std::convert::Infallible> {
+    Ok(SecretString::from(value))
+}
 
 /// Browser origins allowed when none are configured: local development only (spec 5.8).
 pub const DEFAULT_CORS_ORIGINS: &str =
@@ -18,8 +28,8 @@ pub const DEFAULT_CORS_ORIGINS: &str =
 )]
 pub struct Config {
     /// `sqlite://…` (embedded, the default) or `postgres://…`.
-    #[arg(long, env = "DATABASE_URL", default_value = DEFAULT_SQLITE_URL)]
-    pub database_url: String,
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, default_value = DEFAULT_SQLITE_URL, value_parser = secret)]
+    pub database_url: SecretString,
 
     /// Address to serve on.
     #[arg(long, env = "API_LISTEN", default_value = "127.0.0.1:8080")]
@@ -34,8 +44,8 @@ pub struct Config {
     pub admin_wallet: Option<String>,
 
     /// Secret expected in `x-admin-secret`; kept only as a SHA-256 digest, never logged.
-    #[arg(long, env = "ADMIN_SECRET", hide_env_values = true)]
-    pub admin_secret: Option<String>,
+    #[arg(long, env = "ADMIN_SECRET", hide_env_values = true, value_parser = secret)]
+    pub admin_secret: Option<SecretString>,
 
     /// Serve the binary-market listing and positions from the index instead of 503 (spec 4.13).
     #[arg(long, env = "BINARY_MARKETS_ENABLED", default_value_t = false)]
@@ -46,8 +56,8 @@ pub struct Config {
     pub shield_terms_version: String,
 
     /// Share rate-limit counters through Redis (`redis://…`); in memory when unset.
-    #[arg(long, env = "REDIS_URL")]
-    pub redis_url: Option<String>,
+    #[arg(long, env = "REDIS_URL", hide_env_values = true, value_parser = secret)]
+    pub redis_url: Option<SecretString>,
 
     /// Prefix of this deployment's Redis keys.
     #[arg(long, env = "RATE_LIMIT_NAMESPACE", default_value = "nms")]
@@ -58,8 +68,8 @@ pub struct Config {
     pub anon_rate_per_min: u32,
 
     /// JSON-RPC endpoint of the ledger (blockhashes, confirmations, account reads).
-    #[arg(long, env = "SOLANA_RPC_URL", default_value = "http://127.0.0.1:8899")]
-    pub solana_rpc_url: String,
+    #[arg(long, env = "SOLANA_RPC_URL", hide_env_values = true, default_value = "http://127.0.0.1:8899", value_parser = secret)]
+    pub solana_rpc_url: SecretString,
 
     /// How long a confirm waits for a signature not yet visible at `confirmed`, in ms.
     #[arg(long, env = "CONFIRM_WAIT_MS", default_value_t = 3_000)]
@@ -74,8 +84,8 @@ pub struct Config {
     pub binary_market_fee_sol: Option<f64>,
 
     /// Cloudflare Turnstile secret: `cf_token`s are checked with Turnstile when set.
-    #[arg(long, env = "TURNSTILE_SECRET", hide_env_values = true)]
-    pub turnstile_secret: Option<String>,
+    #[arg(long, env = "TURNSTILE_SECRET", hide_env_values = true, value_parser = secret)]
+    pub turnstile_secret: Option<SecretString>,
 
     /// Turnstile's siteverify URL (to point at a test double).
     #[arg(long, env = "TURNSTILE_VERIFY_URL")]
@@ -83,29 +93,29 @@ pub struct Config {
 
     /// Without Turnstile: the one `cf_token` the local verifier accepts (development only).
     /// With neither set, every token is refused.
-    #[arg(long, env = "HUMAN_VERIFICATION_LOCAL_TOKEN", hide_env_values = true)]
-    pub human_verification_local_token: Option<String>,
+    #[arg(long, env = "HUMAN_VERIFICATION_LOCAL_TOKEN", hide_env_values = true, value_parser = secret)]
+    pub human_verification_local_token: Option<SecretString>,
 
     /// Secret expected in `x-webhook-secret` on the inbound NFT webhooks (spec 4.12).
-    #[arg(long, env = "WEBHOOK_SECRET", hide_env_values = true)]
-    pub webhook_secret: Option<String>,
+    #[arg(long, env = "WEBHOOK_SECRET", hide_env_values = true, value_parser = secret)]
+    pub webhook_secret: Option<SecretString>,
 
     /// Run the indexer in this process: `grpc` (Yellowstone) or `rpc` (JSON-RPC polling).
     #[arg(long, env = "INDEXER_SOURCE", value_enum)]
     pub indexer_source: Option<narrative_indexer::config::SourceKind>,
 
     /// The in-process indexer's endpoint (defaults to SOLANA_RPC_URL for `rpc`).
-    #[arg(long, env = "INDEXER_ENDPOINT")]
-    pub indexer_endpoint: Option<String>,
+    #[arg(long, env = "INDEXER_ENDPOINT", hide_env_values = true, value_parser = secret)]
+    pub indexer_endpoint: Option<SecretString>,
 
     /// x-token of the Yellowstone endpoint.
-    #[arg(long, env = "INDEXER_X_TOKEN", hide_env_values = true)]
-    pub indexer_x_token: Option<String>,
+    #[arg(long, env = "INDEXER_X_TOKEN", hide_env_values = true, value_parser = secret)]
+    pub indexer_x_token: Option<SecretString>,
 
     /// The service's oracle signer, base58 of its 64-byte keypair: it signs
     /// `submit_oracle_resolution` for verdicts that agents submit, and pays `finalize_resolution`.
-    #[arg(long, env = "ORACLE_KEYPAIR", hide_env_values = true)]
-    pub oracle_keypair: Option<String>,
+    #[arg(long, env = "ORACLE_KEYPAIR", hide_env_values = true, value_parser = secret)]
+    pub oracle_keypair: Option<SecretString>,
 
     /// Wallets of the agents allowed to submit verdicts (comma-separated); others get 403.
     #[arg(long, env = "ORACLE_AGENT_WALLETS", value_delimiter = ',')]
@@ -117,8 +127,8 @@ pub struct Config {
     pub ai_api_base: Option<String>,
 
     /// Its API key.
-    #[arg(long, env = "AI_API_KEY", hide_env_values = true)]
-    pub ai_api_key: Option<String>,
+    #[arg(long, env = "AI_API_KEY", hide_env_values = true, value_parser = secret)]
+    pub ai_api_key: Option<SecretString>,
 
     /// Its model.
     #[arg(long, env = "AI_MODEL", default_value = "gpt-4o-mini")]
@@ -142,12 +152,18 @@ pub struct Config {
     pub narrative_min_uncertainty: f64,
 
     /// CoinGecko-compatible API for the SOL/USD price of USD aggregates.
-    #[arg(long, env = "PRICE_FEED_URL", default_value = crate::price::COINGECKO)]
+    #[arg(long, env = "PRICE_FEED_URL", default_value = COINGECKO)]
     pub price_feed_url: String,
 
     /// A fixed SOL/USD price instead of the feed (development, tests).
     #[arg(long, env = "SOL_USD_PRICE")]
     pub sol_usd_price: Option<f64>,
+
+    /// Development only: let the service call `http` URLs and loopback addresses that clients
+    /// supply (agent webhooks), e.g. a receiver on the developer's machine. Private, link-local
+    /// and other non-public addresses stay refused.
+    #[arg(long, env = "OUTBOUND_ALLOW_LOCAL", default_value_t = false)]
+    pub outbound_allow_local: bool,
 
     /// Seconds open connections get to finish after SIGINT/SIGTERM.
     #[arg(long, env = "SHUTDOWN_GRACE_SECS", default_value_t = 10)]
@@ -155,8 +171,13 @@ pub struct Config {
 }
 
 impl Config {
-    /// The settings with nothing configured (what tests start from).
+    /// The defaults, whatever the process environment holds (what tests start from): a
+    /// developer's `DATABASE_URL` or `REDIS_URL` must not leak into a test's server.
     pub fn defaults() -> Config {
-        Config::parse_from(["narrative-api"])
+        let command = Config::command().mut_args(|arg| arg.env(None));
+        let matches = command
+            .try_get_matches_from(["narrative-api"])
+            .expect("the defaults parse");
+        Config::from_arg_matches(&matches).expect("the defaults parse")
     }
 }

@@ -1,28 +1,34 @@
-//! Errors shaped as spec 7 says: `{error, message}` with context fields for coded errors,
-//! `{ok: false, error}` for validation and agent errors, and the limiters' exact 429 bodies.
-//! Handlers return `Result<_, Failure>`; anything else that fails (malformed JSON, unknown
-//! routes, a missing security header) is turned into the same shapes by [`render_error`].
+//! The api's one error, [`ApiError`], rendered in the shapes of spec 7: `{error, message}` with
+//! context fields for coded errors, `{ok: false, error}` for validation and agent errors, and the
+//! two 429 bodies of the limiters (spec 7 and 8). Every failure a client can see is an
+//! `ApiError`: what handlers return, what the middleware answers, what the renderer makes of the
+//! framework's own errors.
+//!
+//! An operation documents the statuses it can refuse with as a [`Refusal`] over a status list
+//! declared with [`refusals!`], so the OpenAPI document says exactly what each operation answers.
+
+use std::marker::PhantomData;
 
 use poem::http::StatusCode;
 use poem::IntoResponse;
-use poem_openapi::payload::Json;
-use poem_openapi::ApiResponse;
+use poem_openapi::registry::{MetaHeader, MetaMediaType, MetaResponse, MetaResponses, Registry};
+use poem_openapi::types::Type;
+use poem_openapi::{ApiResponse, Object};
 use serde_json::{json, Map, Value};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiError {
     pub status: StatusCode,
     pub body: Map<String, Value>,
-    /// Seconds, for the `retry-after` header of a 429.
+    /// Seconds, for the `retry-after` header of a 429 or a transient 503.
     pub retry_after: Option<u64>,
 }
 
 impl ApiError {
-    /// `{error: code, message}`.
-    pub fn coded(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
-        let mut body = Map::new();
-        body.insert("error".into(), json!(code));
-        body.insert("message".into(), json!(message.into()));
+    fn with_body(status: StatusCode, body: Value) -> Self {
+        let Value::Object(body) = body else {
+            unreachable!("error bodies are objects")
+        };
         ApiError {
             status,
             body,
@@ -30,16 +36,14 @@ impl ApiError {
         }
     }
 
+    /// `{error: code, message}`.
+    pub fn coded(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
+        Self::with_body(status, json!({"error": code, "message": message.into()}))
+    }
+
     /// `{ok: false, error: text}` (validation and agent routes).
     pub fn ok_false(status: StatusCode, text: impl Into<String>) -> Self {
-        let mut body = Map::new();
-        body.insert("ok".into(), json!(false));
-        body.insert("error".into(), json!(text.into()));
-        ApiError {
-            status,
-            body,
-            retry_after: None,
-        }
+        Self::with_body(status, json!({"ok": false, "error": text.into()}))
     }
 
     /// A missing or invalid parameter: 400 `{ok: false, error}`.
@@ -50,6 +54,11 @@ impl ApiError {
     /// Adds a context field (`opens_at`, `current_score`, `component`…).
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.body.insert(key.into(), value.into());
+        self
+    }
+
+    pub fn retry_after(mut self, seconds: u64) -> Self {
+        self.retry_after = Some(seconds);
         self
     }
 
@@ -92,13 +101,48 @@ impl ApiError {
 
     /// 429 with spec 7's `code` for a window quota (`rate_limit_exceeded`,
     /// `daily_limit_reached`): `resets_at` in the body and `retry-after` as a header.
-    pub fn window_exhausted(code: &str, message: impl Into<String>, retry_after_secs: u64) -> Self {
-        let mut refused = Self::coded(StatusCode::TOO_MANY_REQUESTS, code, message).with(
-            "resets_at",
-            crate::time::iso(crate::time::now() + retry_after_secs as i64),
-        );
-        refused.retry_after = Some(retry_after_secs);
-        refused
+    pub fn window_exhausted(
+        code: &str,
+        message: impl Into<String>,
+        now: i64,
+        retry_after_secs: u64,
+    ) -> Self {
+        Self::coded(StatusCode::TOO_MANY_REQUESTS, code, message)
+            .with(
+                "resets_at",
+                crate::clock::iso(now.saturating_add(retry_after_secs as i64)),
+            )
+            .retry_after(retry_after_secs)
+    }
+
+    /// Spec 8's refusal of a key over its tier's rate: `{error:'Rate limit exceeded', tier,
+    /// limit, retry_after}` (`retry_after` the seconds as a string, as spec 8 types it).
+    pub fn tier_limited(tier: &str, limit: u32, retry_after_secs: u64) -> Self {
+        Self::with_body(
+            StatusCode::TOO_MANY_REQUESTS,
+            json!({
+                "error": "Rate limit exceeded",
+                "tier": tier,
+                "limit": limit,
+                "retry_after": retry_after_secs.to_string(),
+            }),
+        )
+        .retry_after(retry_after_secs)
+    }
+
+    /// Spec 7's global limiter: `{statusCode:429, error:'Too Many Requests', message,
+    /// retryAfter}`.
+    pub fn too_many_requests(retry_after_secs: u64) -> Self {
+        Self::with_body(
+            StatusCode::TOO_MANY_REQUESTS,
+            json!({
+                "statusCode": 429,
+                "error": "Too Many Requests",
+                "message": format!("Rate limit exceeded, retry in {retry_after_secs} seconds"),
+                "retryAfter": retry_after_secs,
+            }),
+        )
+        .retry_after(retry_after_secs)
     }
 
     pub fn coming_soon(what: &str) -> Self {
@@ -107,6 +151,11 @@ impl ApiError {
             "coming_soon",
             format!("{what} is not available yet"),
         )
+    }
+
+    /// A dependency that did not answer: 503 with `code`, retry shortly.
+    pub fn unavailable(code: &str, message: impl Into<String>) -> Self {
+        Self::coded(StatusCode::SERVICE_UNAVAILABLE, code, message).retry_after(2)
     }
 
     pub fn internal(detail: impl std::fmt::Display) -> Self {
@@ -119,22 +168,29 @@ impl ApiError {
     }
 
     /// The `error` string of the body.
-    pub fn code(&self) -> String {
+    pub fn code(&self) -> &str {
         self.body
             .get("error")
             .and_then(Value::as_str)
             .unwrap_or_default()
-            .to_owned()
     }
+}
 
-    pub fn into_poem_response(self) -> poem::Response {
+impl IntoResponse for ApiError {
+    fn into_response(self) -> poem::Response {
         let mut response = (self.status, poem::web::Json(Value::Object(self.body))).into_response();
         if let Some(seconds) = self.retry_after {
             response
                 .headers_mut()
-                .insert("retry-after", seconds.to_string().parse().expect("digits"));
+                .insert("retry-after", poem::http::HeaderValue::from(seconds));
         }
         response
+    }
+}
+
+impl From<ApiError> for poem::Error {
+    fn from(e: ApiError) -> Self {
+        poem::Error::from_response(e.into_response())
     }
 }
 
@@ -150,106 +206,141 @@ impl From<narrative_store::StoreError> for ApiError {
     }
 }
 
-/// The error response of every operation: any status, a JSON body, maybe `retry-after`.
-#[derive(ApiResponse, Debug)]
-pub enum Failure {
-    /// An error in the shapes of spec 7.
-    Error(
-        StatusCode,
-        Json<Value>,
-        #[oai(header = "retry-after")] Option<u64>,
-    ),
+/// The statuses an operation may refuse with.
+pub trait Statuses: Send + Sync {
+    const STATUSES: &'static [u16];
 }
 
-impl From<ApiError> for Failure {
-    fn from(e: ApiError) -> Self {
-        Failure::Error(e.status, Json(Value::Object(e.body)), e.retry_after)
-    }
-}
+/// Declares a status list for [`Refusal`]: the given statuses plus those every operation can
+/// answer (401 for an invalid `x-api-key`, 429 from the limiters, 500).
+macro_rules! refusals {
+    ($($(#[$doc:meta])* $vis:vis $name:ident: [$($code:literal),* $(,)?];)+) => {
+        $(
+            $(#[$doc])*
+            $vis struct $name;
 
-pub type ApiResult<T> = Result<T, Failure>;
-
-impl From<ApiError> for poem::Error {
-    fn from(e: ApiError) -> Self {
-        poem::Error::from_response(e.into_poem_response())
-    }
-}
-
-/// Which credential a path needs, for the 401 of a missing security header (spec 5).
-fn auth_failure(path: &str) -> ApiError {
-    if path.starts_with("/v1/admin") || path.starts_with("/admin") || path == "/v1/shield/probe-log"
-    {
-        ApiError::admin_unauthorized()
-    } else if path.starts_with("/v1/nft/webhook") {
-        ApiError::webhook_unauthorized()
-    } else {
-        ApiError::invalid_api_key()
-    }
-}
-
-/// Renders errors raised outside the handlers in the spec's shapes: a request body that is not
-/// JSON or misses a field → 400, a missing security header → the class's 401, an unknown route
-/// → 404, a body over 1 MiB → 413. Responses built on purpose pass through unchanged.
-pub fn render_error(err: poem::Error, path: &str) -> poem::Response {
-    use poem_openapi::error::{
-        AuthorizationError, ContentTypeError, ParseParamError, ParsePathError,
-        ParseRequestPayloadError,
+            impl $crate::error::Statuses for $name {
+                const STATUSES: &'static [u16] = &[$($code,)* 401, 429, 500];
+            }
+        )+
     };
-    if err.is_from_response() {
-        return err.into_response();
+}
+pub(crate) use refusals;
+
+/// An [`ApiError`] as an operation's answer, documented with the statuses `S` lists.
+pub struct Refusal<S>(pub ApiError, PhantomData<S>);
+
+impl<S> From<ApiError> for Refusal<S> {
+    fn from(e: ApiError) -> Self {
+        Refusal(e, PhantomData)
     }
-    let api_error = if err.is::<AuthorizationError>() {
-        auth_failure(path)
-    } else if let Some(e) = err.downcast_ref::<ParseRequestPayloadError>() {
-        ApiError::validation(format!("invalid request body: {}", e.reason))
-    } else if err.is::<ContentTypeError>() {
-        ApiError::validation("request body must be JSON (Content-Type: application/json)")
-    } else if let Some(e) = err.downcast_ref::<ParseParamError>() {
-        ApiError::validation(format!("invalid parameter `{}`: {}", e.name, e.reason))
-    } else if err.is::<ParsePathError>() {
-        ApiError::validation("invalid path parameter")
-    } else if err.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        ApiError::coded(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
-            "request body exceeds 1 MiB",
-        )
-    } else if err.status() == StatusCode::NOT_FOUND {
-        ApiError::not_found("route")
-    } else if err.status() == StatusCode::METHOD_NOT_ALLOWED {
-        ApiError::coded(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "method_not_allowed",
-            "method not allowed on this route",
-        )
-    } else if err.status().is_server_error() {
-        ApiError::internal(&err)
-    } else {
-        ApiError::coded(err.status(), "bad_request", err.to_string())
-    };
-    api_error.into_poem_response()
+}
+
+/// What a handler returns: its answer, or an [`ApiError`] among the statuses `S` declares.
+pub type Answer<T, S> = Result<T, Refusal<S>>;
+
+/// The shape every error body has (spec 7); the other fields depend on the error.
+#[derive(Object)]
+#[oai(rename = "Error")]
+struct ErrorEnvelope {
+    /// The error code (or, for validation errors, the reason). Branch on the status first,
+    /// then on this.
+    error: String,
+    /// Human-readable text (coded errors).
+    message: Option<String>,
+    /// `false` on validation and agent errors.
+    ok: Option<bool>,
+}
+
+fn describe(status: u16) -> &'static str {
+    match status {
+        400 => "Invalid request: a missing, malformed or out-of-bounds field or parameter, or a refusal spec 7 lists as 400",
+        401 => "Missing or invalid credentials (an invalid `x-api-key` is refused on every route)",
+        403 => "Refused by policy: see `error`",
+        404 => "Not found",
+        409 => "Conflicts with what is already recorded",
+        413 => "Request body over 1 MiB",
+        422 => "Understood but refused: see `error`",
+        429 => "Rate limit or quota exceeded; `retry-after` says when to retry",
+        500 => "Unexpected fault",
+        503 => "Gated, halted or a dependency unavailable; retry after `retry-after` when present",
+        _ => "Refused: see `error`",
+    }
+}
+
+impl<S: Statuses> ApiResponse for Refusal<S> {
+    fn meta() -> MetaResponses {
+        MetaResponses {
+            responses: S::STATUSES
+                .iter()
+                .map(|&status| MetaResponse {
+                    description: describe(status),
+                    status: Some(status),
+                    status_range: None,
+                    content: vec![MetaMediaType {
+                        content_type: "application/json; charset=utf-8",
+                        schema: ErrorEnvelope::schema_ref(),
+                    }],
+                    headers: if matches!(status, 429 | 503) {
+                        vec![MetaHeader {
+                            name: "retry-after".into(),
+                            description: Some("Seconds to wait before retrying.".into()),
+                            required: false,
+                            deprecated: false,
+                            schema: u64::schema_ref(),
+                        }]
+                    } else {
+                        vec![]
+                    },
+                })
+                .collect(),
+        }
+    }
+
+    fn register(registry: &mut Registry) {
+        ErrorEnvelope::register(registry);
+    }
+}
+
+impl<S> From<Refusal<S>> for poem::Error {
+    fn from(refusal: Refusal<S>) -> Self {
+        refusal.0.into()
+    }
+}
+
+impl<S: Send> IntoResponse for Refusal<S> {
+    fn into_response(self) -> poem::Response {
+        self.0.into_response()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    refusals! {
+        Probe: [400, 503];
+    }
+
     #[test]
-    fn missing_credentials_get_the_401_of_their_class() {
-        assert_eq!(
-            auth_failure("/v1/admin/system/halt").body["error"],
-            "Unauthorized"
-        );
-        assert_eq!(
-            auth_failure("/v1/shield/probe-log").body["error"],
-            "Unauthorized"
-        );
-        assert_eq!(
-            auth_failure("/v1/nft/webhook/transfer").body["error"],
-            "Unauthorized"
-        );
-        let agent = auth_failure("/v1/agent/feed");
-        assert_eq!(agent.body["ok"], false);
-        assert_eq!(agent.body["error"], "Invalid or missing API key");
+    fn a_refusal_documents_its_statuses_and_the_common_ones() {
+        let statuses: Vec<u16> = <Refusal<Probe> as ApiResponse>::meta()
+            .responses
+            .iter()
+            .filter_map(|r| r.status)
+            .collect();
+        assert_eq!(statuses, vec![400, 503, 401, 429, 500]);
+    }
+
+    #[test]
+    fn the_limiters_bodies_are_the_specs() {
+        let tier = ApiError::tier_limited("free", 60, 12);
+        assert_eq!(tier.body["error"], "Rate limit exceeded");
+        assert_eq!(tier.body["retry_after"], "12");
+        assert_eq!(tier.retry_after, Some(12));
+        let global = ApiError::too_many_requests(30);
+        assert_eq!(global.body["statusCode"], 429);
+        assert_eq!(global.body["retryAfter"], 30);
+        assert_eq!(global.code(), "Too Many Requests");
     }
 }

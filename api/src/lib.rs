@@ -1,46 +1,35 @@
 //! `narrative-api`: the `/v1` REST service. It reads what the indexer stored, keeps the api's
-//! own records (halt flags, shield terms, partner applications), and renders every answer in the
-//! shapes of the specification (section 4.0 and 7).
+//! own records, prepares transactions for wallets and verifies them on the ledger, and renders
+//! every answer in the shapes of the specification (sections 4 and 7).
+//!
+//! Layers, top to bottom (each imports only from those below it):
+//!
+//! | module | role |
+//! |---|---|
+//! | `app`, `background` | composition: the HTTP application, the worker and the indexer |
+//! | `routes` | poem-openapi handlers and their request/response types |
+//! | `http` | middleware, error rendering, auth schemes, the limiter, the served document |
+//! | `domain` | the workflows and rules of each product area |
+//! | `chain` | the ledger, the prepare → confirm runner, settlement |
+//! | `jobs` | the durable queue, its worker, one typed job kind per file |
+//! | `providers` | outside services behind traits (AI, human verification, prices, outbound) |
+//! | `state`, `config`, `limits` | shared context, settings, rate-limit counters |
+//! | `values`, `error`, `clock` | typed boundary values, the one error, injected time |
 
-pub mod agent_webhooks;
-pub mod ai;
 pub mod app;
-pub mod auth;
 pub mod background;
-pub mod binary_backing;
-pub mod client;
+pub mod chain;
+pub mod clock;
 pub mod config;
-pub mod conviction;
-pub mod creator;
+pub mod domain;
 pub mod error;
-pub mod followups;
-pub mod generation;
-pub mod human;
-pub mod indexed;
+pub mod http;
 pub mod jobs;
-pub mod keys;
-pub mod ledger;
 pub mod limits;
-pub mod market_creation;
-pub mod metrics;
-pub mod narrative_generation;
-pub mod narrative_publish;
-pub mod narrative_scoring;
-pub mod originality;
-pub mod polish;
-pub mod prepared;
-pub mod price;
-pub mod probe_log;
-pub mod rate_limit;
-pub mod review;
+pub mod providers;
 pub mod routes;
-pub mod settlement;
-pub mod shield_backing;
-pub mod signature;
 pub mod state;
-pub mod system;
-pub mod time;
-pub mod validate;
+pub mod values;
 
 pub use app::build_app;
 pub use config::Config;

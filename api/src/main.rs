@@ -5,6 +5,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Parser;
 use narrative_api::background::Background;
+use narrative_api::config::ExposeSecret;
 use narrative_api::{build_app, AppState, Config};
 use narrative_store::Store;
 use poem::listener::TcpListener;
@@ -19,7 +20,7 @@ async fn main() -> anyhow::Result<()> {
         )
         .init();
     let config = Config::parse();
-    let store = Store::connect(&config.database_url)
+    let store = Store::connect(config.database_url.expose_secret())
         .await
         .context("opening the store")?;
     let state = AppState::from_config(store, &config).await?;

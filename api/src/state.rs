@@ -1,40 +1,42 @@
-//! What every handler shares: the store, the settings, the metrics.
+//! What every handler, middleware and domain workflow shares: the store, the chain runner, the
+//! providers, the clock, and the settings read once from the configuration.
 
 use std::sync::Arc;
 
+use narrative_sdk::Pubkey;
 use narrative_store::Store;
 use sha2::{Digest, Sha256};
-
-use std::time::Duration;
-
-use narrative_sdk::Pubkey;
 use solana_keypair::Keypair;
 use tokio::sync::Notify;
 
-use crate::ai::ChatModel;
-use crate::config::Config;
-use crate::generation::{ChatGenerator, Generator, LocalGenerator};
-use crate::human::{HumanVerifier, LocalVerifier, TurnstileVerifier};
-use crate::ledger::{Ledger, RpcLedger};
+use crate::chain::ledger::{Ledger, RpcLedger};
+use crate::chain::{Chain, ConfirmWait};
+use crate::clock::{SharedClock, SystemClock};
+use crate::config::{Config, ExposeSecret};
+use crate::error::ApiError;
 use crate::limits::{Limiter, MemoryLimiter, Policy, RedisLimiter};
-use crate::metrics::HttpMetrics;
-use crate::polish::{ChatPolisher, LocalPolisher, Polisher};
-use crate::prepared::ConfirmWait;
-use crate::price::{CoinGeckoFeed, FixedPrice, PriceFeed};
-use crate::review::{ChatReviewer, LocalReviewer, Reviewer};
+use crate::providers::chat::ChatModel;
+use crate::providers::drafter::{ChatGenerator, Generator, LocalGenerator};
+use crate::providers::human::{HumanVerifier, LocalVerifier, TurnstileVerifier};
+use crate::providers::outbound::{Outbound, OutboundPolicy, Resolve, SystemResolver};
+use crate::providers::polisher::{ChatPolisher, LocalPolisher, Polisher};
+use crate::providers::prices::{CoinGeckoFeed, FixedPrice, PriceFeed};
+use crate::providers::reviewer::{ChatReviewer, LocalReviewer, Reviewer};
+use crate::values::{Wallet, LAMPORTS_PER_SOL};
 
 pub struct AppState {
     pub store: Store,
-    pub ledger: Arc<dyn Ledger>,
+    pub clock: SharedClock,
+    /// The ledger and the prepare → confirm runner.
+    pub chain: Chain,
     pub human: Arc<dyn HumanVerifier>,
     pub polisher: Arc<dyn Polisher>,
     pub reviewer: Arc<dyn Reviewer>,
     pub generator: Arc<dyn Generator>,
     pub prices: Arc<dyn PriceFeed>,
+    /// Requests to URLs clients supplied.
+    pub outbound: Arc<Outbound>,
     pub narratives: NarrativePolicy,
-    /// Wakes the job worker when a request enqueues follow-up work.
-    pub jobs_wake: Arc<Notify>,
-    pub confirm_wait: ConfirmWait,
     pub treasury: Option<Pubkey>,
     pub binary_market_fee_lamports: u64,
     /// SHA-256 of the inbound webhook secret (spec 4.12); webhooks answer 401 while unset.
@@ -42,14 +44,13 @@ pub struct AppState {
     /// The service's oracle signer, when configured.
     pub oracle: Option<Arc<Keypair>>,
     /// Agent wallets allowed to submit verdicts.
-    pub oracle_agent_wallets: Vec<String>,
+    pub oracle_agent_wallets: Vec<Wallet>,
     /// The in-process indexer's metrics, appended to `/metrics` when it runs.
     pub indexer_metrics: std::sync::OnceLock<narrative_indexer::metrics::Metrics>,
     pub admin: Option<AdminCredentials>,
     pub binary_markets_enabled: bool,
     pub shield_terms_version: String,
     pub cors_origins: Vec<String>,
-    pub metrics: HttpMetrics,
     pub limiter: Limiter,
     /// Anonymous callers' limit, per IP.
     pub anon_policy: Policy,
@@ -70,20 +71,29 @@ pub struct AdminCredentials {
     pub secret_sha256: [u8; 32],
 }
 
-/// The outside services a state talks to; tests swap in local ones.
+/// The world outside the process a state talks to; tests swap in local ones.
 #[derive(Clone)]
 pub struct Providers {
+    pub clock: SharedClock,
     pub ledger: Arc<dyn Ledger>,
     pub human: Arc<dyn HumanVerifier>,
     pub polisher: Arc<dyn Polisher>,
     pub reviewer: Arc<dyn Reviewer>,
     pub generator: Arc<dyn Generator>,
     pub prices: Arc<dyn PriceFeed>,
+    /// How client-supplied hosts resolve.
+    pub resolver: Arc<dyn Resolve>,
 }
 
 impl Providers {
-    /// JSON-RPC at `SOLANA_RPC_URL`; Turnstile when its secret is set, else the local verifier.
+    /// JSON-RPC at `SOLANA_RPC_URL`; Turnstile when its secret is set, else the local verifier;
+    /// the chat model when `AI_API_BASE` is set, else the local providers; the system clock.
     pub fn from_config(config: &Config) -> anyhow::Result<Providers> {
+        Self::with_clock(config, Arc::new(SystemClock))
+    }
+
+    /// [`Providers::from_config`] on `clock` (tests move time with a manual one).
+    pub fn with_clock(config: &Config, clock: SharedClock) -> anyhow::Result<Providers> {
         let human: Arc<dyn HumanVerifier> = match &config.turnstile_secret {
             Some(secret) => Arc::new(TurnstileVerifier::new(
                 secret.clone(),
@@ -94,10 +104,7 @@ impl Providers {
                     tracing::warn!("no TURNSTILE_SECRET nor HUMAN_VERIFICATION_LOCAL_TOKEN: every cf_token is refused");
                 }
                 Arc::new(LocalVerifier {
-                    accepted: config
-                        .human_verification_local_token
-                        .clone()
-                        .unwrap_or_default(),
+                    accepted: config.human_verification_local_token.clone(),
                 })
             }
         };
@@ -106,11 +113,7 @@ impl Providers {
                 .ai_api_base
                 .as_deref()
                 .map(|base| {
-                    ChatModel::new(
-                        base,
-                        config.ai_api_key.clone().unwrap_or_default(),
-                        config.ai_model.clone(),
-                    )
+                    ChatModel::new(base, config.ai_api_key.clone(), config.ai_model.clone())
                 })
                 .transpose()
         };
@@ -128,15 +131,20 @@ impl Providers {
         };
         let prices: Arc<dyn PriceFeed> = match config.sol_usd_price {
             Some(price) => Arc::new(FixedPrice(price)),
-            None => Arc::new(CoinGeckoFeed::new(&config.price_feed_url)?),
+            None => Arc::new(CoinGeckoFeed::new(&config.price_feed_url, clock.clone())?),
         };
         Ok(Providers {
-            ledger: Arc::new(RpcLedger::new(&config.solana_rpc_url)),
+            ledger: Arc::new(RpcLedger::new(
+                config.solana_rpc_url.expose_secret(),
+                clock.clone(),
+            )),
+            clock,
             human,
             polisher,
             reviewer,
             generator,
             prices,
+            resolver: Arc::new(SystemResolver),
         })
     }
 }
@@ -148,7 +156,7 @@ impl AppState {
         Self::from_config_with(store, config, providers).await
     }
 
-    /// Like [`AppState::from_config`], with the given ledger and verifier.
+    /// Like [`AppState::from_config`], with the given providers.
     pub async fn from_config_with(
         store: Store,
         config: &Config,
@@ -156,7 +164,7 @@ impl AppState {
     ) -> anyhow::Result<Arc<AppState>> {
         let limiter = match &config.redis_url {
             Some(url) => Limiter::Redis(
-                RedisLimiter::connect(url, &config.rate_limit_namespace)
+                RedisLimiter::connect(url.expose_secret(), &config.rate_limit_namespace)
                     .await
                     .map_err(|e| anyhow::anyhow!("connecting to Redis: {e}"))?,
             ),
@@ -189,12 +197,11 @@ impl AppState {
             (0.0..=100.0).contains(&config.narrative_min_uncertainty),
             "NARRATIVE_MIN_UNCERTAINTY must be within 0–100"
         );
-        let confirm_interval = Duration::from_millis(250);
         let oracle = config
             .oracle_keypair
-            .as_deref()
+            .as_ref()
             .map(|encoded| {
-                let bytes = bs58::decode(encoded.trim())
+                let bytes = bs58::decode(encoded.expose_secret().trim())
                     .into_vec()
                     .map_err(|_| anyhow::anyhow!("ORACLE_KEYPAIR is not base58"))?;
                 Keypair::try_from(bytes.as_slice())
@@ -203,54 +210,71 @@ impl AppState {
             })
             .transpose()?;
         let admin = match (&config.admin_wallet, &config.admin_secret) {
-            (Some(wallet), Some(secret)) if !wallet.is_empty() && !secret.is_empty() => {
+            (Some(wallet), Some(secret))
+                if !wallet.is_empty() && !secret.expose_secret().is_empty() =>
+            {
                 Some(AdminCredentials {
                     wallet: wallet.clone(),
-                    secret_sha256: Sha256::digest(secret.as_bytes()).into(),
+                    secret_sha256: Sha256::digest(secret.expose_secret().as_bytes()).into(),
                 })
             }
             _ => None,
         };
+        let oracle_agent_wallets = config
+            .oracle_agent_wallets
+            .iter()
+            .map(|w| w.trim())
+            .filter(|w| !w.is_empty())
+            .map(|w| {
+                w.parse::<Wallet>()
+                    .map_err(|_| anyhow::anyhow!("ORACLE_AGENT_WALLETS: {w} is not a wallet"))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        let outbound = Outbound::new(
+            OutboundPolicy {
+                allow_local: config.outbound_allow_local,
+                ..OutboundPolicy::production()
+            },
+            providers.resolver.clone(),
+        )?;
+        let jobs_wake = Arc::new(Notify::new());
         Ok(Arc::new(AppState {
+            chain: Chain {
+                store: store.clone(),
+                ledger: providers.ledger,
+                clock: providers.clock.clone(),
+                wait: ConfirmWait::for_millis(config.confirm_wait_ms),
+                jobs_wake,
+            },
             store,
-            ledger: providers.ledger,
+            clock: providers.clock,
             human: providers.human,
             polisher: providers.polisher,
             reviewer: providers.reviewer,
             generator: providers.generator,
             prices: providers.prices,
+            outbound: Arc::new(outbound),
             narratives: NarrativePolicy {
                 publish_fee_lamports: publish_fee,
                 daily_cap: config.narrative_daily_cap,
                 min_conviction_score: config.narrative_min_conviction_score,
                 min_uncertainty: config.narrative_min_uncertainty,
             },
-            jobs_wake: Arc::new(Notify::new()),
-            confirm_wait: ConfirmWait {
-                attempts: (config.confirm_wait_ms / confirm_interval.as_millis() as u64).max(1)
-                    as u32,
-                interval: confirm_interval,
-            },
             treasury,
             binary_market_fee_lamports: market_fee,
             webhook_secret_sha256: config
                 .webhook_secret
-                .as_deref()
+                .as_ref()
+                .map(ExposeSecret::expose_secret)
                 .filter(|s| !s.is_empty())
                 .map(|s| Sha256::digest(s.as_bytes()).into()),
             indexer_metrics: std::sync::OnceLock::new(),
             oracle,
-            oracle_agent_wallets: config
-                .oracle_agent_wallets
-                .iter()
-                .map(|w| w.trim().to_owned())
-                .filter(|w| !w.is_empty())
-                .collect(),
+            oracle_agent_wallets,
             admin,
             binary_markets_enabled: config.binary_markets_enabled,
             shield_terms_version: config.shield_terms_version.clone(),
             cors_origins: config.cors_origins.clone(),
-            metrics: HttpMetrics::new(),
             limiter,
             anon_policy: Policy {
                 name: "anonymous",
@@ -258,6 +282,21 @@ impl AppState {
                 window_secs: 60,
             },
         }))
+    }
+
+    /// The treasury fees go to; 503 `treasury_not_configured` while `TREASURY_WALLET` is unset.
+    pub fn treasury(&self, what: &str) -> Result<Pubkey, ApiError> {
+        self.treasury.ok_or_else(|| {
+            ApiError::coded(
+                poem::http::StatusCode::SERVICE_UNAVAILABLE,
+                "treasury_not_configured",
+                format!("{what} needs TREASURY_WALLET"),
+            )
+        })
+    }
+
+    pub fn now(&self) -> i64 {
+        self.clock.now()
     }
 }
 
@@ -268,18 +307,5 @@ fn sol_setting(name: &str, sol: f64) -> anyhow::Result<u64> {
         sol.is_finite() && (0.0..=1_000_000.0).contains(&sol),
         "{name} must be a number of SOL between 0 and 1,000,000"
     );
-    Ok((sol * 1e9).round() as u64)
-}
-
-impl AppState {
-    /// The treasury fees go to; 503 `treasury_not_configured` while `TREASURY_WALLET` is unset.
-    pub fn treasury(&self, what: &str) -> Result<Pubkey, crate::error::ApiError> {
-        self.treasury.ok_or_else(|| {
-            crate::error::ApiError::coded(
-                poem::http::StatusCode::SERVICE_UNAVAILABLE,
-                "treasury_not_configured",
-                format!("{what} needs TREASURY_WALLET"),
-            )
-        })
-    }
+    Ok((sol * LAMPORTS_PER_SOL as f64).round() as u64)
 }

@@ -4,23 +4,13 @@
 
 mod common;
 
-use std::time::Duration;
-
-use common::TestServer;
+use common::{clock_at_hour_start, TestServer};
 use narrative_store::entities::{markets, narratives};
 use reqwest::StatusCode;
 use sea_orm::{ActiveModelTrait, IntoActiveModel};
 use serde_json::{json, Value};
 
 const WALLET: &str = "C9QjHcuPyyncqkpSqKdQpFJjUNTgbwmbEN4GeGUoSpjN";
-
-/// Waits, if needed, so that the one-hour registration window does not roll over mid-test.
-async fn fresh_hour() {
-    let second = chrono::Utc::now().timestamp().rem_euclid(3_600);
-    if second > 3_590 {
-        tokio::time::sleep(Duration::from_secs((3_601 - second) as u64)).await;
-    }
-}
 
 fn narrative(i: u32, oracle_status: &str, created_at: i64) -> narratives::Model {
     let id = uuid::Uuid::from_u128(0x4000_0000_0000_4000_8000_0000_0000_0000 | i as u128);
@@ -57,8 +47,7 @@ async fn feed(server: &TestServer, key: &str) -> (StatusCode, Value) {
 
 #[tokio::test]
 async fn registration_issues_a_working_key_once_and_is_limited_per_ip() {
-    fresh_hour().await;
-    let server = TestServer::start(|_| {}).await;
+    let server = TestServer::start_at(clock_at_hour_start(), |_| {}).await;
     let body = json!({"wallet_address": WALLET, "name": "scout", "description": "reads the feed"});
     let (status, registered) = server.post("/v1/agent/register", &body).await;
     assert_eq!(status, StatusCode::CREATED, "{registered}");
@@ -67,7 +56,7 @@ async fn registration_issues_a_working_key_once_and_is_limited_per_ip() {
     assert_eq!(agent["name"], "scout");
     assert_eq!(agent["wallet_address"], WALLET);
     let key = agent["api_key"].as_str().unwrap();
-    assert!(narrative_api::keys::well_formed(key), "{key}");
+    assert!(narrative_api::domain::keys::well_formed(key), "{key}");
     let (status, answer) = feed(&server, key).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(answer, json!({"ok": true, "narratives": []}));
@@ -81,9 +70,9 @@ async fn registration_issues_a_working_key_once_and_is_limited_per_ip() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(answer["ok"], false);
 
-    // The invalid request counted too: three more make five, and the sixth is refused until
-    // the hour turns.
-    for _ in 0..3 {
+    // A malformed request is refused before it counts: four more make five, and the sixth is
+    // refused until the hour turns.
+    for _ in 0..4 {
         let (status, _) = server.post("/v1/agent/register", &body).await;
         assert_eq!(status, StatusCode::CREATED);
     }
@@ -100,7 +89,10 @@ async fn registration_issues_a_working_key_once_and_is_limited_per_ip() {
         .unwrap()
         .parse()
         .unwrap();
-    assert!(retry_after > 0 && retry_after <= 3_600);
+    assert_eq!(
+        retry_after, 3_600,
+        "the clock stands at the start of the hour"
+    );
     let refused: Value = response.json().await.unwrap();
     assert_eq!(refused["error"], "rate_limit_exceeded");
     assert!(refused["resets_at"].as_str().unwrap().ends_with('Z'));
@@ -109,8 +101,7 @@ async fn registration_issues_a_working_key_once_and_is_limited_per_ip() {
 
 #[tokio::test]
 async fn the_feed_lists_open_narratives_newest_first_with_market_totals() {
-    common::fresh_minute().await;
-    let server = TestServer::start(|_| {}).await;
+    let server = TestServer::start_at(clock_at_hour_start(), |_| {}).await;
     let db = server.db.store.db();
     let base = 1_790_000_000;
     for i in 0..55u32 {
@@ -198,8 +189,8 @@ async fn the_feed_lists_open_narratives_newest_first_with_market_totals() {
 
 #[tokio::test]
 async fn portfolio_history_and_the_leaderboard_read_the_agents_backings() {
-    fresh_hour().await;
-    let server = TestServer::start(|c| c.sol_usd_price = Some(100.0)).await;
+    let server =
+        TestServer::start_at(clock_at_hour_start(), |c| c.sol_usd_price = Some(100.0)).await;
     let db = server.db.store.db();
     let wallet_b = "11111111111111111111111111111111";
     let mut keys = Vec::new();

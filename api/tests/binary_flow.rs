@@ -90,7 +90,7 @@ async fn back_then_claim_through_prepared_transactions() {
     // Not settled yet: nothing to claim.
     let withdraw = json!({"wallet": backer.pubkey().to_string(), "market_id": uuid, "side": "yes"});
     let (status, body) = server.post("/v1/binary/withdraw", &withdraw).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     assert_eq!(body["error"], "market_not_settled");
 
     ledger

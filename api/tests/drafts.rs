@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex};
 
 use common::chain::eventually;
 use common::TestServer;
-use narrative_api::ai::ChatModel;
-use narrative_api::generation::{ChatGenerator, Draft, Generator};
-use narrative_api::review::{ChatReviewer, Review, Reviewer};
+use narrative_api::providers::chat::ChatModel;
+use narrative_api::providers::drafter::{ChatGenerator, Draft, Generator};
+use narrative_api::providers::reviewer::{ChatReviewer, Review, Reviewer};
+use narrative_api::values::Category;
 use poem::web::{Data, Json};
 use poem::{handler, post, EndpointExt, Route};
 use reqwest::StatusCode;
@@ -47,7 +48,7 @@ async fn a_draft_is_generated_in_the_background_and_polled() {
     let created = chrono::DateTime::parse_from_rfc3339(done["created_at"].as_str().unwrap())
         .unwrap()
         .timestamp();
-    let deadline = narrative_api::time::iso(created + 60 * 86_400);
+    let deadline = narrative_api::clock::iso(created + 60 * 86_400);
     assert_eq!(
         draft["thesis"],
         format!("The fed cuts rates twice before {}.", &deadline[..10])
@@ -118,7 +119,7 @@ fn completions(Json(request): Json<Value>, Data(seen): Data<&Requests>) -> poem:
     if user.contains("fail") {
         return poem::http::StatusCode::BAD_GATEWAY.into_response();
     }
-    let content = if instruction == narrative_api::review::INSTRUCTION {
+    let content = if instruction == narrative_api::providers::reviewer::INSTRUCTION {
         if user.contains("garbled") {
             "not json".to_owned()
         } else {
@@ -149,7 +150,8 @@ async fn the_chat_reviewer_and_drafter_read_the_providers_json() {
             .data(seen.clone()),
     )
     .await;
-    let model = || ChatModel::new(&format!("{base}/v1"), "sk-test".into(), "m".into()).unwrap();
+    let model =
+        || ChatModel::new(&format!("{base}/v1"), Some("sk-test".into()), "m".into()).unwrap();
 
     let reviewer = ChatReviewer(model());
     assert_eq!(
@@ -172,7 +174,7 @@ async fn the_chat_reviewer_and_drafter_read_the_providers_json() {
         Draft {
             title: "Rate cut".into(),
             thesis: "The Fed cuts before March 2027.".into(),
-            category: "MACRO".into(),
+            category: Some(Category::Macro),
             resolution_source: "federalreserve.gov".into(),
             criteria: "YES if the target range is lowered.".into(),
         }
@@ -183,7 +185,7 @@ async fn the_chat_reviewer_and_drafter_read_the_providers_json() {
     assert!(prompt.contains("Category: choose one"), "{prompt}");
     assert!(
         drafter
-            .draft("unknown category", Some("MARKET"), "2027-03-01")
+            .draft("unknown category", Some(Category::Market), "2027-03-01")
             .await
             .is_err(),
         "a category outside the 24 is refused"
@@ -194,20 +196,23 @@ struct Unreachable;
 
 #[async_trait::async_trait]
 impl Generator for Unreachable {
-    async fn draft(&self, _: &str, _: Option<&str>, _: &str) -> anyhow::Result<Draft> {
+    async fn draft(&self, _: &str, _: Option<Category>, _: &str) -> anyhow::Result<Draft> {
         anyhow::bail!("provider unreachable")
     }
 }
 
 #[tokio::test]
 async fn a_provider_that_keeps_failing_ends_the_generation_as_failed() {
-    use narrative_api::narrative_generation::{generate, ATTEMPTS};
+    use narrative_api::domain::narratives::drafts::{Drafter, ATTEMPTS};
+    use narrative_api::jobs::generate_narrative::GenerateNarrative;
+    use narrative_api::jobs::{Handler, Leased};
     use narrative_store::entities::narrative_generations;
     use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel};
 
+    const ID: &str = "6f9619ff-8b86-4d11-b42d-00c04fc964ff";
     let db = narrative_store::testing::TestDb::new().await;
     narrative_generations::Model {
-        id: "g1".into(),
+        id: ID.into(),
         wallet_address: WALLET.into(),
         topic: "rates".into(),
         category: None,
@@ -221,25 +226,33 @@ async fn a_provider_that_keeps_failing_ends_the_generation_as_failed() {
     .insert(db.store.db())
     .await
     .unwrap();
-    let payload = json!({"generation_id": "g1", "deadline_days": 30});
+    let drafter = Drafter {
+        store: db.store.clone(),
+        generator: Arc::new(Unreachable),
+        clock: narrative_api::clock::ManualClock::at(1_790_000_100),
+    };
+    let attempt = |attempt| Leased {
+        id: 1,
+        attempt,
+        job: GenerateNarrative {
+            generation_id: ID.parse().unwrap(),
+            deadline_days: 30,
+        },
+    };
     let row = || async {
-        narrative_generations::Entity::find_by_id("g1".to_owned())
+        narrative_generations::Entity::find_by_id(ID.to_owned())
             .one(db.store.db())
             .await
             .unwrap()
             .unwrap()
     };
     // Early attempts hand the error back for the queue to retry; the row stays queued.
-    assert!(generate(&db.store, &Unreachable, &payload, 1)
-        .await
-        .is_err());
+    assert!(drafter.run(attempt(1)).await.is_err());
     let retrying = row().await;
     assert_eq!(retrying.status, "queued");
     assert_eq!(retrying.error.as_deref(), Some("provider unreachable"));
     // The last attempt settles it: failed, with the error, and the job is done.
-    assert!(generate(&db.store, &Unreachable, &payload, ATTEMPTS)
-        .await
-        .is_ok());
+    assert!(drafter.run(attempt(ATTEMPTS)).await.is_ok());
     let failed = row().await;
     assert_eq!(failed.status, "failed");
     assert_eq!(failed.draft, None);

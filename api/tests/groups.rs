@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use common::TestServer;
-use narrative_api::price::{CoinGeckoFeed, PriceFeed};
+use narrative_api::providers::prices::{CoinGeckoFeed, PriceFeed};
 use narrative_store::entities::{narrative_group_members, narrative_groups};
 use poem::web::{Data, Json, Query};
 use poem::{get, handler, EndpointExt, Route};
@@ -172,11 +172,20 @@ async fn the_coingecko_client_reads_and_caches_the_price() {
             .data(calls.clone()),
     )
     .await;
-    let feed = CoinGeckoFeed::new(&format!("{base}/api/v3")).unwrap();
+    let clock = narrative_api::clock::ManualClock::at(1_790_000_000);
+    let feed = CoinGeckoFeed::new(&format!("{base}/api/v3"), clock.clone()).unwrap();
     assert_eq!(feed.sol_usd().await.unwrap(), 187.25);
+    clock.advance(59);
     assert_eq!(feed.sol_usd().await.unwrap(), 187.25);
     assert_eq!(calls.load(Ordering::SeqCst), 1, "cached for a minute");
-    assert!(CoinGeckoFeed::new("http://127.0.0.1:1")
+    clock.advance(1);
+    assert_eq!(feed.sol_usd().await.unwrap(), 187.25);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        2,
+        "read again after the minute"
+    );
+    assert!(CoinGeckoFeed::new("http://127.0.0.1:1", clock)
         .unwrap()
         .sol_usd()
         .await

@@ -301,7 +301,7 @@ async fn binary_listing_reads_the_index_when_enabled() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(
         body,
-        json!({"ok": false, "error": "wallet must be a base58 public key"})
+        json!({"ok": false, "error": "invalid path: wallet: must be a base58 public key of 32 bytes"})
     );
     server.stop().await;
 }
@@ -410,7 +410,7 @@ async fn terms_acknowledgement_needs_the_wallets_signature() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(
         body,
-        json!({"ok": false, "error": "wallet must be a base58 public key"})
+        json!({"ok": false, "error": "invalid request body: wallet: must be a base58 public key of 32 bytes"})
     );
 
     // Every attempt is in the gate's log, which only the operator may read.
@@ -438,7 +438,7 @@ async fn terms_acknowledgement_needs_the_wallets_signature() {
     assert_eq!(
         outcomes,
         [
-            "wallet must be a base58 public key",
+            "invalid request body: wallet: must be a base58 public key of 32 bytes",
             "acknowledged",
             "terms_version must be the current version v7",
             "invalid_signature"

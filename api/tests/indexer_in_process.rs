@@ -91,7 +91,7 @@ async fn the_api_process_indexes_when_a_source_is_configured() {
 
     let server = TestServer::start(|c| {
         c.indexer_source = Some(SourceKind::Rpc);
-        c.indexer_endpoint = Some(node_url);
+        c.indexer_endpoint = Some(node_url.into());
     })
     .await;
     let path = format!("/v1/shield/protocols/{}", hex::encode(protocol_id));

@@ -1,28 +1,44 @@
 //! The durable job queue on the test database (SQLite, or Postgres with DATABASE_URL): leases
-//! are exclusive, failures back off and end dead, and a job leased by a worker that died is run
-//! by the next one once the lease expires.
+//! are exclusive, failures back off and end dead, a job leased by a worker that died is run by
+//! the next one once the lease expires, and a payload runs typed through its kind's handler.
+//! Time is a manual clock: backoffs and leases run out because the test moves the clock.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
-use narrative_api::jobs::{self, JobHandler, JobOutcome, Worker, MAX_ATTEMPTS};
+use narrative_api::clock::{Clock, ManualClock, SharedClock};
+use narrative_api::jobs::queue::{fail, lease_next, MAX_ATTEMPTS};
+use narrative_api::jobs::{self, Handler, JobKind, JobOutcome, Leased, Registry, Worker};
 use narrative_store::entities::jobs as job_rows;
 use narrative_store::testing::TestDb;
 use sea_orm::EntityTrait;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
+/// A job kind of the tests.
+#[derive(Debug, Serialize, Deserialize)]
+struct Probe {
+    i: u32,
+}
+
+impl JobKind for Probe {
+    const NAME: &'static str = "probe";
+}
+
+#[derive(Default)]
 struct Counting {
     runs: AtomicUsize,
+    /// The payloads seen, in order.
+    seen: std::sync::Mutex<Vec<u32>>,
     fail: bool,
 }
 
 #[async_trait::async_trait]
-impl JobHandler for Counting {
-    async fn run(&self, job: &job_rows::Model) -> anyhow::Result<JobOutcome> {
+impl Handler<Probe> for Arc<Counting> {
+    async fn run(&self, job: Leased<Probe>) -> anyhow::Result<JobOutcome> {
         self.runs.fetch_add(1, Ordering::SeqCst);
+        self.seen.lock().unwrap().push(job.job.i);
         anyhow::ensure!(!self.fail, "job {} refused", job.id);
         Ok(JobOutcome::Done)
     }
@@ -30,9 +46,19 @@ impl JobHandler for Counting {
 
 fn handler(fail: bool) -> Arc<Counting> {
     Arc::new(Counting {
-        runs: AtomicUsize::new(0),
         fail,
+        ..Counting::default()
     })
+}
+
+fn worker(db: &TestDb, handler: &Arc<Counting>, clock: &Arc<ManualClock>) -> Worker {
+    let clock: SharedClock = clock.clone();
+    Worker::new(
+        db.store.clone(),
+        Arc::new(Registry::new().with(handler.clone())),
+        clock,
+        Arc::new(Notify::new()),
+    )
 }
 
 async fn row(db: &TestDb, id: i64) -> job_rows::Model {
@@ -43,18 +69,19 @@ async fn row(db: &TestDb, id: i64) -> job_rows::Model {
         .unwrap()
 }
 
+const NOW: i64 = 1_790_000_000;
+
 #[tokio::test]
 async fn concurrent_workers_lease_each_job_once() {
     let db = TestDb::new().await;
-    let now = chrono::Utc::now().timestamp();
     for i in 0..40 {
-        jobs::enqueue(db.store.db(), "k", json!({"i": i}), now)
+        jobs::enqueue(db.store.db(), &Probe { i }, NOW, NOW)
             .await
             .unwrap();
     }
     let lease = |store: narrative_store::Store| async move {
         let mut taken = Vec::new();
-        while let Some(job) = jobs::lease_next(store.db(), 60).await.unwrap() {
+        while let Some(job) = lease_next(store.db(), 60, NOW).await.unwrap() {
             taken.push(job.id);
         }
         taken
@@ -67,80 +94,129 @@ async fn concurrent_workers_lease_each_job_once() {
     let distinct: HashSet<i64> = all.iter().copied().collect();
     assert_eq!(all.len(), 40, "every job leased");
     assert_eq!(distinct.len(), 40, "none twice");
-    assert!(jobs::lease_next(db.store.db(), 60).await.unwrap().is_none());
+    assert!(lease_next(db.store.db(), 60, NOW).await.unwrap().is_none());
 }
 
 #[tokio::test]
 async fn a_done_job_is_not_run_again_and_a_failing_one_backs_off_then_dies() {
     let db = TestDb::new().await;
-    let now = chrono::Utc::now().timestamp();
-    let ok = jobs::enqueue(db.store.db(), "ok", json!({}), now)
+    let clock = ManualClock::at(NOW);
+    let ok = jobs::enqueue(db.store.db(), &Probe { i: 7 }, NOW, NOW)
         .await
         .unwrap();
     let good = handler(false);
-    let worker = Worker::new(db.store.clone(), good.clone(), Arc::new(Notify::new()));
-    assert_eq!(worker.run_due().await.unwrap(), 1);
-    assert_eq!(worker.run_due().await.unwrap(), 0);
+    let runner = worker(&db, &good, &clock);
+    assert_eq!(runner.run_due().await.unwrap(), 1);
+    assert_eq!(runner.run_due().await.unwrap(), 0);
     assert_eq!(good.runs.load(Ordering::SeqCst), 1);
+    assert_eq!(*good.seen.lock().unwrap(), vec![7], "the typed payload");
     let done = row(&db, ok).await;
     assert_eq!((done.status.as_str(), done.attempts), ("done", 1));
 
-    let failing = jobs::enqueue(db.store.db(), "bad", json!({}), now)
+    let failing = jobs::enqueue(db.store.db(), &Probe { i: 8 }, NOW, NOW)
         .await
         .unwrap();
     let bad = handler(true);
-    let worker = Worker::new(db.store.clone(), bad.clone(), Arc::new(Notify::new()));
-    assert_eq!(worker.run_due().await.unwrap(), 1);
+    let runner = worker(&db, &bad, &clock);
+    assert_eq!(runner.run_due().await.unwrap(), 1);
     let retried = row(&db, failing).await;
     assert_eq!(retried.status, "queued");
     assert_eq!(retried.attempts, 1);
-    assert!(
-        retried.run_at >= now + 2,
-        "backs off: run_at {} now {now}",
-        retried.run_at
-    );
+    assert_eq!(retried.run_at, NOW + 2, "the first backoff is 2 s");
     assert_eq!(
         retried.last_error.as_deref(),
         Some(format!("job {failing} refused").as_str())
     );
     assert_eq!(
-        worker.run_due().await.unwrap(),
+        runner.run_due().await.unwrap(),
         0,
         "not due during its backoff"
     );
+    clock.advance(2);
+    assert_eq!(runner.run_due().await.unwrap(), 1, "due once it has passed");
+    assert_eq!(row(&db, failing).await.run_at, NOW + 2 + 4, "then 4 s");
 
     // The last allowed attempt fails: the job is dead and stays so.
-    let mut last = retried.clone();
+    let mut last = row(&db, failing).await;
     last.attempts = MAX_ATTEMPTS;
-    jobs::fail(db.store.db(), &last, "still refused")
+    fail(db.store.db(), &last, "still refused", clock.now())
         .await
         .unwrap();
     let dead = row(&db, failing).await;
     assert_eq!(dead.status, "dead");
-    assert!(jobs::lease_next(db.store.db(), 60).await.unwrap().is_none());
+    clock.advance(3_600);
+    assert!(lease_next(db.store.db(), 60, clock.now())
+        .await
+        .unwrap()
+        .is_none());
 }
 
 #[tokio::test]
 async fn a_job_whose_worker_died_runs_once_its_lease_expires() {
     let db = TestDb::new().await;
-    let now = chrono::Utc::now().timestamp();
-    let id = jobs::enqueue(db.store.db(), "k", json!({}), now)
+    let clock = ManualClock::at(NOW);
+    let id = jobs::enqueue(db.store.db(), &Probe { i: 1 }, NOW, NOW)
         .await
         .unwrap();
     // A worker leases it for 1 s and dies without finishing.
-    let leased = jobs::lease_next(db.store.db(), 1).await.unwrap().unwrap();
+    let leased = lease_next(db.store.db(), 1, NOW).await.unwrap().unwrap();
     assert_eq!((leased.id, leased.status.as_str()), (id, "running"));
     assert!(
-        jobs::lease_next(db.store.db(), 1).await.unwrap().is_none(),
+        lease_next(db.store.db(), 1, NOW).await.unwrap().is_none(),
         "leased"
     );
 
     // After a restart, the next worker takes it over once the lease has run out.
-    tokio::time::sleep(Duration::from_millis(2_100)).await;
     let survivor = handler(false);
-    let worker = Worker::new(db.store.clone(), survivor.clone(), Arc::new(Notify::new()));
-    assert_eq!(worker.run_due().await.unwrap(), 1);
+    let runner = worker(&db, &survivor, &clock);
+    clock.advance(1);
+    assert_eq!(runner.run_due().await.unwrap(), 0, "the lease still holds");
+    clock.advance(1);
+    assert_eq!(runner.run_due().await.unwrap(), 1);
     let finished = row(&db, id).await;
     assert_eq!((finished.status.as_str(), finished.attempts), ("done", 2));
     assert_eq!(survivor.runs.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn a_kind_without_a_handler_or_a_payload_that_does_not_parse_fails_the_job() {
+    let db = TestDb::new().await;
+    let clock = ManualClock::at(NOW);
+    let orphan = jobs::queue::insert(
+        db.store.db(),
+        "nobody",
+        None,
+        serde_json::json!({}),
+        NOW,
+        NOW,
+    )
+    .await
+    .unwrap();
+    let garbled = jobs::queue::insert(
+        db.store.db(),
+        "probe",
+        None,
+        serde_json::json!({"i": "x"}),
+        NOW,
+        NOW,
+    )
+    .await
+    .unwrap();
+    let counting = handler(false);
+    assert_eq!(worker(&db, &counting, &clock).run_due().await.unwrap(), 2);
+    assert_eq!(counting.runs.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        row(&db, orphan).await.last_error.as_deref(),
+        Some("no handler for job kind nobody")
+    );
+    let garbled = row(&db, garbled).await;
+    assert_eq!(garbled.status, "queued");
+    assert!(
+        garbled
+            .last_error
+            .as_deref()
+            .is_some_and(|e| e.starts_with("probe payload does not parse")),
+        "{:?}",
+        garbled.last_error
+    );
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use common::chain::{self, HUMAN_TOKEN};
 use integration_tests::harness::SOL;
-use narrative_api::ledger::Ledger;
+use narrative_api::chain::ledger::Ledger;
 use narrative_sdk::binary_vault::state::{Market, MarketVariant};
 use narrative_sdk::{pda, Pubkey};
 use narrative_store::entities::{market_creations, markets};
@@ -115,16 +115,18 @@ async fn each_gate_refuses_with_the_spec_error_and_records_nothing() {
     let unknown = solana_signature::Signature::from([4u8; 64]).to_string();
     let too_little = s.pay(&s.creator, &s.treasury, FEE - 1).await;
     let elsewhere = s.pay(&s.creator, &Pubkey::new_unique(), FEE).await;
-    for fee_tx in [
-        unknown.as_str(),
-        too_little.as_str(),
-        elsewhere.as_str(),
-        "garbage",
-    ] {
+    for fee_tx in [unknown.as_str(), too_little.as_str(), elsewhere.as_str()] {
         let (status, answer) = s.create(&s.body(&s.creator, "yield", fee_tx, 0.0)).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{fee_tx}: {answer}");
         assert_eq!(answer["error"], "market_fee_missing_treasury");
     }
+    // Not a signature at all: refused as malformed before any gate.
+    let (status, answer) = s.create(&s.body(&s.creator, "yield", "garbage", 0.0)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert_eq!(
+        answer,
+        json!({"ok": false, "error": "invalid request body: signature: must be a base58 signature of 64 bytes"})
+    );
     let (_, answer) = s
         .create(&s.body(&s.creator, "yield", &too_little, 0.0))
         .await;
@@ -147,7 +149,7 @@ async fn each_gate_refuses_with_the_spec_error_and_records_nothing() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(
         answer,
-        json!({"ok": false, "error": "variant must be classic or yield"})
+        json!({"ok": false, "error": "invalid request body: market_variant: must be one of classic, yield"})
     );
 
     let db = s.server.db.store.db();

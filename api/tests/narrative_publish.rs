@@ -75,6 +75,8 @@ async fn a_narrative_is_minted_on_chain_then_published_once_every_check_passes()
     let (server, ledger) = chain::start_on_bank_with(HarnessOptions::default(), |h, c| {
         c.treasury_wallet = Some(h.treasury.to_string());
         c.narrative_daily_cap = 1;
+        // The subscribed agent's receiver is on this machine.
+        c.outbound_allow_local = true;
     })
     .await;
     let (creator, stranger, treasury) = {
@@ -317,7 +319,7 @@ async fn a_narrative_is_minted_on_chain_then_published_once_every_check_passes()
     assert_eq!(created_events.len(), 1);
     let delivered: Value =
         serde_json::from_str(created_events[0].payload["body"].as_str().unwrap()).unwrap();
-    assert_eq!(delivered["event"], "narrative.created");
+    assert_eq!(delivered["type"], "narrative.created");
     assert_eq!(delivered["data"]["narrative_id"], id.as_str());
     assert_eq!(delivered["data"]["stake_sol"], 4.0);
 

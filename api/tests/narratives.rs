@@ -308,11 +308,15 @@ async fn a_settlement_that_gave_up_shows_as_failed_with_its_error() {
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{missing}");
     // The job ran out of attempts (e.g. the oracle key has no SOL for fees).
-    let job = narrative_api::jobs::enqueue_about(
+    let job = narrative_api::jobs::enqueue(
         db,
-        narrative_api::settlement::SETTLE_NARRATIVE,
-        Some(&n.id),
-        json!({}),
+        &narrative_api::jobs::settle_narrative::SettleNarrative {
+            narrative_id: n.id.parse().unwrap(),
+            market_id: n.market_id.parse().unwrap(),
+            outcome: false,
+            confidence_bps: 9_000,
+        },
+        1_790_000_000,
         1_790_000_000,
     )
     .await

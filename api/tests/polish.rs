@@ -6,8 +6,8 @@ mod common;
 use std::sync::{Arc, Mutex};
 
 use common::TestServer;
-use narrative_api::ai::ChatModel;
-use narrative_api::polish::{ChatPolisher, Polisher, INSTRUCTION};
+use narrative_api::providers::chat::ChatModel;
+use narrative_api::providers::polisher::{ChatPolisher, Polisher, INSTRUCTION};
 use poem::http::HeaderMap;
 use poem::web::{Data, Json};
 use poem::{handler, post, EndpointExt, IntoResponse, Route};
@@ -28,7 +28,8 @@ async fn text_and_voice_share_three_polishes_per_wallet_per_day() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(
         body,
-        json!({"ok": true, "polished": "Sol above 300 by june.", "original": "  sol   above 300 by june "})
+        json!({"ok": true, "polished": "Sol above 300 by june.", "original": "sol   above 300 by june"}),
+        "the original as received, without the blanks around it"
     );
     let (status, body) = server
         .post(
@@ -122,7 +123,7 @@ async fn the_chat_client_sends_the_instruction_and_reads_the_answer() {
     let client = ChatPolisher(
         ChatModel::new(
             &format!("{base}/v1/"),
-            "sk-test".into(),
+            Some("sk-test".into()),
             "small-model".into(),
         )
         .unwrap(),

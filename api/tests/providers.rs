@@ -5,10 +5,10 @@ mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
-use narrative_api::human::{HumanVerifier, TurnstileVerifier, Verdict};
-use narrative_api::ledger::{Ledger, RpcLedger};
+use narrative_api::chain::ledger::rpc::BLOCKHASH_TTL_SECS;
+use narrative_api::chain::ledger::{Ledger, RpcLedger};
+use narrative_api::providers::human::{HumanVerifier, TurnstileVerifier, Verdict};
 use poem::web::{Data, Form, Json};
 use poem::{handler, post, EndpointExt, IntoResponse, Route};
 use serde_json::{json, Value};
@@ -112,7 +112,8 @@ struct Calls {
 async fn rpc_ledger_caches_blockhashes_and_reads_accounts_and_missing_transactions() {
     let calls = Arc::new(Calls::default());
     let base = serve(Route::new().at("/", post(rpc)).data(calls.clone())).await;
-    let ledger = RpcLedger::with_blockhash_ttl(&base, Duration::from_millis(300));
+    let clock = narrative_api::clock::ManualClock::at(1_790_000_000);
+    let ledger = RpcLedger::new(&base, clock.clone());
     let first = ledger.latest_blockhash().await.unwrap();
     assert_eq!(
         first.to_string(),
@@ -126,7 +127,14 @@ async fn rpc_ledger_caches_blockhashes_and_reads_accounts_and_missing_transactio
         1,
         "served from the cache"
     );
-    tokio::time::sleep(Duration::from_millis(350)).await;
+    clock.advance(BLOCKHASH_TTL_SECS - 1);
+    ledger.latest_blockhash().await.unwrap();
+    assert_eq!(
+        calls.blockhash.load(Ordering::SeqCst),
+        1,
+        "still cached just before the ttl"
+    );
+    clock.advance(1);
     ledger.latest_blockhash().await.unwrap();
     assert_eq!(
         calls.blockhash.load(Ordering::SeqCst),
@@ -178,9 +186,9 @@ async fn rpc_ledger_caches_blockhashes_and_reads_accounts_and_missing_transactio
     assert_eq!(sent, expected);
     assert_eq!(calls.sent.load(Ordering::SeqCst), 1);
 
-    let down = RpcLedger::new("http://127.0.0.1:1");
+    let down = RpcLedger::new("http://127.0.0.1:1", clock);
     assert!(matches!(
         down.latest_blockhash().await,
-        Err(narrative_api::ledger::LedgerError::Unavailable(_))
+        Err(narrative_api::chain::ledger::LedgerError::Unavailable(_))
     ));
 }

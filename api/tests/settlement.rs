@@ -30,7 +30,7 @@ async fn resolve_settle_claim_and_the_profiles_change() {
         ..Default::default()
     };
     let (server, ledger) = chain::start_on_bank_with(options, |h, c| {
-        c.oracle_keypair = Some(h.oracles[0].to_base58_string());
+        c.oracle_keypair = Some(h.oracles[0].to_base58_string().into());
         c.treasury_wallet = Some(h.treasury.to_string());
         c.oracle_agent_wallets = vec![AGENT_WALLET.into()];
     })
@@ -116,7 +116,7 @@ async fn resolve_settle_claim_and_the_profiles_change() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(
         body,
-        json!({"ok": false, "error": "confidence must be between 0.7 and 1.0"})
+        json!({"ok": false, "error": "invalid request body: confidence: must be between 0.7 and 1.0"})
     );
     let mut missing = verdict.clone();
     missing["narrative_id"] = json!(uuid::Uuid::new_v4().to_string());

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use common::bank::BankLedger;
 use common::{chain, TestServer};
 use integration_tests::harness::SOL;
-use narrative_api::ledger::Ledger;
+use narrative_api::chain::ledger::Ledger;
 use narrative_sdk::{pda, shield, Pubkey};
 use narrative_store::entities::{jobs, prepared_transactions, shield_positions};
 use reqwest::StatusCode;
@@ -302,7 +302,7 @@ async fn backing_needs_terms_bounds_an_open_period_and_a_running_shield() {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
         assert_eq!(
             body,
-            json!({"ok": false, "error": "amount_sol must be between 0.1 and 100"})
+            json!({"ok": false, "error": "invalid request body: sol_amount: must be a number of SOL from 0.1 to 100"})
         );
     }
     for (amount, ok) in [(0.1, true), (100.0, true)] {
@@ -311,7 +311,10 @@ async fn backing_needs_terms_bounds_an_open_period_and_a_running_shield() {
     }
     let (status, body) = flow.prepare(&flow.wallet, "maybe", 1.0).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    assert_eq!(body["error"], "side must be safe or exploit");
+    assert_eq!(
+        body["error"],
+        "invalid request body: shield_side: must be one of safe, exploit"
+    );
 
     let (status, body) = flow
         .server

@@ -1,43 +1,43 @@
-//! Agent webhooks against a local receiver: registration with its refusals, and a
-//! `narrative.resolved` delivery signed with HMAC-SHA256, retried after the receiver fails, with
-//! every attempt recorded.
+//! Agent webhooks against local receivers: registration with its refusals; a
+//! `narrative.resolved` delivery in the Standard Webhooks format, verified with the
+//! `standardwebhooks` library, retried after the receiver fails under the same `webhook-id`,
+//! every attempt recorded; and the outbound guard, which refuses every non-public destination at
+//! registration and again at delivery (DNS rebinding included).
 
 mod common;
 
+use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
+use common::chain::eventually;
 use common::TestServer;
-use hmac::{Hmac, Mac};
-use narrative_store::entities::webhook_deliveries;
+use narrative_api::clock::ManualClock;
+use narrative_api::providers::outbound::Resolve;
+use narrative_api::{Config, Providers};
+use narrative_store::entities::{agent_webhooks, jobs, webhook_deliveries};
 use poem::http::{HeaderMap, StatusCode as PoemStatus};
 use poem::web::Data;
 use poem::{handler, post, EndpointExt, Route};
 use reqwest::StatusCode;
-use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel, QueryOrder};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder,
+};
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 const AGENT_WALLET: &str = "C9QjHcuPyyncqkpSqKdQpFJjUNTgbwmbEN4GeGUoSpjN";
 
 #[derive(Default)]
 struct Receiver {
-    /// (x-nms-event, x-nms-signature, body) of every request.
-    seen: Mutex<Vec<(String, String, String)>>,
+    /// (headers, body) of every request.
+    seen: Mutex<Vec<(HeaderMap, String)>>,
 }
 
 /// Fails the first delivery with 500, accepts the next ones.
 #[handler]
 fn receive(headers: &HeaderMap, body: String, Data(receiver): Data<&Arc<Receiver>>) -> PoemStatus {
-    let header = |name: &str| {
-        headers
-            .get(name)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or_default()
-            .to_owned()
-    };
     let mut seen = receiver.seen.lock().unwrap();
-    seen.push((header("x-nms-event"), header("x-nms-signature"), body));
+    seen.push((headers.clone(), body));
     if seen.len() == 1 {
         PoemStatus::INTERNAL_SERVER_ERROR
     } else {
@@ -45,8 +45,20 @@ fn receive(headers: &HeaderMap, body: String, Data(receiver): Data<&Arc<Receiver
     }
 }
 
+/// Registers an agent on `server`; its key.
+async fn agent(server: &TestServer) -> String {
+    let (status, registered) = server
+        .post(
+            "/v1/agent/register",
+            &json!({"wallet_address": AGENT_WALLET, "name": "listener"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{registered}");
+    registered["agent"]["api_key"].as_str().unwrap().to_owned()
+}
+
 #[tokio::test]
-async fn a_resolution_is_delivered_signed_and_retried_until_accepted() {
+async fn a_resolution_is_delivered_as_a_standard_webhook_and_retried_until_accepted() {
     let receiver = Arc::new(Receiver::default());
     let base = common::serve_locally(
         Route::new()
@@ -54,15 +66,15 @@ async fn a_resolution_is_delivered_signed_and_retried_until_accepted() {
             .data(receiver.clone()),
     )
     .await;
-    let server = TestServer::start(|c| c.oracle_agent_wallets = vec![AGENT_WALLET.into()]).await;
-    let (status, registered) = server
-        .post(
-            "/v1/agent/register",
-            &json!({"wallet_address": AGENT_WALLET, "name": "listener"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED);
-    let key = registered["agent"]["api_key"].as_str().unwrap().to_owned();
+    // Near the real time: the library checks the timestamp against its own clock.
+    let clock = ManualClock::at_system_time();
+    let server = TestServer::start_at(clock.clone(), |c| {
+        c.oracle_agent_wallets = vec![AGENT_WALLET.into()];
+        // The receiver is an http server on this machine.
+        c.outbound_allow_local = true;
+    })
+    .await;
+    let key = agent(&server).await;
     let url = format!("{base}/hook");
 
     for (body, why) in [
@@ -88,20 +100,24 @@ async fn a_resolution_is_delivered_signed_and_retried_until_accepted() {
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{answer}");
+    let secret = answer["signing_secret"].as_str().unwrap().to_owned();
+    assert!(secret.starts_with("whsec_"), "{secret}");
     assert_eq!(
         answer,
-        json!({"ok": true, "message": "webhook registered", "url": url, "events": ["narrative.resolved"]})
+        json!({
+            "ok": true, "message": "webhook registered", "url": url,
+            "events": ["narrative.resolved"], "signing_secret": secret,
+        })
     );
 
     let id = uuid::Uuid::new_v4();
-    let now = chrono::Utc::now().timestamp();
     common::fixtures::narrative(
         &id,
         AGENT_WALLET,
         "Kestrel ships",
         "TECHNOLOGY",
         "live",
-        now,
+        clock_now(&clock),
     )
     .into_active_model()
     .insert(server.db.store.db())
@@ -116,48 +132,62 @@ async fn a_resolution_is_delivered_signed_and_retried_until_accepted() {
         .await;
     assert_eq!(status, StatusCode::OK, "{answer}");
 
-    // The first attempt gets a 500; the retry (after the 2 s backoff) is accepted.
-    let mut delivered = false;
-    for _ in 0..200 {
-        if receiver.seen.lock().unwrap().len() >= 2 {
-            delivered = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(delivered, "two attempts within 10 s");
+    // The first attempt gets a 500; the retry is due 2 s later, on the server's clock.
+    eventually("the first attempt", || async {
+        receiver.seen.lock().unwrap().len() == 1
+    })
+    .await;
+    clock.advance(2);
+    eventually("the retry", || async {
+        receiver.seen.lock().unwrap().len() == 2
+    })
+    .await;
     let seen = receiver.seen.lock().unwrap().clone();
-    assert_eq!(seen[0].2, seen[1].2, "a retry sends the same body");
-    let body: Value = serde_json::from_str(&seen[1].2).unwrap();
-    assert_eq!(body["event"], "narrative.resolved");
+    let webhook = standardwebhooks::Webhook::new(&secret).unwrap();
+    for (headers, body) in &seen {
+        webhook
+            .verify(body.as_bytes(), headers)
+            .expect("a Standard Webhooks signature");
+    }
+    let id_of = |i: usize| seen[i].0["webhook-id"].to_str().unwrap().to_owned();
+    assert_eq!(id_of(0), id_of(1), "a retry keeps the message id");
+    assert_eq!(seen[0].1, seen[1].1, "a retry sends the same body");
+    let timestamp = |i: usize| -> i64 {
+        seen[i].0["webhook-timestamp"]
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(
+        timestamp(1) - timestamp(0),
+        2,
+        "each attempt is stamped when sent"
+    );
+    let body: Value = serde_json::from_str(&seen[1].1).unwrap();
+    assert_eq!(body["type"], "narrative.resolved");
     assert_eq!(body["data"]["narrative_id"], id.to_string());
     assert_eq!(body["data"]["oracle_status"], "resolved_false");
-    for (event, signature, body) in &seen {
-        assert_eq!(event, "narrative.resolved");
-        // t=<unix>,v1=<hex of HMAC-SHA256(key = SHA-256(api key), "<t>.<body>")>
-        let (t, v1) = signature.split_once(',').unwrap();
-        let t = t.strip_prefix("t=").unwrap();
-        let mut mac = Hmac::<Sha256>::new_from_slice(&Sha256::digest(key.as_bytes())).unwrap();
-        mac.update(format!("{t}.{body}").as_bytes());
-        assert_eq!(
-            v1.strip_prefix("v1=").unwrap(),
-            hex::encode(mac.finalize().into_bytes())
-        );
-    }
+    // Tampering with the body breaks the signature.
+    assert!(webhook
+        .verify(seen[1].1.replace("false", "true").as_bytes(), &seen[1].0)
+        .is_err());
 
-    let mut attempts = Vec::new();
-    for _ in 0..100 {
-        attempts = webhook_deliveries::Entity::find()
-            .order_by_asc(webhook_deliveries::Column::Id)
-            .all(server.db.store.db())
+    let db = server.db.store.db();
+    eventually("both attempts recorded", || async {
+        webhook_deliveries::Entity::find()
+            .all(db)
             .await
-            .unwrap();
-        if attempts.len() == 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(attempts.len(), 2);
+            .unwrap()
+            .len()
+            == 2
+    })
+    .await;
+    let attempts = webhook_deliveries::Entity::find()
+        .order_by_asc(webhook_deliveries::Column::Id)
+        .all(db)
+        .await
+        .unwrap();
     assert_eq!(
         (attempts[0].attempt, attempts[0].status_code),
         (1, Some(500))
@@ -172,5 +202,159 @@ async fn a_resolution_is_delivered_signed_and_retried_until_accepted() {
         (2, Some(200), &None)
     );
     assert_eq!(attempts[0].job_id, attempts[1].job_id);
+    server.stop().await;
+}
+
+fn clock_now(clock: &ManualClock) -> i64 {
+    narrative_api::clock::Clock::now(clock)
+}
+
+/// Host names resolving as the test says, changeable mid-test (DNS rebinding).
+#[derive(Default)]
+struct FixedResolver {
+    table: Mutex<HashMap<String, Vec<IpAddr>>>,
+}
+
+#[async_trait::async_trait]
+impl Resolve for FixedResolver {
+    async fn resolve(&self, host: &str) -> std::io::Result<Vec<IpAddr>> {
+        if host == "localhost" {
+            // The system's answer, for the name every machine resolves to loopback.
+            return narrative_api::providers::outbound::SystemResolver
+                .resolve(host)
+                .await;
+        }
+        self.table
+            .lock()
+            .unwrap()
+            .get(host)
+            .cloned()
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "no such host"))
+    }
+}
+
+#[tokio::test]
+async fn the_service_calls_only_public_https_addresses() {
+    let resolver = Arc::new(FixedResolver::default());
+    resolver.table.lock().unwrap().extend([
+        (
+            "hooks.example".to_owned(),
+            vec!["93.184.216.34".parse().unwrap()],
+        ),
+        (
+            "inside.example".to_owned(),
+            vec![
+                "93.184.216.34".parse().unwrap(),
+                "10.1.2.3".parse().unwrap(),
+            ],
+        ),
+    ]);
+    let mut config = Config::defaults();
+    config.oracle_agent_wallets = vec![AGENT_WALLET.into()];
+    let mut providers = Providers::from_config(&config).unwrap();
+    providers.resolver = resolver.clone();
+    let server = TestServer::start_with(Some(providers), |c| {
+        c.oracle_agent_wallets = vec![AGENT_WALLET.into()]
+    })
+    .await;
+    let key = agent(&server).await;
+    let register = |url: &str| {
+        let body = json!({"url": url, "events": ["narrative.resolved"]});
+        let server = &server;
+        let key = key.clone();
+        async move { server.key_post("/v1/agent/webhook", &key, &body).await }
+    };
+
+    for refused in [
+        "http://93.184.216.34/hook",
+        "https://127.0.0.1/hook",
+        "https://10.0.0.7/hook",
+        "https://172.16.5.4/hook",
+        "https://192.168.1.1/hook",
+        "https://169.254.169.254/latest/meta-data",
+        "https://100.64.0.1/hook",
+        "https://0.0.0.0/hook",
+        "https://224.0.0.1/hook",
+        "https://240.0.0.1/hook",
+        "https://[::1]/hook",
+        "https://[fd00::1]/hook",
+        "https://[fe80::1]/hook",
+        "https://[ff02::1]/hook",
+        "https://[::ffff:127.0.0.1]/hook",
+        "https://[::ffff:169.254.169.254]/hook",
+        "https://[64:ff9b::a9fe:a9fe]/hook",
+        "https://localhost/hook",
+        "https://inside.example/hook",
+        "https://nowhere.example/hook",
+    ] {
+        let (status, answer) = register(refused).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{refused}: {answer}");
+        assert_eq!(answer["error"], "url_not_allowed", "{refused}");
+    }
+    let db = server.db.store.db();
+    assert!(
+        agent_webhooks::Entity::find()
+            .all(db)
+            .await
+            .unwrap()
+            .is_empty(),
+        "nothing refused was registered"
+    );
+
+    // Public addresses pass, by literal address and by name.
+    for public in [
+        "https://93.184.216.34/hook",
+        "https://[2606:4700:4700::1111]/x",
+    ] {
+        let (status, answer) = register(public).await;
+        assert_eq!(status, StatusCode::OK, "{public}: {answer}");
+    }
+    let (status, answer) = register("https://hooks.example/hook").await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+
+    // The name now resolves inside the network: delivery checks again and refuses, once.
+    resolver.table.lock().unwrap().insert(
+        "hooks.example".to_owned(),
+        vec!["10.0.0.9".parse().unwrap()],
+    );
+    let id = uuid::Uuid::new_v4();
+    common::fixtures::narrative(&id, AGENT_WALLET, "Rebind", "TECHNOLOGY", "live", 1)
+        .into_active_model()
+        .insert(db)
+        .await
+        .unwrap();
+    let (status, answer) = server
+        .key_post(
+            "/v1/agent/resolve",
+            &key,
+            &json!({"narrative_id": id.to_string(), "resolution": "true", "confidence": 0.9}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    eventually("the refused delivery recorded", || async {
+        !webhook_deliveries::Entity::find()
+            .all(db)
+            .await
+            .unwrap()
+            .is_empty()
+    })
+    .await;
+    let attempt = webhook_deliveries::Entity::find()
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(attempt.status_code, None);
+    assert_eq!(
+        attempt.error.as_deref(),
+        Some("refused: 10.0.0.9 is not a public address")
+    );
+    let job = jobs::Entity::find()
+        .filter(jobs::Column::Kind.eq("deliver_webhook"))
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(job.status, "done", "a refused destination is not retried");
     server.stop().await;
 }

@@ -47,6 +47,14 @@ impl Store {
     pub fn backend(&self) -> DbBackend {
         self.db.get_database_backend()
     }
+
+    /// A round trip to the database (health checks).
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        use sea_orm::ConnectionTrait;
+        let probe = sea_orm::Statement::from_string(self.backend(), "SELECT 1");
+        self.db.query_one_raw(probe).await?;
+        Ok(())
+    }
 }
 
 /// `sqlite://data/x.db?mode=rwc` creates the file but not its directory.

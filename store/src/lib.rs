@@ -8,6 +8,7 @@ pub mod connect;
 pub mod csv;
 pub mod entities;
 pub mod error;
+pub mod indexed;
 mod pg_bulk;
 pub mod rows;
 #[cfg(feature = "test-util")]

@@ -72,9 +72,9 @@ pub enum Limiter {
 }
 
 impl Limiter {
-    /// Counts one hit of `subject` under `policy`.
-    pub async fn hit(&self, policy: &Policy, subject: &str) -> Decision {
-        let now = crate::time::now().max(0) as u64;
+    /// Counts one hit of `subject` under `policy` at `now` (unix seconds).
+    pub async fn hit(&self, policy: &Policy, subject: &str, now: i64) -> Decision {
+        let now = now.max(0) as u64;
         match self {
             Limiter::Memory(m) => m.hit(policy, subject, now),
             Limiter::Redis(r) => r.hit(policy, subject, now).await,

@@ -3,21 +3,18 @@
 
 use std::sync::Arc;
 
-use narrative_store::entities::api_keys;
-use poem::http::StatusCode;
 use poem::Request;
 use poem_openapi::param::Path;
 use poem_openapi::payload::Json;
 use poem_openapi::{ApiResponse, Object, OpenApi};
 
-use crate::auth::{admin_matches, AdminAuth, ApiKeyAuth};
-use crate::error::{ApiError, ApiResult};
-use crate::keys::{self, revoke_message, tier_limit};
+use crate::clock::iso;
+use crate::domain::keys::{self, AccessTier};
+use crate::error::{refusals, Answer};
+use crate::http::auth::{carries_admin, AdminAuth, ApiKeyAuth};
 use crate::routes::Tag;
-use crate::signature;
 use crate::state::AppState;
-use crate::time::iso;
-use crate::validate::wallet;
+use crate::values::{Base58Signature, KeyId, Text, Wallet};
 
 pub struct ApiKeysApi {
     pub state: Arc<AppState>,
@@ -26,20 +23,20 @@ pub struct ApiKeysApi {
 #[derive(Object)]
 pub struct IssueKey {
     /// The wallet the key belongs to.
-    pub wallet: Option<String>,
-    pub name: Option<String>,
-    /// `free` (default), `pro` or `enterprise`.
-    pub tier: Option<String>,
+    pub wallet: Option<Wallet>,
+    pub name: Option<Text<100>>,
+    /// `free` by default.
+    pub tier: Option<AccessTier>,
 }
 
 #[derive(Object)]
 pub struct IssuedKey {
     pub ok: bool,
-    pub id: String,
+    pub id: KeyId,
     /// The whole key. It is shown this once and cannot be recovered.
     pub key: String,
     pub prefix: String,
-    pub tier: String,
+    pub tier: AccessTier,
     pub wallet: Option<String>,
     pub created_at: String,
 }
@@ -62,41 +59,27 @@ pub struct KeyInfo {
     pub revoked_at: Option<String>,
 }
 
-impl From<api_keys::Model> for KeyInfo {
-    fn from(k: api_keys::Model) -> Self {
-        KeyInfo {
-            active: k.revoked_at.is_none(),
-            id: k.id,
-            prefix: k.prefix,
-            tier: k.tier,
-            name: k.name,
-            created_at: iso(k.created_at),
-            revoked_at: k.revoked_at.map(iso),
-        }
-    }
-}
-
 #[derive(Object)]
 pub struct KeyList {
     pub ok: bool,
-    pub wallet: String,
+    pub wallet: Wallet,
     pub keys: Vec<KeyInfo>,
 }
 
 #[derive(Object)]
 pub struct RevokeKey {
-    pub id: String,
-    pub wallet_address: String,
+    pub id: KeyId,
+    pub wallet_address: Wallet,
     /// Base58 signature by `wallet_address` of
     /// `narrative-market-service:revoke-api-key:<id>:<wallet_address>`; not needed with the
     /// admin headers.
-    pub signature: Option<String>,
+    pub signature: Option<Base58Signature>,
 }
 
 #[derive(Object)]
 pub struct Revoked {
     pub ok: bool,
-    pub id: String,
+    pub id: KeyId,
     pub revoked: bool,
 }
 
@@ -104,35 +87,45 @@ pub struct Revoked {
 pub struct Me {
     pub ok: bool,
     pub id: String,
-    pub tier: String,
+    pub tier: AccessTier,
     pub wallet: Option<String>,
     pub limit_per_minute: u32,
+}
+
+refusals! {
+    IssueRefusals: [400, 413];
+    MeRefusals: [];
+    ListRefusals: [400];
+    RevokeRefusals: [400, 404, 413];
 }
 
 #[OpenApi(tag = "Tag::ApiKeys")]
 impl ApiKeysApi {
     /// Issue a key (admin). The response is the only time the key is shown.
     #[oai(path = "/admin/apikeys", method = "post")]
-    async fn issue(&self, _admin: AdminAuth, body: Json<IssueKey>) -> ApiResult<Issued> {
-        let owner = match body.0.wallet.as_deref().map(str::trim) {
-            None | Some("") => None,
-            Some(w) => Some(wallet("wallet", w)?.to_string()),
-        };
-        let tier = body
-            .0
-            .tier
-            .as_deref()
-            .unwrap_or("free")
-            .trim()
-            .to_ascii_lowercase();
-        let issued = keys::issue(self.state.store.db(), &tier, owner, body.0.name.clone()).await?;
-        tracing::info!(id = %issued.row.id, prefix = %issued.row.prefix, tier, "api key issued");
+    async fn issue(
+        &self,
+        _admin: AdminAuth,
+        body: Json<IssueKey>,
+    ) -> Answer<Issued, IssueRefusals> {
+        let body = body.0;
+        let issued = keys::issue_by_operator(
+            &self.state,
+            body.tier.unwrap_or(AccessTier::Free),
+            body.wallet,
+            body.name.map(Text::into_string),
+        )
+        .await?;
         Ok(Issued::Created(Json(IssuedKey {
             ok: true,
-            id: issued.row.id,
+            id: issued
+                .row
+                .id
+                .parse()
+                .map_err(crate::error::ApiError::internal)?,
             key: issued.key,
             prefix: issued.row.prefix,
-            tier: issued.row.tier,
+            tier: issued.tier,
             wallet: issued.row.wallet,
             created_at: iso(issued.row.created_at),
         })))
@@ -140,11 +133,11 @@ impl ApiKeysApi {
 
     /// The key presenting this request.
     #[oai(path = "/apikeys/me", method = "get")]
-    async fn me(&self, auth: ApiKeyAuth) -> ApiResult<Json<Me>> {
+    async fn me(&self, auth: ApiKeyAuth) -> Answer<Json<Me>, MeRefusals> {
         let caller = auth.0;
         Ok(Json(Me {
             ok: true,
-            limit_per_minute: tier_limit(&caller.tier).unwrap_or(0),
+            limit_per_minute: caller.tier.limit_per_minute(),
             id: caller.key_id,
             tier: caller.tier,
             wallet: caller.wallet,
@@ -153,47 +146,47 @@ impl ApiKeysApi {
 
     /// Keys issued to a wallet (never their secrets).
     #[oai(path = "/apikeys/:wallet_address", method = "get")]
-    async fn list(&self, wallet_address: Path<String>) -> ApiResult<Json<KeyList>> {
-        let owner = wallet("wallet_address", &wallet_address.0)?.to_string();
-        let rows = keys::list_for_wallet(self.state.store.db(), &owner).await?;
+    async fn list(&self, wallet_address: Path<Wallet>) -> Answer<Json<KeyList>, ListRefusals> {
+        let owner = wallet_address.0;
+        let rows = keys::list(&self.state, &owner).await?;
         Ok(Json(KeyList {
             ok: true,
             wallet: owner,
-            keys: rows.into_iter().map(KeyInfo::from).collect(),
+            keys: rows
+                .into_iter()
+                .map(|k| KeyInfo {
+                    active: k.revoked_at.is_none(),
+                    id: k.id,
+                    prefix: k.prefix,
+                    tier: k.tier,
+                    name: k.name,
+                    created_at: iso(k.created_at),
+                    revoked_at: k.revoked_at.map(iso),
+                })
+                .collect(),
         }))
     }
 
     /// Revoke a key: the operator, or the owning wallet's signature.
     #[oai(path = "/apikeys/revoke", method = "post")]
-    async fn revoke(&self, req: &Request, body: Json<RevokeKey>) -> ApiResult<Json<Revoked>> {
-        let owner = wallet("wallet_address", &body.wallet_address)?;
-        let id = crate::validate::uuid("id", &body.id)?.to_string();
-        let admin = admin_matches(
+    async fn revoke(
+        &self,
+        req: &Request,
+        body: Json<RevokeKey>,
+    ) -> Answer<Json<Revoked>, RevokeRefusals> {
+        let body = body.0;
+        let by_operator = carries_admin(req, &self.state);
+        keys::revoke_by_owner(
             &self.state,
-            req.header("x-admin-wallet").unwrap_or_default(),
-            req.header("x-admin-secret").unwrap_or_default(),
-        );
-        let signed = body.signature.as_deref().is_some_and(|s| {
-            signature::verify(
-                &owner,
-                revoke_message(&id, &owner.to_string()).as_bytes(),
-                s,
-            )
-        });
-        if !admin && !signed {
-            return Err(ApiError::coded(
-                StatusCode::UNAUTHORIZED,
-                "invalid_signature",
-                "revoking needs the wallet's signature of the revoke message or the admin headers",
-            )
-            .into());
-        }
-        if !keys::revoke(self.state.store.db(), &id, &owner.to_string()).await? {
-            return Err(ApiError::not_found("api key").into());
-        }
+            body.id,
+            &body.wallet_address,
+            body.signature.as_ref(),
+            by_operator,
+        )
+        .await?;
         Ok(Json(Revoked {
             ok: true,
-            id,
+            id: body.id,
             revoked: true,
         }))
     }

@@ -1,22 +1,19 @@
-//! `GET /v1/conviction/:wallet` (spec 2.5, 4.3): the profile computed from the wallet's resolved
-//! backings in the index. A legacy read: the payload is returned as is, without `ok`.
+//! `GET /v1/conviction/:wallet` and `/v1/conviction/creator/:wallet` (spec 2.5, 2.3b, 4.3).
+//! Legacy reads: the payload is returned as is, without `ok`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use narrative_store::entities::{narratives, shield_terms_acknowledgements};
 use poem_openapi::param::Path;
 use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 
-use crate::conviction::wallet_score;
-use crate::creator::{creator_score, Created};
-use crate::error::{ApiError, ApiResult};
+use crate::clock::iso;
+use crate::domain::profiles;
+use crate::error::{refusals, Answer};
 use crate::routes::Tag;
 use crate::state::AppState;
-use crate::time::iso;
-use crate::validate::{sol, wallet};
+use crate::values::{sol_u64, Wallet};
 
 pub struct ConvictionApi {
     pub state: Arc<AppState>,
@@ -33,7 +30,7 @@ pub struct CategoryStatsBody {
 /// Spec 2.5.
 #[derive(Object)]
 pub struct ConvictionProfile {
-    pub wallet_address: String,
+    pub wallet_address: Wallet,
     pub conviction_score: f64,
     pub conviction_tier: String,
     pub correct_backings: u32,
@@ -56,7 +53,7 @@ pub struct ConvictionProfile {
 /// Spec 2.3b.
 #[derive(Object)]
 pub struct CreatorProfile {
-    pub wallet_address: String,
+    pub wallet_address: Wallet,
     pub creator_score: f64,
     pub creator_tier: String,
     /// Percent of the Crucible forfeit of the creator's markets owed to the creator.
@@ -67,25 +64,22 @@ pub struct CreatorProfile {
     pub narratives_pending: u64,
 }
 
+refusals! {
+    ProfileRefusals: [400];
+}
+
 #[OpenApi(prefix_path = "/conviction", tag = "Tag::Conviction")]
 impl ConvictionApi {
     /// A wallet's conviction profile; an unseen wallet gets the zeroed profile, never 404.
     #[oai(path = "/:wallet", method = "get")]
     async fn profile(
         &self,
-        #[oai(name = "wallet")] wallet_param: Path<String>,
-    ) -> ApiResult<Json<ConvictionProfile>> {
-        let owner = wallet("wallet", &wallet_param.0)?.to_string();
-        let db = self.state.store.db();
-        let s = wallet_score(db, &owner).await.map_err(ApiError::from)?;
-        let current = &self.state.shield_terms_version;
-        let terms = shield_terms_acknowledgements::Entity::find_by_id(owner.clone())
-            .one(db)
-            .await
-            .map_err(ApiError::from)?
-            .filter(|t| &t.terms_version == current);
+        wallet: Path<Wallet>,
+    ) -> Answer<Json<ConvictionProfile>, ProfileRefusals> {
+        let profile = profiles::conviction_profile(&self.state, &wallet.0).await?;
+        let s = profile.score;
         Ok(Json(ConvictionProfile {
-            wallet_address: owner,
+            wallet_address: wallet.0,
             conviction_score: s.score,
             conviction_tier: s.tier.name().into(),
             correct_backings: s.correct,
@@ -97,9 +91,9 @@ impl ConvictionApi {
             streak_multiplier: s.streak_multiplier,
             combined_multiplier: s.combined_multiplier,
             fee_pct: s.fee_pct,
-            terms_accepted: terms.is_some(),
-            terms_version: current.clone(),
-            terms_accepted_at: terms.map(|t| iso(t.acknowledged_at)),
+            terms_accepted: profile.terms.is_some(),
+            terms_version: self.state.shield_terms_version.clone(),
+            terms_accepted_at: profile.terms.map(|t| iso(t.acknowledged_at)),
             per_category_stats: s
                 .per_category
                 .iter()
@@ -120,45 +114,14 @@ impl ConvictionApi {
     /// A wallet's creator profile (spec 2.3b) from the narratives it published; an unseen
     /// wallet gets the zeroed profile (tier `ember`), never 404.
     #[oai(path = "/creator/:wallet", method = "get")]
-    async fn creator(
-        &self,
-        #[oai(name = "wallet")] wallet_param: Path<String>,
-    ) -> ApiResult<Json<CreatorProfile>> {
-        let owner = wallet("wallet", &wallet_param.0)?.to_string();
-        let db = self.state.store.db();
-        let published = narratives::Entity::find()
-            .filter(narratives::Column::WalletAddress.eq(owner.as_str()))
-            .all(db)
-            .await
-            .map_err(ApiError::from)?;
-        let market_ids: Vec<String> = published.iter().map(|n| n.market_id.clone()).collect();
-        let markets = crate::indexed::markets_by_id(db, market_ids.clone())
-            .await
-            .map_err(ApiError::from)?;
-        // The creator's own stake is not an outside backer.
-        let outside = crate::indexed::distinct_backers(db, market_ids, Some(&owner))
-            .await
-            .map_err(ApiError::from)?;
-        let created: Vec<Created> = published
-            .iter()
-            .map(|n| {
-                let market = markets.get(&n.market_id);
-                Created {
-                    oracle_status: n.oracle_status.clone(),
-                    outside_backers: outside.get(&n.market_id).copied().unwrap_or(0) as u64,
-                    crucible_lamports: market
-                        .filter(|m| m.finalized)
-                        .map_or(0, |m| m.crucible_amount.max(0) as u64),
-                }
-            })
-            .collect();
-        let s = creator_score(&created);
+    async fn creator(&self, wallet: Path<Wallet>) -> Answer<Json<CreatorProfile>, ProfileRefusals> {
+        let s = profiles::creator_profile(&self.state, &wallet.0).await?;
         Ok(Json(CreatorProfile {
-            wallet_address: owner,
+            wallet_address: wallet.0,
             creator_score: s.score,
             creator_tier: s.tier.name().into(),
             creator_share_pct: s.share_pct,
-            total_creator_earnings_sol: sol(s.earnings_lamports as i64),
+            total_creator_earnings_sol: sol_u64(s.earnings_lamports),
             narratives_submitted: s.submitted,
             narratives_resolved_true: s.resolved_true,
             narratives_pending: s.pending,

@@ -1,4 +1,6 @@
-//! One `OpenApi` type per route group, all under `/v1`.
+//! The `/v1` route groups: one poem-openapi `OpenApi` type per group, each file holding its
+//! handlers and their request and response types only. Handlers parse nothing by hand (values
+//! arrive typed), query nothing and call no ledger: they call `domain` and shape its answer.
 
 use std::sync::Arc;
 

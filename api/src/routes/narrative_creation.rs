@@ -3,49 +3,102 @@
 
 use std::sync::Arc;
 
-use narrative_store::entities::narrative_generations;
 use poem::Request;
 use poem_openapi::param::Path;
 use poem_openapi::payload::Json;
 use poem_openapi::{ApiResponse, Object, OpenApi};
-use sea_orm::{ActiveValue::Set, EntityTrait, TransactionTrait};
-use serde_json::json;
 
-use crate::client::client_ip;
-use crate::error::{ApiError, ApiResult};
-use crate::generation::Draft;
-use crate::limits::{AI_GENERATE, AI_GENERATE_PER_IP};
-use crate::narrative_generation::{DEFAULT_DEADLINE_DAYS, GENERATE_NARRATIVE};
-use crate::narrative_publish::{self, MintPrepared, PrepareMint, Publish, Published};
-use crate::routes::narratives::CATEGORIES;
+use crate::clock::iso;
+use crate::domain::narratives::drafts::{self, GenerateRequest as Generate};
+use crate::domain::narratives::publish::{self, PrepareMint as Mint, Publish as PublishRequest};
+use crate::error::{refusals, Answer, ApiError};
+use crate::http::client_ip::client_ip;
 use crate::routes::Tag;
 use crate::state::AppState;
-use crate::time::{iso, now};
-use crate::validate::wallet;
+use crate::values::{
+    Base58Signature, Category, DeadlineDays, GenerationId, Lamports, NarrativeId, Text, Wallet,
+};
 
 pub struct NarrativeCreationApi {
     pub state: Arc<AppState>,
 }
 
-const MAX_TOPIC_CHARS: usize = 1_000;
+#[derive(Object)]
+pub struct PrepareMint {
+    /// The creator: signs, pays the fee and holds the YES stake.
+    pub backer_wallet: Wallet,
+    /// What the creator pays, at least `NARRATIVE_PUBLISH_FEE_SOL` (the document's minimum is
+    /// the configured fee); beyond the treasury's 20 % of the fee, all of it is the YES stake.
+    pub amount_lamports: Lamports,
+    /// Days until the market's deadline (1–730).
+    pub deadline_days: DeadlineDays,
+    /// The narrative's UUID; a new one when omitted.
+    pub narrative_id: Option<NarrativeId>,
+}
+
+#[derive(Object)]
+pub struct MintPrepared {
+    /// Base64, unsigned; the creator's wallet pays the fee.
+    pub transaction: String,
+    #[oai(rename = "narrativeId")]
+    pub narrative_id: NarrativeId,
+    /// Unix seconds.
+    #[oai(rename = "deadlineTimestamp")]
+    pub deadline_timestamp: i64,
+    /// The creator's locked YES backing.
+    pub stake_lamports: u64,
+    /// Paid to the treasury.
+    pub treasury_lamports: u64,
+}
+
+#[derive(Object)]
+pub struct Publish {
+    /// The creator (prepare-mint's `backer_wallet`).
+    #[oai(rename = "walletAddress")]
+    pub wallet_address: Wallet,
+    /// At least 10 characters that are not blank, at most 500.
+    pub thesis: Text<500, 10>,
+    pub category: Category,
+    /// As given to prepare-mint.
+    pub deadline_days: DeadlineDays,
+    /// Signature of the signed prepare-mint transaction.
+    pub signature: Base58Signature,
+    /// Human-verification token (Turnstile).
+    pub cf_token: Option<String>,
+    /// Cut to 120 characters; the thesis when omitted.
+    pub title: Option<String>,
+    pub sub_category: Option<Text<200, 0>>,
+    pub asset_tag: Option<Text<200, 0>>,
+    /// Resolution rules (spec 2.3): give both `resolution_source` and `criteria`, or neither.
+    pub resolution_source: Option<Text<2000, 0>>,
+    pub criteria: Option<Text<2000, 0>>,
+}
+
+#[derive(Object)]
+pub struct Published {
+    pub success: bool,
+    #[oai(rename = "narrativeId")]
+    pub narrative_id: NarrativeId,
+    pub message: String,
+}
 
 #[derive(Object)]
 pub struct GenerateRequest {
     /// What the narrative should be about, in any language.
-    pub topic: String,
+    pub topic: Text<1000>,
     /// Whose daily pool of 5 drafts this uses.
-    pub wallet_address: String,
-    /// One of the 24 categories; suggested from the topic when omitted.
-    pub category: Option<String>,
-    /// The draft's resolution window, 1–730 days (default 30).
-    pub deadline_days: Option<i64>,
+    pub wallet_address: Wallet,
+    /// Suggested from the topic when omitted.
+    pub category: Option<Category>,
+    /// The draft's resolution window (default 30).
+    pub deadline_days: Option<DeadlineDays>,
 }
 
 #[derive(Object)]
 pub struct GenerationStarted {
     pub ok: bool,
     #[oai(rename = "jobId")]
-    pub job_id: String,
+    pub job_id: GenerationId,
     /// `queued`.
     pub status: String,
 }
@@ -61,7 +114,7 @@ pub enum GenerateAccepted {
 pub struct NarrativeDraft {
     pub title: String,
     pub thesis: String,
-    pub category: String,
+    pub category: Category,
     pub resolution_source: String,
     pub criteria: String,
 }
@@ -81,27 +134,96 @@ pub struct GenerationStatus {
     pub updated_at: String,
 }
 
+refusals! {
+    PrepareMintRefusals: [400, 403, 409, 413, 503];
+    PublishRefusals: [400, 403, 409, 413, 422, 503];
+    GenerateRefusals: [400, 413];
+    StatusRefusals: [400, 404];
+}
+
+/// Both rules or neither (spec 2.3).
+fn rules(
+    source: Option<String>,
+    criteria: Option<String>,
+) -> Result<Option<(String, String)>, ApiError> {
+    match (source, criteria) {
+        (Some(source), Some(criteria)) => Ok(Some((source, criteria))),
+        (None, None) => Ok(None),
+        _ => Err(ApiError::validation(
+            "resolution_source and criteria come together",
+        )),
+    }
+}
+
 #[OpenApi(prefix_path = "/narratives", tag = "Tag::Narratives")]
 impl NarrativeCreationApi {
     /// Prepare the transaction that creates the narrative's Yield market, stakes 80 % of the
     /// publish fee on YES for the creator (locked until the market settles) and pays 20 % to
     /// the treasury. Sign and send it, then call publish with its signature.
     #[oai(path = "/prepare-mint", method = "post")]
-    async fn prepare_mint(&self, body: Json<PrepareMint>) -> ApiResult<Json<MintPrepared>> {
-        Ok(Json(
-            narrative_publish::prepare_mint(&self.state, body.0).await?,
-        ))
+    async fn prepare_mint(
+        &self,
+        body: Json<PrepareMint>,
+    ) -> Answer<Json<MintPrepared>, PrepareMintRefusals> {
+        let body = body.0;
+        let prepared = publish::prepare_mint(
+            &self.state,
+            Mint {
+                creator: body.backer_wallet,
+                amount_lamports: body.amount_lamports.get(),
+                deadline_days: body.deadline_days,
+                narrative_id: body.narrative_id,
+            },
+        )
+        .await?;
+        Ok(Json(MintPrepared {
+            transaction: prepared.unsigned.transaction,
+            narrative_id: prepared.narrative_id,
+            deadline_timestamp: prepared.deadline,
+            stake_lamports: prepared.stake_lamports,
+            treasury_lamports: prepared.treasury_lamports,
+        }))
     }
 
     /// Publish a narrative whose prepare-mint transaction landed: human verification, the
-    /// conviction gate, the daily cap, moderation and the uncertainty threshold, then the
-    /// signature on the ledger. A refused publish can be retried with the same signature.
+    /// conviction gate, the daily cap, the signature on the ledger, then moderation and the
+    /// uncertainty threshold. A refused publish can be retried with the same signature.
     #[oai(path = "/publish", method = "post")]
-    async fn publish(&self, req: &Request, body: Json<Publish>) -> ApiResult<Json<Published>> {
-        let ip = client_ip(req).and_then(|ip| ip.parse().ok());
-        Ok(Json(
-            narrative_publish::publish(&self.state, body.0, ip).await?,
-        ))
+    async fn publish(
+        &self,
+        req: &Request,
+        body: Json<Publish>,
+    ) -> Answer<Json<Published>, PublishRefusals> {
+        let body = body.0;
+        let request = PublishRequest {
+            creator: body.wallet_address,
+            thesis: body.thesis.collapsed(),
+            category: body.category,
+            deadline_days: body.deadline_days,
+            signature: body.signature,
+            cf_token: body.cf_token,
+            title: body
+                .title
+                .map(|t| t.trim().to_owned())
+                .filter(|t| !t.is_empty()),
+            sub_category: body.sub_category.and_then(Text::non_empty),
+            asset_tag: body.asset_tag.and_then(Text::non_empty),
+            rules: rules(
+                body.resolution_source.and_then(Text::non_empty),
+                body.criteria.and_then(Text::non_empty),
+            )?,
+        };
+        let published = publish::publish(&self.state, request, client_ip(req)).await?;
+        Ok(Json(Published {
+            success: true,
+            narrative_id: published.narrative_id,
+            message: if published.fresh {
+                "narrative published"
+            } else {
+                "already published"
+            }
+            .into(),
+        }))
     }
 
     /// Start drafting a narrative from a topic with the AI provider; answers at once with the
@@ -111,81 +233,19 @@ impl NarrativeCreationApi {
         &self,
         req: &Request,
         body: Json<GenerateRequest>,
-    ) -> ApiResult<GenerateAccepted> {
+    ) -> Answer<GenerateAccepted, GenerateRefusals> {
         let body = body.0;
-        let owner = wallet("wallet_address", &body.wallet_address)?.to_string();
-        let topic = body.topic.trim().to_owned();
-        if topic.is_empty() || topic.chars().count() > MAX_TOPIC_CHARS {
-            return Err(ApiError::validation(format!(
-                "topic required, at most {MAX_TOPIC_CHARS} characters"
-            ))
-            .into());
-        }
-        let category = match body.category.as_deref().map(str::trim) {
-            Some(c) if !c.is_empty() => {
-                let c = c.to_ascii_uppercase();
-                if !CATEGORIES.contains(&c.as_str()) {
-                    return Err(
-                        ApiError::validation("category must be one of the 24 categories").into(),
-                    );
-                }
-                Some(c)
-            }
-            _ => None,
-        };
-        let days = body.deadline_days.unwrap_or(DEFAULT_DEADLINE_DAYS);
-        if !(1..=730).contains(&days) {
-            return Err(ApiError::validation("deadline_days must be between 1 and 730").into());
-        }
-        let limiter = &self.state.limiter;
-        if let Some(ip) = client_ip(req) {
-            let decision = limiter.hit(&AI_GENERATE_PER_IP, &ip).await;
-            if !decision.allowed {
-                return Err(ApiError::window_exhausted(
-                    "daily_limit_reached",
-                    "20 drafts per IP per day",
-                    decision.retry_after_secs,
-                )
-                .into());
-            }
-        }
-        let decision = limiter.hit(&AI_GENERATE, &owner).await;
-        if !decision.allowed {
-            return Err(ApiError::window_exhausted(
-                "daily_limit_reached",
-                "5 drafts per wallet per day",
-                decision.retry_after_secs,
-            )
-            .into());
-        }
-        let id = uuid::Uuid::new_v4().to_string();
-        let at = now();
-        let db = self.state.store.db();
-        let txn = db.begin().await.map_err(ApiError::from)?;
-        narrative_generations::Entity::insert(narrative_generations::ActiveModel {
-            id: Set(id.clone()),
-            wallet_address: Set(owner),
-            topic: Set(topic),
-            category: Set(category),
-            status: Set("queued".into()),
-            draft: Set(None),
-            error: Set(None),
-            created_at: Set(at),
-            updated_at: Set(at),
-        })
-        .exec_without_returning(&txn)
-        .await
-        .map_err(ApiError::from)?;
-        crate::jobs::enqueue(
-            &txn,
-            GENERATE_NARRATIVE,
-            json!({"generation_id": id, "deadline_days": days}),
-            at,
+        let id = drafts::start(
+            &self.state,
+            client_ip(req),
+            Generate {
+                topic: body.topic.into_string(),
+                wallet: body.wallet_address,
+                category: body.category,
+                deadline_days: body.deadline_days,
+            },
         )
-        .await
-        .map_err(ApiError::from)?;
-        txn.commit().await.map_err(ApiError::from)?;
-        self.state.jobs_wake.notify_one();
+        .await?;
         Ok(GenerateAccepted::Accepted(Json(GenerationStarted {
             ok: true,
             job_id: id,
@@ -197,25 +257,15 @@ impl NarrativeCreationApi {
     #[oai(path = "/generate/status/:jobId", method = "get")]
     async fn generate_status(
         &self,
-        #[oai(name = "jobId")] job_id: Path<String>,
-    ) -> ApiResult<Json<GenerationStatus>> {
-        let id = crate::validate::uuid("jobId", &job_id.0)?.to_string();
-        let row = narrative_generations::Entity::find_by_id(id)
-            .one(self.state.store.db())
-            .await
-            .map_err(ApiError::from)?
-            .ok_or_else(|| ApiError::not_found("generation"))?;
-        let draft = match &row.draft {
-            Some(value) => {
-                Some(serde_json::from_value::<Draft>(value.clone()).map_err(ApiError::internal)?)
-            }
-            None => None,
-        };
+        #[oai(name = "jobId")] job_id: Path<GenerationId>,
+    ) -> Answer<Json<GenerationStatus>, StatusRefusals> {
+        let generation = drafts::status(&self.state, job_id.0).await?;
+        let row = generation.row;
         Ok(Json(GenerationStatus {
             ok: true,
             job_id: row.id,
             status: row.status,
-            draft: draft.map(|d| NarrativeDraft {
+            draft: generation.draft.map(|d| NarrativeDraft {
                 title: d.title,
                 thesis: d.thesis,
                 category: d.category,

@@ -1,19 +1,17 @@
 //! Inbound NFT webhooks (spec 4.12): the on-chain indexer reports tier-NFT transfers, server to
-//! server, with the shared secret. Each call is kept as received for the tier re-derivation.
+//! server, with the shared secret.
 
 use std::sync::Arc;
 
-use narrative_store::entities::webhook_events;
 use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
-use sea_orm::{ActiveValue::NotSet, ActiveValue::Set, EntityTrait};
-use serde_json::Value;
 
-use crate::auth::WebhookAuth;
-use crate::error::{ApiError, ApiResult};
+use crate::domain::nft;
+use crate::error::{refusals, Answer};
+use crate::http::auth::WebhookAuth;
 use crate::routes::Tag;
 use crate::state::AppState;
-use crate::time::now;
+use crate::values::JsonDocument;
 
 pub struct NftApi {
     pub state: Arc<AppState>,
@@ -26,25 +24,8 @@ pub struct WebhookReceived {
     pub id: i64,
 }
 
-impl NftApi {
-    async fn record(&self, source: &str, payload: Value) -> ApiResult<Json<WebhookReceived>> {
-        if !payload.is_object() && !payload.is_array() {
-            return Err(ApiError::validation("body must be a JSON object or array").into());
-        }
-        let inserted = webhook_events::Entity::insert(webhook_events::ActiveModel {
-            id: NotSet,
-            source: Set(source.to_owned()),
-            payload: Set(payload),
-            received_at: Set(now()),
-        })
-        .exec(self.state.store.db())
-        .await
-        .map_err(ApiError::from)?;
-        Ok(Json(WebhookReceived {
-            ok: true,
-            id: inserted.last_insert_id,
-        }))
-    }
+refusals! {
+    WebhookRefusals: [400, 413];
 }
 
 #[OpenApi(prefix_path = "/nft/webhook", tag = "Tag::Nft")]
@@ -54,9 +35,10 @@ impl NftApi {
     async fn indexer(
         &self,
         _auth: WebhookAuth,
-        body: Json<Value>,
-    ) -> ApiResult<Json<WebhookReceived>> {
-        self.record("indexer", body.0).await
+        body: Json<JsonDocument>,
+    ) -> Answer<Json<WebhookReceived>, WebhookRefusals> {
+        let id = nft::record(&self.state, "indexer", body.0 .0).await?;
+        Ok(Json(WebhookReceived { ok: true, id }))
     }
 
     /// A tier-NFT transfer.
@@ -64,8 +46,9 @@ impl NftApi {
     async fn transfer(
         &self,
         _auth: WebhookAuth,
-        body: Json<Value>,
-    ) -> ApiResult<Json<WebhookReceived>> {
-        self.record("transfer", body.0).await
+        body: Json<JsonDocument>,
+    ) -> Answer<Json<WebhookReceived>, WebhookRefusals> {
+        let id = nft::record(&self.state, "transfer", body.0 .0).await?;
+        Ok(Json(WebhookReceived { ok: true, id }))
     }
 }

@@ -1,35 +1,24 @@
-//! Shield (spec 4.14): protocols and their pool state from the index, the terms
-//! acknowledgement every backer signs first, and partnership applications.
+//! Shield (spec 4.14): protocols and their pool state, the terms acknowledgement every backer
+//! signs first, backing (prepare and confirm), partnership applications and the gate's log.
 
 use std::sync::Arc;
 
-use narrative_store::entities::{
-    shield_coverages, shield_partner_applications, shield_terms_acknowledgements,
-};
+use narrative_store::entities::{shield_coverages, shield_positions};
 use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
 use poem_openapi::{ApiResponse, Object, OpenApi};
-use sea_orm::sea_query::OnConflict;
-use sea_orm::{
-    ActiveValue::Set, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
-    QuerySelect,
-};
 
-use poem::Request;
-
-use crate::auth::AdminAuth;
-use crate::client::client_ip;
-use crate::error::{ApiError, ApiResult};
-use crate::probe_log;
+use crate::clock::iso;
+use crate::domain::shield::backing::{self, BackShield, ShieldAmount};
+use crate::domain::shield::partners::{self, Application};
+use crate::domain::shield::{probe_log, protocols, terms};
+use crate::error::{refusals, Answer};
+use crate::http::auth::AdminAuth;
 use crate::routes::Tag;
-use crate::shield_backing::{
-    self, ConfirmRequest, ShieldBack, ShieldBackConfirmed, ShieldBackPrepared,
-};
-use crate::signature::{shield_terms_message, verify};
 use crate::state::AppState;
-use crate::system::ensure_running;
-use crate::time::{iso, now};
-use crate::validate::{page, sol, wallet};
+use crate::values::{
+    page, sol, sol_u64, Base58Signature, PreparedId, ProtocolId, ShieldSide, Text, Wallet,
+};
 
 pub struct ShieldApi {
     pub state: Arc<AppState>,
@@ -77,7 +66,7 @@ pub struct ShieldProtocol {
 impl ShieldProtocol {
     fn from_row(c: shield_coverages::Model, now: i64) -> Self {
         ShieldProtocol {
-            backing_open: c.status == "active" && now >= c.period_start && now < c.period_end,
+            backing_open: protocols::backing_open(&c, now),
             total_backed_sol: sol(c.safe_principal.saturating_add(c.exploit_principal)),
             safe: ShieldPool {
                 principal_lamports: c.safe_principal,
@@ -128,11 +117,11 @@ pub struct ProtocolDetail {
 
 #[derive(Object)]
 pub struct TermsAck {
-    /// The backer's wallet (base58).
-    pub wallet: String,
-    /// Base58 ed25519 signature by `wallet` of
+    /// The backer's wallet.
+    pub wallet: Wallet,
+    /// The wallet's signature of
     /// `narrative-market-service:shield-terms:<terms_version>:<wallet>`.
-    pub signature: String,
+    pub signature: Base58Signature,
     /// Defaults to the current version; another version is refused.
     pub terms_version: Option<String>,
 }
@@ -140,9 +129,84 @@ pub struct TermsAck {
 #[derive(Object)]
 pub struct TermsAcknowledged {
     pub ok: bool,
-    pub wallet: String,
+    pub wallet: Wallet,
     pub terms_version: String,
     pub acknowledged_at: String,
+}
+
+#[derive(Object)]
+pub struct ShieldBack {
+    /// The backer's wallet; it signs and pays the fee.
+    pub wallet: Wallet,
+    pub protocol_id: ProtocolId,
+    pub side: ShieldSide,
+    /// 0.1 to 100 SOL.
+    pub amount_sol: ShieldAmount,
+    /// Confidential amounts (not on devnet): recorded on the position.
+    pub arcium_enabled: Option<bool>,
+}
+
+#[derive(Object)]
+pub struct ShieldBackPrepared {
+    pub ok: bool,
+    /// Base64 unsigned transaction; the wallet is the fee payer.
+    pub transaction: String,
+    /// `ready_to_confirm`: sign, send, then confirm with the signature.
+    pub status: String,
+    pub prepared_id: PreparedId,
+    pub blockhash: String,
+    pub protocol_id: ProtocolId,
+    pub side: ShieldSide,
+    pub amount_lamports: u64,
+    pub amount_sol: f64,
+}
+
+#[derive(Object)]
+pub struct ConfirmRequest {
+    pub prepared_id: PreparedId,
+    /// Signature of the sent transaction.
+    pub signature: Base58Signature,
+}
+
+#[derive(Object)]
+pub struct ShieldBackConfirmed {
+    pub ok: bool,
+    /// `confirmed`.
+    pub status: String,
+    pub position_id: String,
+    pub prepared_id: PreparedId,
+    pub signature: Base58Signature,
+    pub wallet: String,
+    pub protocol_id: String,
+    pub side: String,
+    pub amount_lamports: i64,
+    pub amount_sol: f64,
+    /// `discovery` (first 20 % of the period, 2.0x conviction multiplier) or `standard`.
+    pub window: String,
+    pub arcium_enabled: bool,
+}
+
+impl ShieldBackConfirmed {
+    fn from_position(
+        prepared_id: PreparedId,
+        signature: Base58Signature,
+        position: shield_positions::Model,
+    ) -> Self {
+        ShieldBackConfirmed {
+            ok: true,
+            status: "confirmed".into(),
+            position_id: position.id,
+            prepared_id,
+            signature,
+            wallet: position.wallet,
+            protocol_id: position.protocol,
+            side: position.side,
+            amount_lamports: position.amount_lamports,
+            amount_sol: sol(position.amount_lamports),
+            window: position.window,
+            arcium_enabled: position.arcium_enabled,
+        }
+    }
 }
 
 #[derive(Object)]
@@ -153,7 +217,7 @@ pub struct ProbeEntry {
     pub route: String,
     /// The wallet the request named, as given.
     pub wallet: Option<String>,
-    /// `acknowledged` or the error code the request got.
+    /// `acknowledged` or the error the request got.
     pub outcome: String,
     pub created_at: String,
 }
@@ -167,12 +231,12 @@ pub struct ProbeLog {
 
 #[derive(Object)]
 pub struct PartnerApplication {
-    pub protocol_name: String,
+    pub protocol_name: Text<200>,
     /// Email, handle or other way to reach the applicant.
-    pub contact: String,
-    pub wallet: Option<String>,
-    pub website: Option<String>,
-    pub message: Option<String>,
+    pub contact: Text<200>,
+    pub wallet: Option<Wallet>,
+    pub website: Option<Text<200, 0>>,
+    pub message: Option<Text<5000, 0>>,
 }
 
 #[derive(Object)]
@@ -188,58 +252,29 @@ pub enum PartnerApplied {
     Created(Json<ApplicationReceived>),
 }
 
-/// Longest accepted free-text fields, in characters.
-const MAX_NAME_CHARS: usize = 200;
-const MAX_MESSAGE_CHARS: usize = 5000;
-
-fn required_text(field: &str, value: &str, max: usize) -> Result<String, ApiError> {
-    let value = value.trim();
-    if value.is_empty() {
-        return Err(ApiError::validation(format!("{field} required")));
-    }
-    if value.chars().count() > max {
-        return Err(ApiError::validation(format!(
-            "{field} is longer than {max} characters"
-        )));
-    }
-    Ok(value.to_owned())
-}
-
-fn optional_text(
-    field: &str,
-    value: Option<String>,
-    max: usize,
-) -> Result<Option<String>, ApiError> {
-    match value.as_deref().map(str::trim) {
-        None | Some("") => Ok(None),
-        Some(v) => required_text(field, v, max).map(Some),
-    }
+refusals! {
+    ListRefusals: [400];
+    DetailRefusals: [400, 404];
+    TermsRefusals: [400, 413, 503];
+    BackRefusals: [400, 403, 404, 413, 503];
+    ConfirmRefusals: [400, 404, 409, 413, 503];
+    ProbeLogRefusals: [400];
+    ApplyRefusals: [400, 413, 503];
 }
 
 #[OpenApi(prefix_path = "/shield", tag = "Tag::Shield")]
 impl ShieldApi {
-    /// Active coverage periods with their pool state, newest period first.
+    /// Active coverage periods with their pool state, newest period first (`limit` default 50,
+    /// clamped to 1–200; `offset`).
     #[oai(path = "/protocols", method = "get")]
     async fn protocols(
         &self,
         limit: Query<Option<i64>>,
         offset: Query<Option<i64>>,
-    ) -> ApiResult<Json<ProtocolList>> {
+    ) -> Answer<Json<ProtocolList>, ListRefusals> {
         let (limit, offset) = page(limit.0, offset.0, 50, 200);
-        let db = self.state.store.db();
-        let query = shield_coverages::Entity::find()
-            .filter(shield_coverages::Column::Closed.eq(false))
-            .filter(shield_coverages::Column::Status.eq("active"));
-        let total = query.clone().count(db).await.map_err(ApiError::from)?;
-        let rows = query
-            .order_by_desc(shield_coverages::Column::PeriodStart)
-            .order_by_asc(shield_coverages::Column::ProtocolId)
-            .limit(limit)
-            .offset(offset)
-            .all(db)
-            .await
-            .map_err(ApiError::from)?;
-        let now = now();
+        let (rows, total) = protocols::active(&self.state, limit, offset).await?;
+        let now = self.state.now();
         Ok(Json(ProtocolList {
             ok: true,
             protocols: rows
@@ -252,56 +287,64 @@ impl ShieldApi {
 
     /// One coverage period (any status) and its pool state.
     #[oai(path = "/protocols/:id", method = "get")]
-    async fn protocol(&self, id: Path<String>) -> ApiResult<Json<ProtocolDetail>> {
-        let id = id.0.trim().to_ascii_lowercase();
-        if id.len() != 64 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(
-                ApiError::validation("id must be a protocol_id of 64 hex characters").into(),
-            );
-        }
-        let row = shield_coverages::Entity::find()
-            .filter(shield_coverages::Column::ProtocolId.eq(id))
-            .filter(shield_coverages::Column::Closed.eq(false))
-            .one(self.state.store.db())
-            .await
-            .map_err(ApiError::from)?
-            .ok_or_else(|| ApiError::not_found("protocol"))?;
+    async fn protocol(&self, id: Path<ProtocolId>) -> Answer<Json<ProtocolDetail>, DetailRefusals> {
+        let row = protocols::get(&self.state, id.0).await?;
         Ok(Json(ProtocolDetail {
             ok: true,
-            protocol: ShieldProtocol::from_row(row, now()),
+            protocol: ShieldProtocol::from_row(row, self.state.now()),
         }))
     }
 
-    /// Record the wallet's signed acknowledgement of the shield terms (required before backing).
-    /// Every attempt, accepted or not, goes to the probe log.
+    /// Record the wallet's signed acknowledgement of the shield terms (required before
+    /// backing). Every attempt, accepted or not, goes to the gate's log.
     #[oai(path = "/terms-ack", method = "post")]
     async fn terms_ack(
         &self,
-        req: &Request,
         body: Json<TermsAck>,
-    ) -> ApiResult<Json<TermsAcknowledged>> {
-        let claimed_wallet: String = body.wallet.trim().chars().take(64).collect();
-        let result = self.acknowledge(body.0).await;
-        let outcome = match &result {
-            Ok(_) => "acknowledged".to_owned(),
-            Err(e) => e.code(),
-        };
-        probe_log::record(
-            self.state.store.db(),
-            client_ip(req),
-            "/v1/shield/terms-ack",
-            Some(claimed_wallet),
-            &outcome,
+    ) -> Answer<Json<TermsAcknowledged>, TermsRefusals> {
+        let body = body.0;
+        let at = terms::acknowledge(
+            &self.state,
+            &body.wallet,
+            &body.signature,
+            body.terms_version.as_deref(),
         )
-        .await;
-        Ok(Json(result?))
+        .await?;
+        Ok(Json(TermsAcknowledged {
+            ok: true,
+            wallet: body.wallet,
+            terms_version: self.state.shield_terms_version.clone(),
+            acknowledged_at: iso(at),
+        }))
     }
 
     /// Prepare a `back_shield` transaction for the wallet to sign (terms acknowledged first;
     /// 0.1 to 100 SOL; the coverage period must be open).
     #[oai(path = "/back", method = "post")]
-    async fn back(&self, body: Json<ShieldBack>) -> ApiResult<Json<ShieldBackPrepared>> {
-        Ok(Json(shield_backing::prepare(&self.state, body.0).await?))
+    async fn back(&self, body: Json<ShieldBack>) -> Answer<Json<ShieldBackPrepared>, BackRefusals> {
+        let body = body.0;
+        let prepared = backing::prepare(
+            &self.state,
+            BackShield {
+                wallet: body.wallet,
+                protocol_id: body.protocol_id,
+                side: body.side,
+                amount: body.amount_sol,
+                arcium_enabled: body.arcium_enabled.unwrap_or(false),
+            },
+        )
+        .await?;
+        Ok(Json(ShieldBackPrepared {
+            ok: true,
+            transaction: prepared.unsigned.transaction,
+            status: "ready_to_confirm".into(),
+            prepared_id: prepared.unsigned.id,
+            blockhash: prepared.unsigned.blockhash,
+            protocol_id: prepared.params.protocol_id,
+            side: prepared.params.side,
+            amount_lamports: prepared.params.amount_lamports,
+            amount_sol: sol_u64(body.amount_sol.lamports()),
+        }))
     }
 
     /// Confirm a sent backing by its signature: recorded once the ledger shows the prepared
@@ -311,20 +354,25 @@ impl ShieldApi {
     async fn back_confirm(
         &self,
         body: Json<ConfirmRequest>,
-    ) -> ApiResult<Json<ShieldBackConfirmed>> {
-        Ok(Json(shield_backing::confirm(&self.state, body.0).await?))
+    ) -> Answer<Json<ShieldBackConfirmed>, ConfirmRefusals> {
+        let confirmed = backing::confirm(&self.state, body.0.prepared_id, body.0.signature).await?;
+        Ok(Json(ShieldBackConfirmed::from_position(
+            confirmed.prepared_id,
+            confirmed.signature,
+            confirmed.position,
+        )))
     }
 
-    /// The gate's access log, newest first (admin).
+    /// The gate's access log, newest first (admin; `limit` default 50, clamped to 1–200).
     #[oai(path = "/probe-log", method = "get")]
     async fn probe_log(
         &self,
         _admin: AdminAuth,
         limit: Query<Option<i64>>,
         offset: Query<Option<i64>>,
-    ) -> ApiResult<Json<ProbeLog>> {
+    ) -> Answer<Json<ProbeLog>, ProbeLogRefusals> {
         let (limit, offset) = page(limit.0, offset.0, 50, 200);
-        let (rows, total) = probe_log::page(self.state.store.db(), limit, offset).await?;
+        let (rows, total) = probe_log::page(&self.state, limit, offset).await?;
         Ok(Json(ProbeLog {
             ok: true,
             entries: rows
@@ -344,84 +392,25 @@ impl ShieldApi {
 
     /// A protocol's application for a partnership shield.
     #[oai(path = "/partner-apply", method = "post")]
-    async fn partner_apply(&self, body: Json<PartnerApplication>) -> ApiResult<PartnerApplied> {
-        let db = self.state.store.db();
-        ensure_running(db, "shield").await?;
+    async fn partner_apply(
+        &self,
+        body: Json<PartnerApplication>,
+    ) -> Answer<PartnerApplied, ApplyRefusals> {
         let body = body.0;
-        let protocol_name = required_text("protocol_name", &body.protocol_name, MAX_NAME_CHARS)?;
-        let contact = required_text("contact", &body.contact, MAX_NAME_CHARS)?;
-        let applicant = match body.wallet.as_deref().map(str::trim) {
-            None | Some("") => None,
-            Some(w) => Some(wallet("wallet", w)?.to_string()),
-        };
-        let website = optional_text("website", body.website, MAX_NAME_CHARS)?;
-        let message = optional_text("message", body.message, MAX_MESSAGE_CHARS)?;
-        let id = uuid::Uuid::new_v4().to_string();
-        shield_partner_applications::Entity::insert(shield_partner_applications::ActiveModel {
-            id: Set(id.clone()),
-            protocol_name: Set(protocol_name),
-            contact: Set(contact),
-            wallet: Set(applicant),
-            website: Set(website),
-            message: Set(message),
-            created_at: Set(now()),
-        })
-        .exec(db)
-        .await
-        .map_err(ApiError::from)?;
+        let id = partners::apply(
+            &self.state,
+            Application {
+                protocol_name: body.protocol_name.into_string(),
+                contact: body.contact.into_string(),
+                wallet: body.wallet,
+                website: body.website.and_then(Text::non_empty),
+                message: body.message.and_then(Text::non_empty),
+            },
+        )
+        .await?;
         Ok(PartnerApplied::Created(Json(ApplicationReceived {
             ok: true,
             id,
         })))
-    }
-}
-
-impl ShieldApi {
-    async fn acknowledge(&self, body: TermsAck) -> Result<TermsAcknowledged, ApiError> {
-        let db = self.state.store.db();
-        ensure_running(db, "shield").await?;
-        let owner = wallet("wallet", &body.wallet)?;
-        let current = &self.state.shield_terms_version;
-        if let Some(version) = body.terms_version.as_deref() {
-            if version != current {
-                return Err(ApiError::validation(format!(
-                    "terms_version must be the current version {current}"
-                )));
-            }
-        }
-        if !verify(
-            &owner,
-            shield_terms_message(current, &owner).as_bytes(),
-            &body.signature,
-        ) {
-            return Err(ApiError::coded(
-                poem::http::StatusCode::UNAUTHORIZED,
-                "invalid_signature",
-                "signature is not the wallet's signature of the terms message",
-            ));
-        }
-        let at = now();
-        shield_terms_acknowledgements::Entity::insert(shield_terms_acknowledgements::ActiveModel {
-            wallet: Set(owner.to_string()),
-            terms_version: Set(current.clone()),
-            acknowledged_at: Set(at),
-        })
-        .on_conflict(
-            OnConflict::column(shield_terms_acknowledgements::Column::Wallet)
-                .update_columns([
-                    shield_terms_acknowledgements::Column::TermsVersion,
-                    shield_terms_acknowledgements::Column::AcknowledgedAt,
-                ])
-                .to_owned(),
-        )
-        .exec(db)
-        .await
-        .map_err(ApiError::from)?;
-        Ok(TermsAcknowledged {
-            ok: true,
-            wallet: owner.to_string(),
-            terms_version: current.clone(),
-            acknowledged_at: iso(at),
-        })
     }
 }

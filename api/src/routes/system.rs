@@ -5,20 +5,21 @@ use std::sync::Arc;
 use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
 
-use crate::auth::AdminAuth;
-use crate::error::ApiResult;
+use crate::clock::iso;
+use crate::domain::system;
+use crate::error::{refusals, Answer};
+use crate::http::auth::AdminAuth;
 use crate::routes::Tag;
 use crate::state::AppState;
-use crate::system;
-use crate::time::{iso, now};
+use crate::values::Component;
 
 pub struct SystemApi {
     pub state: Arc<AppState>,
 }
 
 #[derive(Object)]
-pub struct Component {
-    pub name: String,
+pub struct ComponentStatus {
+    pub name: Component,
     pub halted: bool,
     pub reason: Option<String>,
     /// ISO 8601 UTC of the last change; null when never changed.
@@ -30,38 +31,28 @@ pub struct SystemStatus {
     pub ok: bool,
     /// True when any component is halted.
     pub halted: bool,
-    pub components: Vec<Component>,
+    pub components: Vec<ComponentStatus>,
 }
 
 #[derive(Object)]
 pub struct HaltRequest {
-    /// One of `shield`, `binary`, `markets`, `agents`, `narratives`.
-    pub component: String,
+    pub component: Component,
     /// True halts the component's writes, false resumes them.
     pub halted: bool,
     pub reason: Option<String>,
+}
+
+refusals! {
+    StatusRefusals: [];
+    HaltRefusals: [400, 413];
 }
 
 #[OpenApi(tag = "Tag::System")]
 impl SystemApi {
     /// Per-component halted flags. A halted component's writes answer 503 `system_halted`.
     #[oai(path = "/system/status", method = "get")]
-    async fn status(&self) -> ApiResult<Json<SystemStatus>> {
-        let components: Vec<Component> = system::status(self.state.store.db())
-            .await?
-            .into_iter()
-            .map(|c| Component {
-                name: c.name,
-                halted: c.halted,
-                reason: c.reason,
-                updated_at: (c.updated_at > 0).then(|| iso(c.updated_at)),
-            })
-            .collect();
-        Ok(Json(SystemStatus {
-            ok: true,
-            halted: components.iter().any(|c| c.halted),
-            components,
-        }))
+    async fn status(&self) -> Answer<Json<SystemStatus>, StatusRefusals> {
+        Ok(Json(self.read().await?))
     }
 
     /// Halt or resume a component (admin).
@@ -70,15 +61,33 @@ impl SystemApi {
         &self,
         _admin: AdminAuth,
         body: Json<HaltRequest>,
-    ) -> ApiResult<Json<SystemStatus>> {
+    ) -> Answer<Json<SystemStatus>, HaltRefusals> {
         let HaltRequest {
             component,
             halted,
             reason,
         } = body.0;
-        let component = component.trim().to_owned();
-        system::set_halted(self.state.store.db(), &component, halted, reason, now()).await?;
-        tracing::info!(%component, halted, "component halt flag changed");
-        self.status().await
+        system::set_halted(&self.state, component, halted, reason).await?;
+        Ok(Json(self.read().await?))
+    }
+}
+
+impl SystemApi {
+    async fn read(&self) -> Result<SystemStatus, crate::error::ApiError> {
+        let components: Vec<ComponentStatus> = system::status(&self.state)
+            .await?
+            .into_iter()
+            .map(|c| ComponentStatus {
+                name: c.component,
+                halted: c.halted,
+                reason: c.reason,
+                updated_at: c.updated_at.map(iso),
+            })
+            .collect();
+        Ok(SystemStatus {
+            ok: true,
+            halted: components.iter().any(|c| c.halted),
+            components,
+        })
     }
 }

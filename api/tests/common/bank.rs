@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use integration_tests::harness::Harness;
-use narrative_api::ledger::{
+use narrative_api::chain::ledger::{
     LandedTransaction, Ledger, LedgerAccount, LedgerError, SignatureStatus,
 };
 use narrative_sdk::Pubkey;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use integration_tests::harness::{Harness, HarnessOptions};
-use narrative_api::human::LocalVerifier;
+use narrative_api::providers::human::LocalVerifier;
 use narrative_api::{Config, Providers};
 use serde_json::Value;
 use solana_keypair::Keypair;
@@ -32,14 +32,14 @@ pub async fn start_on_bank_with(
     harness.warp_to(chrono::Utc::now().timestamp()).await;
     let ledger = BankLedger::new(harness);
     let providers = Providers {
+        clock: Arc::new(narrative_api::clock::SystemClock),
         ledger: ledger.clone(),
-        human: Arc::new(LocalVerifier {
-            accepted: HUMAN_TOKEN.into(),
-        }),
-        polisher: std::sync::Arc::new(narrative_api::polish::LocalPolisher),
-        reviewer: std::sync::Arc::new(narrative_api::review::LocalReviewer),
-        generator: std::sync::Arc::new(narrative_api::generation::LocalGenerator),
-        prices: std::sync::Arc::new(narrative_api::price::FixedPrice(150.0)),
+        human: Arc::new(LocalVerifier::accepting(HUMAN_TOKEN)),
+        polisher: Arc::new(narrative_api::providers::polisher::LocalPolisher),
+        reviewer: Arc::new(narrative_api::providers::reviewer::LocalReviewer),
+        generator: Arc::new(narrative_api::providers::drafter::LocalGenerator),
+        prices: Arc::new(narrative_api::providers::prices::FixedPrice(150.0)),
+        resolver: Arc::new(narrative_api::providers::outbound::SystemResolver),
     };
     let server = TestServer::start_with(Some(providers), |c| {
         c.confirm_wait_ms = 300;

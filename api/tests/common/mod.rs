@@ -3,9 +3,11 @@
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use narrative_api::background::Background;
+use narrative_api::clock::{ManualClock, SharedClock};
 use narrative_api::{build_app, AppState, Config, Providers};
 use narrative_store::testing::TestDb;
 use poem::listener::{Acceptor, Listener, TcpListener};
@@ -24,9 +26,22 @@ pub struct TestServer {
     pub base: String,
     pub db: TestDb,
     pub http: reqwest::Client,
+    /// The server's clock: the system's, unless the test gave a manual one.
+    pub clock: SharedClock,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<ServerTask>,
     background: Option<Background>,
+}
+
+/// The settings every test server starts from (an operator pair, one browser origin), then
+/// `configure`'s changes; nothing from the process environment.
+fn test_config(configure: impl FnOnce(&mut Config)) -> Config {
+    let mut config = Config::defaults();
+    config.admin_wallet = Some(ADMIN_WALLET.into());
+    config.admin_secret = Some(ADMIN_SECRET.into());
+    config.cors_origins = vec!["https://app.example".into()];
+    configure(&mut config);
+    config
 }
 
 impl TestServer {
@@ -34,20 +49,31 @@ impl TestServer {
         Self::start_with(None, configure).await
     }
 
-    /// A server whose ledger and human verifier are `providers` (the configured ones if `None`),
-    /// with its job worker running as in production.
+    /// A server whose time is `clock` (tests move it instead of waiting for it).
+    pub async fn start_at(
+        clock: Arc<ManualClock>,
+        configure: impl FnOnce(&mut Config),
+    ) -> TestServer {
+        let config = test_config(configure);
+        let providers = Providers::with_clock(&config, clock).expect("providers");
+        Self::serve_config(config, providers).await
+    }
+
+    /// A server whose outside world is `providers` (the configured ones if `None`), with its
+    /// job worker running as in production.
     pub async fn start_with(
         providers: Option<Providers>,
         configure: impl FnOnce(&mut Config),
     ) -> TestServer {
-        let db = TestDb::new().await;
-        let mut config = Config::defaults();
-        config.admin_wallet = Some(ADMIN_WALLET.into());
-        config.admin_secret = Some(ADMIN_SECRET.into());
-        config.cors_origins = vec!["https://app.example".into()];
-        configure(&mut config);
+        let config = test_config(configure);
         let providers =
             providers.unwrap_or_else(|| Providers::from_config(&config).expect("providers"));
+        Self::serve_config(config, providers).await
+    }
+
+    async fn serve_config(config: Config, providers: Providers) -> TestServer {
+        let db = TestDb::new().await;
+        let clock = providers.clock.clone();
         let state = AppState::from_config_with(db.store.clone(), &config, providers)
             .await
             .expect("state");
@@ -57,6 +83,7 @@ impl TestServer {
             base: format!("http://{addr}"),
             db,
             http: reqwest::Client::new(),
+            clock,
             stop: Some(stop),
             task: Some(task),
             background: Some(background),
@@ -70,7 +97,9 @@ impl TestServer {
     ) -> (String, tokio::sync::oneshot::Sender<()>) {
         let mut config = Config::defaults();
         configure(&mut config);
-        let state = AppState::from_config(self.db.store.clone(), &config)
+        // The same clock: two processes of one deployment share the time.
+        let providers = Providers::with_clock(&config, self.clock.clone()).expect("providers");
+        let state = AppState::from_config_with(self.db.store.clone(), &config, providers)
             .await
             .expect("state");
         let (addr, stop, _task) = serve(state).await;
@@ -193,10 +222,8 @@ pub async fn serve_locally(app: impl poem::Endpoint + 'static) -> String {
     format!("http://{addr}")
 }
 
-/// Waits, if needed, so that a one-minute window does not roll over during the next seconds.
-pub async fn fresh_minute() {
-    let second = chrono::Utc::now().timestamp().rem_euclid(60);
-    if second > 45 {
-        tokio::time::sleep(Duration::from_secs((61 - second) as u64)).await;
-    }
+/// A manual clock at the start of an hour (so minute and hour windows are fresh), near now.
+pub fn clock_at_hour_start() -> Arc<ManualClock> {
+    let now = chrono::Utc::now().timestamp();
+    ManualClock::at(now - now.rem_euclid(3_600))
 }

@@ -1,0 +1,473 @@
+//! Prepare → sign → confirm (spec 5.2), one runner for every money flow. A prepared transaction
+//! is stored with the message the wallet must sign (fee payer = the wallet) and the flow's typed
+//! parameters; confirm finds the signature on the ledger and accepts it only if it landed without
+//! error, was paid by that wallet, and carries the prepared instructions in order. Nothing is
+//! recorded until then, and a replayed signature answers the same and writes nothing.
+//!
+//! A flow ([`MoneyFlow`]) supplies only what differs: its kind and component, its parameters,
+//! the accounts it changes, the rows it records and its answer. The runner owns the rest: the
+//! halt rule (a halted component refuses prepares and fresh confirms; replays still answer), the
+//! ledger wait, the checks, the conditional update that lets one of two racing confirms record
+//! (the other answers from what the first recorded), the refresh of the changed accounts, and
+//! waking the job worker.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use narrative_sdk::{Instruction, Pubkey};
+use narrative_store::entities::prepared_transactions;
+use narrative_store::Store;
+use poem::http::StatusCode;
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction,
+    EntityTrait, QueryFilter, TransactionTrait,
+};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use solana_transaction::versioned::VersionedTransaction;
+use solana_transaction::Transaction;
+use tokio::sync::Notify;
+
+use crate::chain::halts::ensure_running;
+use crate::chain::ledger::{LandedInstruction, LandedTransaction, Ledger, LedgerError};
+use crate::clock::SharedClock;
+use crate::error::ApiError;
+use crate::jobs::refresh_accounts::RefreshAccounts;
+use crate::values::{Base58Signature, Component, PreparedId, Wallet};
+
+/// The compute-budget program: wallets add its instructions (priority fees) before signing,
+/// which changes nothing the service cares about.
+const COMPUTE_BUDGET_PROGRAM: Pubkey =
+    Pubkey::from_str_const("ComputeBudget111111111111111111111111111111");
+
+/// How long confirm waits for a signature the ledger does not show yet.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfirmWait {
+    pub attempts: u32,
+    pub interval: Duration,
+}
+
+impl ConfirmWait {
+    /// Polls every 250 ms for about `total_ms`.
+    pub fn for_millis(total_ms: u64) -> ConfirmWait {
+        let interval = Duration::from_millis(250);
+        ConfirmWait {
+            attempts: (total_ms / 250).max(1) as u32,
+            interval,
+        }
+    }
+}
+
+/// A prepared transaction as a flow sees it.
+#[derive(Debug, Clone)]
+pub struct Prepared<P> {
+    pub id: PreparedId,
+    /// The wallet that signs and pays.
+    pub wallet: Wallet,
+    pub params: P,
+    /// The signature that confirmed it, once confirmed.
+    pub signature: Option<Base58Signature>,
+    /// The unsigned message the wallet was given.
+    message: Vec<u8>,
+}
+
+/// A transaction ready for the wallet.
+pub struct Unsigned {
+    pub id: PreparedId,
+    /// Base64 wire bytes, unsigned (spec 4.0 `transaction`).
+    pub transaction: String,
+    pub blockhash: String,
+}
+
+/// What differs between money flows.
+#[async_trait::async_trait]
+pub trait MoneyFlow: Send + Sync {
+    /// The kind its prepared transactions are stored as.
+    const KIND: &'static str;
+    /// What prepare stores for confirm.
+    type Params: Serialize + DeserializeOwned + Send + Sync;
+    /// The answer of a confirm, fresh or replayed.
+    type Confirmed: Send;
+
+    /// The component whose halt flag stops this flow.
+    fn component(&self) -> Component;
+
+    /// Accounts the transaction changed, re-read into the store once it is confirmed.
+    fn changed(&self, prepared: &Prepared<Self::Params>) -> Vec<Pubkey>;
+
+    /// The rows recorded with the confirmation, in its database transaction.
+    async fn record(
+        &self,
+        txn: &DatabaseTransaction,
+        prepared: &Prepared<Self::Params>,
+        signature: &Base58Signature,
+        now: i64,
+    ) -> Result<(), ApiError>;
+
+    /// The answer, from what was recorded; `fresh` when this request recorded it, false for a
+    /// replay (or a request that lost the race to record it).
+    async fn answer(
+        &self,
+        db: &DatabaseConnection,
+        prepared: &Prepared<Self::Params>,
+        fresh: bool,
+    ) -> Result<Self::Confirmed, ApiError>;
+}
+
+/// Where a prepared transaction stands against a signature.
+pub enum Opened<P> {
+    /// Confirmed by this signature already.
+    Replay(Prepared<P>),
+    /// Not confirmed yet.
+    Unconfirmed(Prepared<P>),
+}
+
+/// The ledger, the store and the clock, as the money flows use them.
+pub struct Chain {
+    pub store: Store,
+    pub ledger: Arc<dyn Ledger>,
+    pub clock: SharedClock,
+    pub wait: ConfirmWait,
+    /// Wakes the job worker when a confirm queued follow-up work.
+    pub jobs_wake: Arc<Notify>,
+}
+
+impl Chain {
+    /// Builds the wallet's transaction over `instructions` and stores it with `params` (inside
+    /// the caller's database transaction when given one). Refused while the flow is halted.
+    pub async fn prepare<F: MoneyFlow>(
+        &self,
+        db: &impl ConnectionTrait,
+        flow: &F,
+        wallet: &Wallet,
+        instructions: &[Instruction],
+        params: &F::Params,
+    ) -> Result<Unsigned, ApiError> {
+        ensure_running(db, flow.component()).await?;
+        let blockhash = self.ledger.latest_blockhash().await.map_err(ledger_error)?;
+        let tx = narrative_sdk::tx::unsigned_transaction(instructions, &wallet.pubkey(), blockhash);
+        let message = bincode::serialize(&tx.message).map_err(ApiError::internal)?;
+        let id = PreparedId::new_random();
+        prepared_transactions::Entity::insert(prepared_transactions::ActiveModel {
+            id: Set(id.to_string()),
+            kind: Set(F::KIND.to_owned()),
+            wallet: Set(wallet.to_string()),
+            message: Set(message),
+            params: Set(serde_json::to_value(params).map_err(ApiError::internal)?),
+            status: Set("prepared".into()),
+            signature: Set(None),
+            error: Set(None),
+            created_at: Set(self.clock.now()),
+            confirmed_at: Set(None),
+        })
+        .exec_without_returning(db)
+        .await?;
+        Ok(Unsigned {
+            id,
+            transaction: narrative_sdk::tx::to_base64(&tx),
+            blockhash: blockhash.to_string(),
+        })
+    }
+
+    /// Confirms prepared transaction `id` of `flow` by `signature`: what every confirm route
+    /// does.
+    pub async fn confirm<F: MoneyFlow>(
+        &self,
+        flow: &F,
+        id: PreparedId,
+        signature: Base58Signature,
+    ) -> Result<F::Confirmed, ApiError> {
+        let db = self.store.db();
+        let prepared = match self.open::<F>(id, &signature).await? {
+            Opened::Replay(prepared) => return flow.answer(db, &prepared, false).await,
+            Opened::Unconfirmed(prepared) => prepared,
+        };
+        ensure_running(db, flow.component()).await?;
+        // The ledger is asked only once the store has nothing to answer from.
+        let landed = self.landed(&signature).await?;
+        verify(&prepared, &landed)?;
+        self.record(flow, prepared, signature).await
+    }
+
+    /// Prepared transaction `id` of `F`, unless it was confirmed with another signature or
+    /// `signature` confirmed another one.
+    pub async fn open<F: MoneyFlow>(
+        &self,
+        id: PreparedId,
+        signature: &Base58Signature,
+    ) -> Result<Opened<F::Params>, ApiError> {
+        let db = self.store.db();
+        let prepared = load::<F>(db, id)
+            .await?
+            .ok_or_else(|| ApiError::not_found("prepared transaction"))?;
+        match prepared.signature {
+            Some(stored) if stored == *signature => return Ok(Opened::Replay(prepared)),
+            Some(_) => return Err(already_confirmed()),
+            None => {}
+        }
+        let used = prepared_transactions::Entity::find()
+            .filter(prepared_transactions::Column::Signature.eq(signature.to_string()))
+            .one(db)
+            .await?;
+        if used.is_some() {
+            return Err(ApiError::coded(
+                StatusCode::CONFLICT,
+                "signature_already_used",
+                "this signature confirmed another prepared transaction",
+            ));
+        }
+        Ok(Opened::Unconfirmed(prepared))
+    }
+
+    /// Records a verified confirmation in one database transaction: marks the prepared
+    /// transaction confirmed by `signature` (only if nothing confirmed it meanwhile), writes the
+    /// flow's rows and queues the refresh of the changed accounts. A confirm that lost the race
+    /// to another request answers from what that request recorded.
+    pub async fn record<F: MoneyFlow>(
+        &self,
+        flow: &F,
+        prepared: Prepared<F::Params>,
+        signature: Base58Signature,
+    ) -> Result<F::Confirmed, ApiError> {
+        let db = self.store.db();
+        let now = self.clock.now();
+        let txn = db.begin().await?;
+        if !mark_confirmed(&txn, prepared.id, &signature, now).await? {
+            txn.rollback().await?;
+            let winner = load::<F>(db, prepared.id)
+                .await?
+                .ok_or_else(|| ApiError::internal("a confirmed prepared transaction vanished"))?;
+            return match winner.signature {
+                Some(stored) if stored == signature => flow.answer(db, &winner, false).await,
+                _ => Err(already_confirmed()),
+            };
+        }
+        flow.record(&txn, &prepared, &signature, now).await?;
+        let changed = flow.changed(&prepared);
+        if !changed.is_empty() {
+            crate::jobs::enqueue(&txn, &RefreshAccounts { addresses: changed }, now, now).await?;
+        }
+        txn.commit().await?;
+        self.jobs_wake.notify_one();
+        let confirmed = Prepared {
+            signature: Some(signature),
+            ..prepared
+        };
+        flow.answer(db, &confirmed, true).await
+    }
+
+    /// The landed transaction, waiting up to the confirm wait for it to reach `confirmed`.
+    pub async fn landed(&self, signature: &Base58Signature) -> Result<LandedTransaction, ApiError> {
+        let signature = signature.transaction();
+        for attempt in 0..self.wait.attempts.max(1) {
+            // Poll the cheap status; fetch the whole transaction once it is confirmed.
+            if self
+                .ledger
+                .signature_status(&signature)
+                .await
+                .map_err(ledger_error)?
+                .is_some()
+            {
+                if let Some(landed) = self
+                    .ledger
+                    .transaction(&signature)
+                    .await
+                    .map_err(ledger_error)?
+                {
+                    return Ok(landed);
+                }
+            }
+            if attempt + 1 < self.wait.attempts {
+                tokio::time::sleep(self.wait.interval).await;
+            }
+        }
+        Err(ApiError::unavailable(
+            "transaction_pending",
+            "the signature is not confirmed on the ledger yet; retry shortly",
+        ))
+    }
+}
+
+/// The prepared transaction `id` of `F`, typed.
+async fn load<F: MoneyFlow>(
+    db: &DatabaseConnection,
+    id: PreparedId,
+) -> Result<Option<Prepared<F::Params>>, ApiError> {
+    let Some(row) = prepared_transactions::Entity::find_by_id(id.to_string())
+        .filter(prepared_transactions::Column::Kind.eq(F::KIND))
+        .one(db)
+        .await?
+    else {
+        return Ok(None);
+    };
+    Ok(Some(Prepared {
+        id,
+        wallet: row.wallet.parse().map_err(ApiError::internal)?,
+        params: serde_json::from_value(row.params).map_err(ApiError::internal)?,
+        signature: row
+            .signature
+            .as_deref()
+            .map(str::parse)
+            .transpose()
+            .map_err(ApiError::internal)?,
+        message: row.message,
+    }))
+}
+
+/// The prepared transaction a signature already confirmed, if any (publish names its
+/// transaction by signature alone).
+pub async fn confirmed_by<F: MoneyFlow>(
+    db: &DatabaseConnection,
+    signature: &Base58Signature,
+) -> Result<Option<Prepared<F::Params>>, ApiError> {
+    let row = prepared_transactions::Entity::find()
+        .filter(prepared_transactions::Column::Signature.eq(signature.to_string()))
+        .filter(prepared_transactions::Column::Kind.eq(F::KIND))
+        .one(db)
+        .await?;
+    match row {
+        Some(row) => load::<F>(db, row.id.parse().map_err(ApiError::internal)?).await,
+        None => Ok(None),
+    }
+}
+
+fn already_confirmed() -> ApiError {
+    ApiError::coded(
+        StatusCode::CONFLICT,
+        "already_confirmed",
+        "this prepared transaction was confirmed with another signature",
+    )
+}
+
+/// Marks `id` confirmed by `signature`; `false` when another request confirmed it first.
+async fn mark_confirmed(
+    db: &impl ConnectionTrait,
+    id: PreparedId,
+    signature: &Base58Signature,
+    now: i64,
+) -> Result<bool, ApiError> {
+    use prepared_transactions::{Column, Entity};
+    let updated = Entity::update_many()
+        .col_expr(Column::Status, "confirmed".into())
+        .col_expr(Column::Signature, Some(signature.to_string()).into())
+        .col_expr(Column::ConfirmedAt, Some(now).into())
+        .filter(Column::Id.eq(id.to_string()))
+        .filter(Column::Signature.is_null())
+        .exec(db)
+        .await?;
+    Ok(updated.rows_affected == 1)
+}
+
+/// Accepts `landed` for `prepared`: no error, paid by its wallet, its instructions in order.
+pub fn verify<P>(prepared: &Prepared<P>, landed: &LandedTransaction) -> Result<(), ApiError> {
+    if let Some(error) = &landed.error {
+        return Err(ApiError::coded(
+            StatusCode::BAD_REQUEST,
+            "transaction_failed",
+            "the transaction landed with an error; nothing was recorded",
+        )
+        .with("ledger_error", error.as_str()));
+    }
+    let expected = prepared_instructions(&prepared.message)?;
+    if landed.fee_payer != prepared.wallet.pubkey()
+        || !carries_in_order(&landed.instructions, &expected)
+    {
+        return Err(mismatch());
+    }
+    Ok(())
+}
+
+fn mismatch() -> ApiError {
+    ApiError::coded(
+        StatusCode::BAD_REQUEST,
+        "transaction_mismatch",
+        "the signed transaction is not the prepared one",
+    )
+}
+
+pub fn ledger_error(e: LedgerError) -> ApiError {
+    tracing::warn!(error = %e, "ledger call failed");
+    ApiError::unavailable(
+        "ledger_unavailable",
+        "the ledger could not be reached; retry shortly",
+    )
+}
+
+/// The instructions of a stored prepared message.
+fn prepared_instructions(message: &[u8]) -> Result<Vec<LandedInstruction>, ApiError> {
+    let message: solana_message::Message =
+        bincode::deserialize(message).map_err(ApiError::internal)?;
+    let tx = VersionedTransaction::from(Transaction::new_unsigned(message));
+    Ok(LandedTransaction::new(0, None, &tx)
+        .map_err(ApiError::internal)?
+        .instructions)
+}
+
+/// Whether `landed`, once compute-budget instructions are set aside, is exactly `expected`.
+fn carries_in_order(landed: &[LandedInstruction], expected: &[LandedInstruction]) -> bool {
+    landed
+        .iter()
+        .filter(|ix| ix.program != COMPUTE_BUDGET_PROGRAM)
+        .eq(expected.iter())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ix(program: Pubkey, data: u8) -> LandedInstruction {
+        LandedInstruction {
+            program,
+            accounts: vec![Pubkey::new_from_array([7; 32])],
+            data: vec![data],
+        }
+    }
+
+    #[test]
+    fn compute_budget_instructions_may_be_added_but_nothing_else() {
+        let program = Pubkey::new_unique();
+        let expected = vec![ix(program, 1), ix(program, 2)];
+        let budget = ix(COMPUTE_BUDGET_PROGRAM, 9);
+        assert!(carries_in_order(&expected, &expected));
+        assert!(carries_in_order(
+            &[budget.clone(), ix(program, 1), ix(program, 2)],
+            &expected
+        ));
+        assert!(!carries_in_order(
+            &[ix(program, 2), ix(program, 1)],
+            &expected
+        ));
+        assert!(!carries_in_order(&[ix(program, 1)], &expected));
+        assert!(!carries_in_order(
+            &[ix(program, 1), ix(program, 2), ix(Pubkey::new_unique(), 3)],
+            &expected
+        ));
+        assert!(!carries_in_order(
+            &[ix(program, 1), ix(program, 3)],
+            &expected
+        ));
+    }
+
+    #[test]
+    fn a_stored_message_gives_back_its_instructions() {
+        let wallet = Pubkey::new_unique();
+        let back = narrative_sdk::shield::back_shield(
+            wallet,
+            &[3; 32],
+            narrative_sdk::shield_vault::state::ShieldSide::Safe,
+            100_000_000,
+        );
+        let tx = narrative_sdk::tx::unsigned_transaction(
+            std::slice::from_ref(&back),
+            &wallet,
+            solana_hash::Hash::new_from_array([1; 32]),
+        );
+        let stored = bincode::serialize(&tx.message).unwrap();
+        let instructions = prepared_instructions(&stored).unwrap();
+        assert_eq!(instructions.len(), 1);
+        assert_eq!(instructions[0].program, back.program_id);
+        assert_eq!(instructions[0].data, back.data);
+        let accounts: Vec<Pubkey> = back.accounts.iter().map(|a| a.pubkey).collect();
+        assert_eq!(instructions[0].accounts, accounts);
+    }
+}

@@ -1,0 +1,154 @@
+//! The ledger over JSON-RPC (`solana-rpc-client`), at `confirmed`.
+
+use narrative_sdk::Pubkey;
+use serde_json::json;
+use solana_commitment_config::CommitmentConfig;
+use solana_hash::Hash;
+use solana_rpc_client::nonblocking::rpc_client::RpcClient;
+use solana_rpc_client_api::config::RpcSendTransactionConfig;
+use solana_rpc_client_api::request::RpcRequest;
+use solana_signature::Signature;
+use solana_transaction::versioned::VersionedTransaction;
+use solana_transaction_status_client_types::EncodedConfirmedTransactionWithStatusMeta;
+use tokio::sync::Mutex;
+
+use super::{LandedTransaction, Ledger, LedgerAccount, LedgerError, SignatureStatus};
+use crate::clock::SharedClock;
+
+/// How long (seconds) a fetched blockhash is handed out: well inside its ~60 s validity, so a
+/// wallet still has most of a minute to sign.
+pub const BLOCKHASH_TTL_SECS: i64 = 10;
+
+pub struct RpcLedger {
+    client: RpcClient,
+    clock: SharedClock,
+    /// The blockhash and when (unix seconds) it was fetched.
+    blockhash: Mutex<Option<(Hash, i64)>>,
+}
+
+impl RpcLedger {
+    pub fn new(url: &str, clock: SharedClock) -> RpcLedger {
+        RpcLedger {
+            client: RpcClient::new_with_commitment(url.to_owned(), CommitmentConfig::confirmed()),
+            clock,
+            blockhash: Mutex::new(None),
+        }
+    }
+}
+
+fn unavailable(e: impl std::fmt::Display) -> LedgerError {
+    LedgerError::Unavailable(e.to_string())
+}
+
+#[async_trait::async_trait]
+impl Ledger for RpcLedger {
+    async fn latest_blockhash(&self) -> Result<Hash, LedgerError> {
+        // Held across the fetch, so a burst of prepares costs one request, not one each.
+        let mut cached = self.blockhash.lock().await;
+        let now = self.clock.now();
+        if let Some((hash, fetched)) = *cached {
+            if now - fetched < BLOCKHASH_TTL_SECS {
+                return Ok(hash);
+            }
+        }
+        let hash = self
+            .client
+            .get_latest_blockhash()
+            .await
+            .map_err(unavailable)?;
+        let hash = Hash::new_from_array(hash.to_bytes());
+        *cached = Some((hash, now));
+        Ok(hash)
+    }
+
+    async fn signature_status(
+        &self,
+        signature: &Signature,
+    ) -> Result<Option<SignatureStatus>, LedgerError> {
+        let statuses = self
+            .client
+            .get_signature_statuses(std::slice::from_ref(signature))
+            .await
+            .map_err(unavailable)?;
+        Ok(statuses
+            .value
+            .into_iter()
+            .next()
+            .flatten()
+            // Processed is not enough: a processed transaction can still be dropped.
+            .filter(|s| s.satisfies_commitment(CommitmentConfig::confirmed()))
+            .map(|s| SignatureStatus {
+                slot: s.slot,
+                error: s.err.map(|e| format!("{e:?}")),
+            }))
+    }
+
+    async fn transaction(
+        &self,
+        signature: &Signature,
+    ) -> Result<Option<LandedTransaction>, LedgerError> {
+        // The typed method turns "not found" into an error; the raw request keeps it `null`.
+        let found: Option<EncodedConfirmedTransactionWithStatusMeta> = self
+            .client
+            .send(
+                RpcRequest::GetTransaction,
+                json!([signature.to_string(), {
+                    "encoding": "base64",
+                    "commitment": "confirmed",
+                    "maxSupportedTransactionVersion": 0,
+                }]),
+            )
+            .await
+            .map_err(unavailable)?;
+        let Some(found) = found else {
+            return Ok(None);
+        };
+        let meta = found
+            .transaction
+            .meta
+            .ok_or_else(|| LedgerError::Malformed("transaction without status meta".into()))?;
+        let tx = found
+            .transaction
+            .transaction
+            .decode()
+            .ok_or_else(|| LedgerError::Malformed("transaction does not decode".into()))?;
+        let error = meta.err.map(|e| format!("{e:?}"));
+        LandedTransaction::new(found.slot, error, &tx).map(Some)
+    }
+
+    async fn accounts(
+        &self,
+        addresses: &[Pubkey],
+    ) -> Result<(u64, Vec<Option<LedgerAccount>>), LedgerError> {
+        let response = self
+            .client
+            .get_multiple_accounts_with_commitment(addresses, CommitmentConfig::confirmed())
+            .await
+            .map_err(unavailable)?;
+        let accounts = response
+            .value
+            .into_iter()
+            .map(|account| {
+                account.map(|a| LedgerAccount {
+                    owner: a.owner,
+                    lamports: a.lamports,
+                    data: a.data,
+                })
+            })
+            .collect();
+        Ok((response.context.slot, accounts))
+    }
+
+    async fn send(&self, tx: &VersionedTransaction) -> Result<Signature, LedgerError> {
+        self.client
+            .send_transaction_with_config(
+                tx,
+                RpcSendTransactionConfig {
+                    preflight_commitment: Some(CommitmentConfig::confirmed().commitment),
+                    ..Default::default()
+                },
+            )
+            .await
+            .map_err(unavailable)
+    }
+}

@@ -1,0 +1,178 @@
+//! Settlement of a resolved narrative on chain, as a durable job (`settle_narrative`): the
+//! service's oracle key signs `submit_oracle_resolution` with the agent's verdict, and once the
+//! payout hold has passed on the ledger's clock with no dispute open, it sends
+//! `finalize_resolution`. Every run first reads the chain, so a run repeated after a crash or a
+//! lost answer does nothing twice: a vote already cast is not sent again, a finalized market
+//! ends the job. Waiting (the hold, a dispute, other oracles) reschedules the job without
+//! counting as a failure; a transaction that fails is retried with backoff.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anchor_lang::prelude::Clock;
+use anchor_lang::AccountDeserialize;
+use anyhow::{bail, Context};
+use narrative_sdk::binary::CrucibleTarget;
+use narrative_sdk::binary_vault::state::{Dispute, DisputeStatus, Market, Side};
+use narrative_sdk::crucible_pool::state::AssetPool;
+use narrative_sdk::{pda, Instruction, Pubkey};
+use narrative_store::Store;
+use solana_keypair::Keypair;
+use solana_signer::Signer;
+use solana_transaction::versioned::VersionedTransaction;
+use solana_transaction::Transaction;
+
+use crate::chain::ledger::{Ledger, LedgerAccount};
+use crate::clock::SharedClock;
+use crate::jobs::refresh_accounts::RefreshAccounts;
+use crate::jobs::settle_narrative::SettleNarrative;
+use crate::jobs::{Handler, JobOutcome, Leased};
+
+/// The clock sysvar's address: the ledger's time decides when the hold is over.
+const CLOCK_SYSVAR: Pubkey = Pubkey::from_str_const("SysvarC1ock11111111111111111111111111111111");
+/// How often a market waiting for other oracles or a dispute ruling is looked at again.
+const RECHECK_SECS: i64 = 600;
+
+fn decode<T: AccountDeserialize>(account: &Option<LedgerAccount>, what: &str) -> anyhow::Result<T> {
+    let account = account
+        .as_ref()
+        .with_context(|| format!("{what} not on the ledger"))?;
+    T::try_deserialize(&mut account.data.as_slice()).with_context(|| format!("decoding {what}"))
+}
+
+/// Runs `settle_narrative` with the service's oracle key (`ORACLE_KEYPAIR`).
+pub struct Settler {
+    pub store: Store,
+    pub ledger: Arc<dyn Ledger>,
+    pub oracle: Option<Arc<Keypair>>,
+    pub clock: SharedClock,
+}
+
+#[async_trait::async_trait]
+impl Handler<SettleNarrative> for Settler {
+    async fn run(&self, job: Leased<SettleNarrative>) -> anyhow::Result<JobOutcome> {
+        let oracle = self
+            .oracle
+            .as_ref()
+            .context("settlement needs ORACLE_KEYPAIR")?;
+        self.settle(oracle, &job.job).await
+    }
+}
+
+impl Settler {
+    async fn settle(&self, oracle: &Keypair, job: &SettleNarrative) -> anyhow::Result<JobOutcome> {
+        let ledger = self.ledger.as_ref();
+        let market_id = job.market_id.market_id();
+        let side = if job.outcome { Side::Yes } else { Side::No };
+        let market_address = pda::binary::market(&market_id);
+        let (_, accounts) = ledger
+            .accounts(&[
+                market_address,
+                pda::binary::oracle_vote(&market_id, &oracle.pubkey()),
+                CLOCK_SYSVAR,
+                pda::binary::dispute(&market_id),
+            ])
+            .await?;
+        let market: Market = decode(&accounts[0], "the market")?;
+        if market.finalized {
+            return Ok(JobOutcome::Done);
+        }
+        let now = self.clock.now();
+        if accounts[1].is_none() {
+            let vote = narrative_sdk::binary::submit_oracle_resolution(
+                oracle.pubkey(),
+                &market_id,
+                side,
+                job.confidence_bps,
+            );
+            send_and_confirm(ledger, oracle, &[vote])
+                .await
+                .context("oracle vote")?;
+            // The store shows the vote (and a proposed outcome) without waiting for the indexer.
+            self.refresh(market_address).await?;
+            // Look again at once: the vote may have completed the threshold.
+            return Ok(JobOutcome::Later(now));
+        }
+        if market.outcome.is_none() {
+            // Other oracles have yet to reach the threshold.
+            return Ok(JobOutcome::Later(now + RECHECK_SECS));
+        }
+        let clock: Clock =
+            bincode::deserialize(&accounts[2].as_ref().context("the clock sysvar")?.data)
+                .context("decoding the clock")?;
+        let hold_ends = market.hold_ends_at().context("hold end overflows")?;
+        if clock.unix_timestamp < hold_ends {
+            return Ok(JobOutcome::Later(now + (hold_ends - clock.unix_timestamp)));
+        }
+        if accounts[3].is_some() {
+            let dispute: Dispute = decode(&accounts[3], "the dispute")?;
+            if dispute.status == DisputeStatus::Open {
+                return Ok(JobOutcome::Later(now + RECHECK_SECS));
+            }
+        }
+        let mint = market.mint;
+        let pool_mint = if mint == Pubkey::default() {
+            narrative_sdk::crucible_pool::SOL_MINT
+        } else {
+            mint
+        };
+        let (_, pool) = ledger
+            .accounts(&[pda::crucible::asset_pool(&pool_mint)])
+            .await?;
+        let pool: AssetPool = decode(&pool[0], "the crucible asset pool")?;
+        let target = CrucibleTarget {
+            mint: pool_mint,
+            current_epoch: pool.current_epoch,
+        };
+        let finalize = if mint == Pubkey::default() {
+            narrative_sdk::binary::finalize_resolution(&market_id, &target)
+        } else {
+            narrative_sdk::binary::finalize_resolution_spl(&market_id, &target)
+        };
+        send_and_confirm(ledger, oracle, &[finalize])
+            .await
+            .context("finalize")?;
+        self.refresh(market_address).await?;
+        Ok(JobOutcome::Done)
+    }
+
+    async fn refresh(&self, market: Pubkey) -> anyhow::Result<()> {
+        let now = self.clock.now();
+        crate::jobs::enqueue(
+            self.store.db(),
+            &RefreshAccounts {
+                addresses: vec![market],
+            },
+            now,
+            now,
+        )
+        .await?;
+        Ok(())
+    }
+}
+
+/// Sends `instructions` paid and signed by `signer`, and waits for `confirmed`.
+async fn send_and_confirm(
+    ledger: &dyn Ledger,
+    signer: &Keypair,
+    instructions: &[Instruction],
+) -> anyhow::Result<()> {
+    let blockhash = ledger.latest_blockhash().await?;
+    let tx = Transaction::new_signed_with_payer(
+        instructions,
+        Some(&signer.pubkey()),
+        &[signer],
+        blockhash,
+    );
+    let signature = ledger.send(&VersionedTransaction::from(tx)).await?;
+    for _ in 0..60 {
+        if let Some(status) = ledger.signature_status(&signature).await? {
+            if let Some(error) = status.error {
+                bail!("{signature} failed: {error}");
+            }
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    bail!("{signature} not confirmed after 30 s")
+}

@@ -1,0 +1,117 @@
+//! Verdicts from agents authorised as oracles (spec 3.2, 4.10): the narrative's `oracle_status`
+//! moves from an eligible one to `resolved_true` / `resolved_false`, the verdict goes to the
+//! append-only oracle audit log, and settlement on chain and `narrative.resolved` are queued,
+//! all in one database transaction.
+
+use narrative_store::entities::{narratives, oracle_audit_log};
+use poem::http::StatusCode;
+use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, TransactionTrait};
+use serde_json::json;
+
+use crate::domain::agents::{agent_of, webhooks};
+use crate::domain::keys::Caller;
+use crate::domain::system::ensure_running;
+use crate::error::ApiError;
+use crate::jobs::settle_narrative::SettleNarrative;
+use crate::state::AppState;
+use crate::values::{Component, Confidence, MarketRef, NarrativeId, NarrativeSide, OracleStatus};
+
+/// Spec 8: evidence is kept up to this many characters.
+pub const MAX_EVIDENCE_CHARS: usize = 1_000;
+
+pub struct Verdict {
+    pub narrative_id: NarrativeId,
+    pub outcome: NarrativeSide,
+    pub evidence: Option<String>,
+    pub confidence: Confidence,
+}
+
+/// Records `verdict` from the agent behind `caller`; the narrative's new status.
+pub async fn resolve(
+    state: &AppState,
+    caller: &Caller,
+    verdict: Verdict,
+) -> Result<OracleStatus, ApiError> {
+    let db = state.store.db();
+    ensure_running(db, Component::Agents).await?;
+    let refusal = "agent is not authorised to resolve";
+    let agent = agent_of(state, caller, refusal).await?;
+    let authorised = state
+        .oracle_agent_wallets
+        .iter()
+        .any(|w| w.to_string() == agent.wallet_address);
+    if !authorised {
+        return Err(ApiError::ok_false(StatusCode::FORBIDDEN, refusal));
+    }
+    let evidence: String = verdict
+        .evidence
+        .unwrap_or_default()
+        .trim()
+        .chars()
+        .take(MAX_EVIDENCE_CHARS)
+        .collect();
+    let not_found = || {
+        ApiError::ok_false(
+            StatusCode::NOT_FOUND,
+            "narrative not found or not open for resolution",
+        )
+    };
+    let outcome = verdict.outcome.into();
+    let resolution = OracleStatus::resolved(outcome);
+    let id = verdict.narrative_id.to_string();
+    let now = state.now();
+    let txn = db.begin().await?;
+    // The status moves only from an eligible one, so two verdicts cannot both win.
+    let updated = narratives::Entity::update_many()
+        .col_expr(narratives::Column::OracleStatus, resolution.as_str().into())
+        .filter(narratives::Column::Id.eq(id.as_str()))
+        .filter(narratives::Column::OracleStatus.is_in(OracleStatus::eligible_names()))
+        .exec(&txn)
+        .await?;
+    if updated.rows_affected != 1 {
+        return Err(not_found());
+    }
+    let narrative = narratives::Entity::find_by_id(id.clone())
+        .one(&txn)
+        .await?
+        .ok_or_else(not_found)?;
+    oracle_audit_log::Entity::insert(oracle_audit_log::ActiveModel {
+        id: sea_orm::ActiveValue::NotSet,
+        narrative_id: Set(id.clone()),
+        agent_id: Set(agent.id.clone()),
+        resolution: Set(verdict.outcome == NarrativeSide::Yes),
+        confidence: Set(verdict.confidence.get()),
+        evidence: Set(evidence),
+        created_at: Set(now),
+    })
+    .exec_without_returning(&txn)
+    .await?;
+    let market_id: MarketRef = narrative.market_id.parse().map_err(ApiError::internal)?;
+    crate::jobs::enqueue(
+        &txn,
+        &SettleNarrative {
+            narrative_id: verdict.narrative_id,
+            market_id,
+            outcome: verdict.outcome == NarrativeSide::Yes,
+            confidence_bps: verdict.confidence.bps(),
+        },
+        now,
+        now,
+    )
+    .await?;
+    webhooks::emit(
+        &txn,
+        webhooks::WebhookEvent::NarrativeResolved,
+        json!({
+            "narrative_id": id,
+            "title": narrative.title,
+            "oracle_status": resolution.as_str(),
+            "confidence": verdict.confidence.get(),
+        }),
+        now,
+    )
+    .await?;
+    txn.commit().await?;
+    state.chain.jobs_wake.notify_one();
+    Ok(resolution)
+}

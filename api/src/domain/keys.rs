@@ -1,0 +1,259 @@
+//! Agent API keys (spec 5.4–5.5): `<prefix>_<4 hex>_<64 hex>`, shown once at creation and stored
+//! only as a SHA-256 digest. The 4-hex part is public (it is listed), the 64-hex part is the
+//! secret: 256 random bits, so a digest lookup leaks nothing worth timing.
+
+use narrative_store::entities::api_keys;
+use rand::RngCore;
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
+};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use poem::http::StatusCode;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::values::{enum_value, Base58Signature, KeyId, Wallet};
+
+/// The prefix of keys this service issues.
+pub const KEY_PREFIX: &str = "nms";
+
+enum_value!(
+    /// An access tier of spec 8.
+    AccessTier,
+    "access_tier",
+    "An API key's access tier: `free` (60 requests a minute), `pro` (300), `enterprise` (1000).",
+    [Free => "free", Pro => "pro", Enterprise => "enterprise"]
+);
+
+impl AccessTier {
+    /// Requests per minute (spec 8).
+    pub fn limit_per_minute(self) -> u32 {
+        match self {
+            AccessTier::Free => 60,
+            AccessTier::Pro => 300,
+            AccessTier::Enterprise => 1000,
+        }
+    }
+}
+
+/// Who presented a valid key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub key_id: String,
+    pub tier: AccessTier,
+    pub wallet: Option<String>,
+}
+
+/// A key in the spec's shape: `<prefix>_<4 hex>_<64 hex>`, lower-case hex.
+pub fn well_formed(key: &str) -> bool {
+    let mut parts = key.split('_');
+    let (Some(prefix), Some(short), Some(secret), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    let hex = |s: &str, len: usize| {
+        s.len() == len && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    };
+    !prefix.is_empty()
+        && prefix.bytes().all(|b| b.is_ascii_alphanumeric())
+        && hex(short, 4)
+        && hex(secret, 64)
+}
+
+fn digest_hex(key: &str) -> String {
+    Sha256::digest(key.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    rand::rngs::OsRng.fill_bytes(&mut buf);
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub struct IssuedKey {
+    pub row: api_keys::Model,
+    pub tier: AccessTier,
+    /// The whole key; never stored, never shown again.
+    pub key: String,
+}
+
+pub async fn issue(
+    db: &impl sea_orm::ConnectionTrait,
+    tier: AccessTier,
+    wallet: Option<Wallet>,
+    name: Option<String>,
+    now: i64,
+) -> Result<IssuedKey, ApiError> {
+    let public = format!("{KEY_PREFIX}_{}", random_hex(2));
+    let key = format!("{public}_{}", random_hex(32));
+    let row = api_keys::Model {
+        id: uuid::Uuid::new_v4().to_string(),
+        prefix: public,
+        key_hash: digest_hex(&key),
+        tier: tier.as_str().to_owned(),
+        wallet: wallet.map(|w| w.to_string()),
+        name,
+        created_at: now,
+        revoked_at: None,
+        last_used_at: None,
+    };
+    api_keys::Entity::insert(api_keys::ActiveModel {
+        id: Set(row.id.clone()),
+        prefix: Set(row.prefix.clone()),
+        key_hash: Set(row.key_hash.clone()),
+        tier: Set(row.tier.clone()),
+        wallet: Set(row.wallet.clone()),
+        name: Set(row.name.clone()),
+        created_at: Set(row.created_at),
+        revoked_at: Set(None),
+        last_used_at: Set(None),
+    })
+    .exec(db)
+    .await?;
+    Ok(IssuedKey { row, tier, key })
+}
+
+/// A key issued by the operator (`POST /v1/admin/apikeys`).
+pub async fn issue_by_operator(
+    state: &AppState,
+    tier: AccessTier,
+    wallet: Option<Wallet>,
+    name: Option<String>,
+) -> Result<IssuedKey, ApiError> {
+    let issued = issue(state.store.db(), tier, wallet, name, state.now()).await?;
+    tracing::info!(id = %issued.row.id, prefix = %issued.row.prefix, tier = tier.as_str(), "api key issued");
+    Ok(issued)
+}
+
+/// The keys issued to `wallet`, newest first.
+pub async fn list(state: &AppState, wallet: &Wallet) -> Result<Vec<api_keys::Model>, ApiError> {
+    list_for_wallet(state.store.db(), wallet).await
+}
+
+/// Revokes key `id` of `wallet` for its owner (who signed the revoke message) or the operator;
+/// 401 `invalid_signature` for anyone else, 404 when the wallet has no such key.
+pub async fn revoke_by_owner(
+    state: &AppState,
+    id: KeyId,
+    wallet: &Wallet,
+    signature: Option<&Base58Signature>,
+    by_operator: bool,
+) -> Result<(), ApiError> {
+    let signed = signature.is_some_and(|s| s.signs(wallet, revoke_message(id, wallet).as_bytes()));
+    if !by_operator && !signed {
+        return Err(ApiError::coded(
+            StatusCode::UNAUTHORIZED,
+            "invalid_signature",
+            "revoking needs the wallet's signature of the revoke message or the admin headers",
+        ));
+    }
+    if !revoke(state.store.db(), id, wallet, state.now()).await? {
+        return Err(ApiError::not_found("api key"));
+    }
+    Ok(())
+}
+
+/// The caller behind `key`, if it is a live key of this service.
+pub async fn verify(db: &DatabaseConnection, key: &str) -> Result<Option<Caller>, ApiError> {
+    let key = key.trim();
+    if !well_formed(key) {
+        return Ok(None);
+    }
+    let digest = digest_hex(key);
+    let Some(row) = api_keys::Entity::find()
+        .filter(api_keys::Column::KeyHash.eq(digest.clone()))
+        .one(db)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let same: bool = row.key_hash.as_bytes().ct_eq(digest.as_bytes()).into();
+    if !same || row.revoked_at.is_some() {
+        return Ok(None);
+    }
+    Ok(Some(Caller {
+        key_id: row.id,
+        tier: row.tier.parse().map_err(ApiError::internal)?,
+        wallet: row.wallet,
+    }))
+}
+
+pub async fn list_for_wallet(
+    db: &DatabaseConnection,
+    wallet: &Wallet,
+) -> Result<Vec<api_keys::Model>, ApiError> {
+    Ok(api_keys::Entity::find()
+        .filter(api_keys::Column::Wallet.eq(wallet.to_string()))
+        .order_by_desc(api_keys::Column::CreatedAt)
+        .order_by_asc(api_keys::Column::Id)
+        .all(db)
+        .await?)
+}
+
+/// Revokes key `id` of `wallet`; false when there is no such key.
+pub async fn revoke(
+    db: &DatabaseConnection,
+    id: KeyId,
+    wallet: &Wallet,
+    now: i64,
+) -> Result<bool, ApiError> {
+    let Some(row) = api_keys::Entity::find_by_id(id.to_string()).one(db).await? else {
+        return Ok(false);
+    };
+    if row.wallet.as_deref() != Some(wallet.to_string().as_str()) {
+        return Ok(false);
+    }
+    if row.revoked_at.is_none() {
+        api_keys::Entity::update(api_keys::ActiveModel {
+            id: Set(row.id),
+            revoked_at: Set(Some(now)),
+            ..Default::default()
+        })
+        .exec(db)
+        .await?;
+    }
+    Ok(true)
+}
+
+/// What a wallet signs to revoke one of its keys without the operator.
+pub fn revoke_message(id: KeyId, wallet: &Wallet) -> String {
+    format!("narrative-market-service:revoke-api-key:{id}:{wallet}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_format_is_prefix_4hex_64hex() {
+        let good = format!("nms_0a1b_{}", "f".repeat(64));
+        assert!(well_formed(&good));
+        assert!(!well_formed(&format!("nms_0a1_{}", "f".repeat(64))));
+        assert!(!well_formed(&format!("nms_0a1b_{}", "f".repeat(63))));
+        assert!(!well_formed(&format!("nms_0A1B_{}", "f".repeat(64))));
+        assert!(!well_formed(&format!("_0a1b_{}", "f".repeat(64))));
+        assert!(!well_formed(&format!("nms_0a1b_{}_x", "f".repeat(64))));
+        assert!(!well_formed(""));
+    }
+
+    #[test]
+    fn random_parts_have_the_right_length() {
+        assert_eq!(random_hex(2).len(), 4);
+        assert_eq!(random_hex(32).len(), 64);
+        assert_ne!(random_hex(32), random_hex(32));
+    }
+
+    #[test]
+    fn tiers_have_the_spec_limits() {
+        assert_eq!(AccessTier::Free.limit_per_minute(), 60);
+        assert_eq!(AccessTier::Pro.limit_per_minute(), 300);
+        assert_eq!(AccessTier::Enterprise.limit_per_minute(), 1000);
+        assert!("platinum".parse::<AccessTier>().is_err());
+    }
+}

@@ -1,0 +1,308 @@
+//! `POST /v1/markets` (spec 4.13): a native (`seed`) binary market, fee-gated. In order: the
+//! request's own bounds (400), the human-verification token (400 `TURNSTILE_FAILED`), the fee
+//! transaction on the ledger paying the treasury at least `BINARY_MARKET_FEE_SOL` from the
+//! creator (400 `market_fee_missing_treasury`), the creator's signature over the request (401
+//! `invalid_signature`). Then a prepared `create_market` (with the seed backings of a Yield
+//! market) for the creator to sign, confirmed like every money move: a Yield market opens at
+//! once, a Classic one waits for admin review.
+
+use std::net::IpAddr;
+
+use narrative_sdk::binary_vault::constants::MIN_BACKING_LAMPORTS;
+use narrative_sdk::binary_vault::instructions::CreateMarketArgs;
+use narrative_sdk::binary_vault::state::{MarketSource, MarketVariant, Side};
+use narrative_sdk::{pda, Pubkey};
+use narrative_store::entities::market_creations;
+use poem::http::StatusCode;
+use sea_orm::sea_query::OnConflict;
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
+    QueryFilter, TransactionTrait,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::chain::{MoneyFlow, Prepared, Unsigned};
+use crate::domain::human::require_human;
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::values::{
+    enum_value, Base58Signature, Component, MarketRef, PreparedId, SolOrZero, UnixSeconds, Wallet,
+};
+
+/// A market needs time to be backed before its deadline.
+const MIN_DEADLINE_LEAD_SECS: i64 = 3_600;
+
+enum_value!(
+    /// A market's variant, fixed at creation.
+    Variant,
+    "market_variant",
+    "`classic` (zero-sum, opens after admin review) or `yield` (opens at once; losers keep 65 %).",
+    [Classic => "classic", Yield => "yield"]
+);
+
+/// A seed: 0 (none), or an ordinary backing of at least 0.01 SOL.
+pub type Seed = SolOrZero<MIN_BACKING_LAMPORTS>;
+
+pub struct CreateMarket {
+    pub cf_token: Option<String>,
+    pub signature: Option<Base58Signature>,
+    pub fee_tx_signature: Option<Base58Signature>,
+    pub variant: Variant,
+    pub question: String,
+    pub deadline: UnixSeconds,
+    pub seed_yes: u64,
+    pub seed_no: u64,
+    pub creator: Option<Wallet>,
+}
+
+pub struct MarketPrepared {
+    pub market_id: uuid::Uuid,
+    pub creator: Wallet,
+    pub unsigned: Unsigned,
+    pub fee_lamports: u64,
+}
+
+/// What prepare stores for confirm.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Params {
+    pub creation_id: String,
+    pub market_id: MarketRef,
+}
+
+pub struct Confirmed {
+    pub creation: market_creations::Model,
+    /// The market account.
+    pub address: Pubkey,
+    pub signature: Base58Signature,
+}
+
+pub struct MarketCreation;
+
+/// What a creator signs for `POST /v1/markets`: every field that shapes the market, one per
+/// line, the question last so that no field can smuggle a line into another.
+pub fn message(request: &CreateMarket, fee_tx_signature: &Base58Signature) -> String {
+    format!(
+        "narrative-market-service:create-market\nvariant:{}\ndeadline:{}\n\
+         seed_yes_lamports:{}\nseed_no_lamports:{}\nfee_tx_signature:{}\nquestion:{}",
+        request.variant,
+        request.deadline.get(),
+        request.seed_yes,
+        request.seed_no,
+        fee_tx_signature,
+        request.question
+    )
+}
+
+fn fee_missing(why: &str) -> ApiError {
+    ApiError::coded(
+        StatusCode::BAD_REQUEST,
+        "market_fee_missing_treasury",
+        format!("creation fee not verified: {why}"),
+    )
+}
+
+pub async fn create(
+    state: &AppState,
+    request: CreateMarket,
+    client_ip: Option<IpAddr>,
+) -> Result<MarketPrepared, ApiError> {
+    let db = state.store.db();
+    crate::chain::halts::ensure_running(db, Component::Markets).await?;
+    if request.deadline.get() < state.now() + MIN_DEADLINE_LEAD_SECS {
+        return Err(ApiError::validation(
+            "deadline must be at least one hour ahead",
+        ));
+    }
+    if request.variant == Variant::Classic && (request.seed_yes > 0 || request.seed_no > 0) {
+        return Err(ApiError::validation(
+            "a classic market opens after review; seed it then",
+        ));
+    }
+
+    require_human(state.human.as_ref(), request.cf_token.as_deref(), client_ip).await?;
+
+    let treasury = state.treasury("market creation")?;
+    let fee_signature = request
+        .fee_tx_signature
+        .ok_or_else(|| fee_missing("fee_tx_signature missing"))?;
+    let landed = match state.chain.landed(&fee_signature).await {
+        Ok(landed) => landed,
+        // Not on the ledger after the wait: for a fee, that is an unverified payment.
+        Err(e) if e.code() == "transaction_pending" => {
+            return Err(fee_missing("the fee transaction is not on the ledger"))
+        }
+        Err(e) => return Err(e),
+    };
+    if landed.error.is_some() {
+        return Err(fee_missing("the fee transaction failed"));
+    }
+    let creator = request
+        .creator
+        .unwrap_or_else(|| Wallet::from(landed.fee_payer));
+    let signed = request
+        .signature
+        .is_some_and(|s| s.signs(&creator, message(&request, &fee_signature).as_bytes()));
+    if !signed {
+        return Err(ApiError::coded(
+            StatusCode::UNAUTHORIZED,
+            "invalid_signature",
+            "signature is not the creator's signature of the request",
+        ));
+    }
+    let paid = landed.transferred(&creator.pubkey(), &treasury);
+    if paid < state.binary_market_fee_lamports {
+        return Err(fee_missing("it does not pay the treasury the creation fee")
+            .with("required_lamports", state.binary_market_fee_lamports)
+            .with("paid_lamports", paid));
+    }
+
+    let market_uuid = uuid::Uuid::new_v4();
+    let market_id = narrative_sdk::market_id::market_id_from_uuid(&market_uuid);
+    let variant = match request.variant {
+        Variant::Classic => MarketVariant::Classic,
+        Variant::Yield => MarketVariant::Yield,
+    };
+    let mut instructions = vec![narrative_sdk::binary::create_market(
+        creator.pubkey(),
+        None,
+        CreateMarketArgs {
+            market_id,
+            variant,
+            source: MarketSource::Seed,
+            deadline: request.deadline.get(),
+        },
+    )];
+    for (side, amount) in [(Side::Yes, request.seed_yes), (Side::No, request.seed_no)] {
+        if amount > 0 {
+            instructions.push(narrative_sdk::binary::back_market(
+                creator.pubkey(),
+                &market_id,
+                side,
+                amount,
+            ));
+        }
+    }
+    let creation_id = uuid::Uuid::new_v4().to_string();
+    let txn = db.begin().await?;
+    // One creation per fee payment: the unique signature refuses a second use.
+    let inserted = market_creations::Entity::insert(market_creations::ActiveModel {
+        id: Set(creation_id.clone()),
+        market_id: Set(market_uuid.to_string()),
+        question: Set(request.question.clone()),
+        variant: Set(request.variant.to_string()),
+        deadline: Set(request.deadline.get()),
+        creator: Set(creator.to_string()),
+        seed_yes: Set(i64::try_from(request.seed_yes).map_err(ApiError::internal)?),
+        seed_no: Set(i64::try_from(request.seed_no).map_err(ApiError::internal)?),
+        fee_tx_signature: Set(fee_signature.to_string()),
+        source: Set("seed".into()),
+        status: Set("awaiting_signature".into()),
+        created_at: Set(state.now()),
+    })
+    .on_conflict(
+        OnConflict::column(market_creations::Column::FeeTxSignature)
+            .do_nothing()
+            .to_owned(),
+    )
+    .exec_without_returning(&txn)
+    .await?;
+    if inserted == 0 {
+        return Err(ApiError::coded(
+            StatusCode::CONFLICT,
+            "fee_already_used",
+            "this fee payment already created a market",
+        ));
+    }
+    let unsigned = state
+        .chain
+        .prepare(
+            &txn,
+            &MarketCreation,
+            &creator,
+            &instructions,
+            &Params {
+                creation_id,
+                market_id: MarketRef::from(market_id),
+            },
+        )
+        .await?;
+    txn.commit().await?;
+    Ok(MarketPrepared {
+        market_id: market_uuid,
+        creator,
+        unsigned,
+        fee_lamports: state.binary_market_fee_lamports,
+    })
+}
+
+pub async fn confirm(
+    state: &AppState,
+    prepared_id: PreparedId,
+    signature: Base58Signature,
+) -> Result<Confirmed, ApiError> {
+    state
+        .chain
+        .confirm(&MarketCreation, prepared_id, signature)
+        .await
+}
+
+async fn creation(
+    db: &impl sea_orm::ConnectionTrait,
+    params: &Params,
+) -> Result<market_creations::Model, ApiError> {
+    market_creations::Entity::find_by_id(params.creation_id.clone())
+        .one(db)
+        .await?
+        .ok_or_else(|| ApiError::internal("prepared market without its creation"))
+}
+
+#[async_trait::async_trait]
+impl MoneyFlow for MarketCreation {
+    const KIND: &'static str = "market_create";
+    type Params = Params;
+    type Confirmed = Confirmed;
+
+    fn component(&self) -> Component {
+        Component::Markets
+    }
+
+    fn changed(&self, prepared: &Prepared<Params>) -> Vec<Pubkey> {
+        vec![pda::binary::market(&prepared.params.market_id.market_id())]
+    }
+
+    async fn record(
+        &self,
+        txn: &DatabaseTransaction,
+        prepared: &Prepared<Params>,
+        _: &Base58Signature,
+        _: i64,
+    ) -> Result<(), ApiError> {
+        let creation = creation(txn, &prepared.params).await?;
+        let status = if creation.variant == Variant::Classic.as_str() {
+            "pending_review"
+        } else {
+            "open"
+        };
+        market_creations::Entity::update_many()
+            .col_expr(market_creations::Column::Status, status.into())
+            .filter(market_creations::Column::Id.eq(creation.id.as_str()))
+            .exec(txn)
+            .await?;
+        Ok(())
+    }
+
+    async fn answer(
+        &self,
+        db: &DatabaseConnection,
+        prepared: &Prepared<Params>,
+        _fresh: bool,
+    ) -> Result<Confirmed, ApiError> {
+        Ok(Confirmed {
+            creation: creation(db, &prepared.params).await?,
+            address: pda::binary::market(&prepared.params.market_id.market_id()),
+            signature: prepared
+                .signature
+                .ok_or_else(|| ApiError::internal("answering an unconfirmed creation"))?,
+        })
+    }
+}

@@ -1,0 +1,27 @@
+//! Polishing a thesis or a voice transcript (spec 4.1): one pool of 3 per wallet per UTC day
+//! for both, counted before the provider is asked, then the provider's answer in the input's
+//! language.
+
+use crate::domain::quota;
+use crate::error::ApiError;
+use crate::limits::AI_POLISH;
+use crate::state::AppState;
+use crate::values::Wallet;
+
+pub async fn polish(state: &AppState, wallet: &Wallet, text: &str) -> Result<String, ApiError> {
+    quota::charge(
+        state,
+        &AI_POLISH,
+        &wallet.to_string(),
+        "daily_limit_reached",
+        "3 polishes per wallet per day (text and voice together)",
+    )
+    .await?;
+    state.polisher.polish(text).await.map_err(|error| {
+        tracing::warn!(error = %format!("{error:#}"), "polisher unavailable");
+        ApiError::unavailable(
+            "polish_unavailable",
+            "the polishing provider could not be reached; retry shortly",
+        )
+    })
+}

@@ -1,0 +1,72 @@
+//! The shield terms every backer acknowledges first, with a signature of the current version
+//! (a consent record anyone could file for any wallet would prove nothing).
+
+use narrative_store::entities::shield_terms_acknowledgements;
+use poem::http::StatusCode;
+use sea_orm::sea_query::OnConflict;
+use sea_orm::{ActiveValue::Set, EntityTrait};
+
+use crate::domain::system::ensure_running;
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::values::{Base58Signature, Component, Wallet};
+
+/// What a wallet signs to acknowledge the shield terms.
+pub fn message(terms_version: &str, wallet: &Wallet) -> String {
+    format!("narrative-market-service:shield-terms:{terms_version}:{wallet}")
+}
+
+/// The wallet's acknowledgement of the current terms, if any.
+pub async fn current(
+    state: &AppState,
+    wallet: &Wallet,
+) -> Result<Option<shield_terms_acknowledgements::Model>, ApiError> {
+    Ok(
+        shield_terms_acknowledgements::Entity::find_by_id(wallet.to_string())
+            .one(state.store.db())
+            .await?
+            .filter(|ack| ack.terms_version == state.shield_terms_version),
+    )
+}
+
+/// Records `wallet`'s signed acknowledgement of the current terms (`terms_version`, when given,
+/// must be it); the time it was recorded.
+pub async fn acknowledge(
+    state: &AppState,
+    wallet: &Wallet,
+    signature: &Base58Signature,
+    terms_version: Option<&str>,
+) -> Result<i64, ApiError> {
+    let db = state.store.db();
+    ensure_running(db, Component::Shield).await?;
+    let current = &state.shield_terms_version;
+    if terms_version.is_some_and(|version| version != current) {
+        return Err(ApiError::validation(format!(
+            "terms_version must be the current version {current}"
+        )));
+    }
+    if !signature.signs(wallet, message(current, wallet).as_bytes()) {
+        return Err(ApiError::coded(
+            StatusCode::UNAUTHORIZED,
+            "invalid_signature",
+            "signature is not the wallet's signature of the terms message",
+        ));
+    }
+    let at = state.now();
+    shield_terms_acknowledgements::Entity::insert(shield_terms_acknowledgements::ActiveModel {
+        wallet: Set(wallet.to_string()),
+        terms_version: Set(current.clone()),
+        acknowledged_at: Set(at),
+    })
+    .on_conflict(
+        OnConflict::column(shield_terms_acknowledgements::Column::Wallet)
+            .update_columns([
+                shield_terms_acknowledgements::Column::TermsVersion,
+                shield_terms_acknowledgements::Column::AcknowledgedAt,
+            ])
+            .to_owned(),
+    )
+    .exec(db)
+    .await?;
+    Ok(at)
+}

@@ -1,0 +1,11 @@
+//! HTTP plumbing around the routes: error rendering (the framework's failures and 405s in the
+//! spec's envelopes), the auth schemes of spec 5, the limiter in front of every route, the
+//! caller's address, metrics, and the OpenAPI document as served.
+
+pub mod auth;
+pub mod client_ip;
+pub mod contract;
+pub mod errors;
+pub mod metrics;
+pub mod probe;
+pub mod rate_limit;

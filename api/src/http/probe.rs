@@ -1,0 +1,57 @@
+//! The shield gate's access log: every attempt at `POST /v1/shield/terms-ack`, accepted or not,
+//! malformed ones included, is recorded with the caller's address, the wallet it named (as
+//! given) and its outcome (`acknowledged`, or the `error` it got).
+
+use std::sync::Arc;
+
+use poem::http::Method;
+use poem::{Body, Endpoint, IntoResponse, Request, Response};
+use serde_json::Value;
+
+use crate::domain::shield::probe_log::{self, Knock};
+use crate::http::client_ip::client_ip;
+use crate::state::AppState;
+
+pub const TERMS_ACK: &str = "/v1/shield/terms-ack";
+
+/// Wallets are at most 44 characters; a little more is kept of whatever was sent.
+const WALLET_CHARS: usize = 64;
+
+pub async fn log_terms_attempts<E: Endpoint>(
+    state: Arc<AppState>,
+    ep: E,
+    mut req: Request,
+) -> poem::Result<Response> {
+    if req.uri().path() != TERMS_ACK || req.method() != Method::POST {
+        return ep.call(req).await.map(IntoResponse::into_response);
+    }
+    let body = req.take_body().into_bytes().await?;
+    let wallet = serde_json::from_slice::<Value>(&body).ok().and_then(|v| {
+        v.get("wallet")?
+            .as_str()
+            .map(|w| w.chars().take(WALLET_CHARS).collect())
+    });
+    req.set_body(body);
+    let ip = client_ip(&req).map(|ip| ip.to_string());
+    let (parts, answer) = ep.call(req).await?.into_response().into_parts();
+    let answer = answer.into_bytes().await?;
+    let outcome = if parts.status.is_success() {
+        "acknowledged".to_owned()
+    } else {
+        serde_json::from_slice::<Value>(&answer)
+            .ok()
+            .and_then(|v| v.get("error")?.as_str().map(str::to_owned))
+            .unwrap_or_else(|| parts.status.to_string())
+    };
+    probe_log::record(
+        &state,
+        Knock {
+            ip,
+            route: TERMS_ACK.to_owned(),
+            wallet,
+            outcome,
+        },
+    )
+    .await;
+    Ok(Response::from_parts(parts, Body::from(answer)))
+}

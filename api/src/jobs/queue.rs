@@ -1,0 +1,171 @@
+//! The queue's rows in the `jobs` table: enqueue, lease (a conditional update, so two workers or
+//! two processes never run one job at once), complete, fail with backoff (dead after
+//! [`MAX_ATTEMPTS`]) and postpone. A lease that expires (a worker that died mid-job) makes the
+//! job claimable again; handlers are idempotent. Every call takes the time from its caller.
+
+use narrative_store::entities::jobs;
+use sea_orm::sea_query::{Expr, ExprTrait};
+use sea_orm::{
+    ActiveValue::NotSet, ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, EntityTrait,
+    QueryFilter, QueryOrder, QuerySelect,
+};
+use serde_json::Value;
+
+/// Attempts before a job is marked `dead`.
+pub const MAX_ATTEMPTS: i32 = 8;
+/// How long a worker owns a job it leased.
+pub const LEASE_SECS: i64 = 60;
+
+/// Puts a job of `kind` on the queue, about `subject` when given (so its progress can be looked
+/// up by it), due at `run_at`; inside the caller's transaction when given one.
+pub async fn insert(
+    db: &impl ConnectionTrait,
+    kind: &str,
+    subject: Option<&str>,
+    payload: Value,
+    now: i64,
+    run_at: i64,
+) -> Result<i64, sea_orm::DbErr> {
+    let inserted = jobs::Entity::insert(jobs::ActiveModel {
+        id: NotSet,
+        kind: Set(kind.to_owned()),
+        subject: Set(subject.map(str::to_owned)),
+        payload: Set(payload),
+        status: Set("queued".into()),
+        attempts: Set(0),
+        run_at: Set(run_at),
+        locked_until: Set(None),
+        last_error: Set(None),
+        created_at: Set(now),
+        updated_at: Set(now),
+    })
+    .exec(db)
+    .await?;
+    Ok(inserted.last_insert_id)
+}
+
+/// Jobs that may be taken at `now`: queued and due, or running with an expired lease.
+fn claimable(now: i64) -> Condition {
+    Condition::any()
+        .add(
+            Condition::all()
+                .add(jobs::Column::Status.eq("queued"))
+                .add(jobs::Column::RunAt.lte(now)),
+        )
+        .add(
+            Condition::all()
+                .add(jobs::Column::Status.eq("running"))
+                .add(jobs::Column::LockedUntil.lt(now)),
+        )
+}
+
+/// Leases the next job due at `now` for `lease_secs`, if any.
+pub async fn lease_next(
+    db: &impl ConnectionTrait,
+    lease_secs: i64,
+    now: i64,
+) -> Result<Option<jobs::Model>, sea_orm::DbErr> {
+    loop {
+        let Some(candidate) = jobs::Entity::find()
+            .filter(claimable(now))
+            .order_by_asc(jobs::Column::RunAt)
+            .order_by_asc(jobs::Column::Id)
+            .limit(1)
+            .one(db)
+            .await?
+        else {
+            return Ok(None);
+        };
+        // Only one worker's update matches: the others see zero rows and look again.
+        let taken = jobs::Entity::update_many()
+            .col_expr(jobs::Column::Status, Expr::value("running"))
+            .col_expr(jobs::Column::LockedUntil, Expr::value(now + lease_secs))
+            .col_expr(
+                jobs::Column::Attempts,
+                Expr::col(jobs::Column::Attempts).add(1),
+            )
+            .col_expr(jobs::Column::UpdatedAt, Expr::value(now))
+            .filter(jobs::Column::Id.eq(candidate.id))
+            .filter(claimable(now))
+            .exec(db)
+            .await?;
+        if taken.rows_affected == 1 {
+            return jobs::Entity::find_by_id(candidate.id).one(db).await;
+        }
+    }
+}
+
+pub async fn complete(db: &impl ConnectionTrait, id: i64, now: i64) -> Result<(), sea_orm::DbErr> {
+    jobs::Entity::update_many()
+        .col_expr(jobs::Column::Status, Expr::value("done"))
+        .col_expr(jobs::Column::LockedUntil, Expr::value(Option::<i64>::None))
+        .col_expr(jobs::Column::UpdatedAt, Expr::value(now))
+        .filter(jobs::Column::Id.eq(id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Seconds before attempt `attempts + 1`: 2, 4, 8 … capped at ten minutes.
+pub fn backoff_secs(attempts: i32) -> i64 {
+    Ord::min(2i64.saturating_pow(attempts.clamp(1, 30) as u32), 600)
+}
+
+/// Records a failure at `now`: retried later, or `dead` after [`MAX_ATTEMPTS`].
+pub async fn fail(
+    db: &impl ConnectionTrait,
+    job: &jobs::Model,
+    error: &str,
+    now: i64,
+) -> Result<(), sea_orm::DbErr> {
+    let dead = job.attempts >= MAX_ATTEMPTS;
+    jobs::Entity::update_many()
+        .col_expr(
+            jobs::Column::Status,
+            Expr::value(if dead { "dead" } else { "queued" }),
+        )
+        .col_expr(
+            jobs::Column::RunAt,
+            Expr::value(now + backoff_secs(job.attempts)),
+        )
+        .col_expr(jobs::Column::LockedUntil, Expr::value(Option::<i64>::None))
+        .col_expr(jobs::Column::LastError, Expr::value(Some(error.to_owned())))
+        .col_expr(jobs::Column::UpdatedAt, Expr::value(now))
+        .filter(jobs::Column::Id.eq(job.id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Puts a leased job back to wait until `run_at`, its attempts reset.
+pub async fn postpone(
+    db: &impl ConnectionTrait,
+    id: i64,
+    run_at: i64,
+    now: i64,
+) -> Result<(), sea_orm::DbErr> {
+    jobs::Entity::update_many()
+        .col_expr(jobs::Column::Status, Expr::value("queued"))
+        .col_expr(jobs::Column::RunAt, Expr::value(run_at))
+        .col_expr(jobs::Column::Attempts, Expr::value(0))
+        .col_expr(jobs::Column::LockedUntil, Expr::value(Option::<i64>::None))
+        .col_expr(jobs::Column::UpdatedAt, Expr::value(now))
+        .filter(jobs::Column::Id.eq(id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::backoff_secs;
+
+    #[test]
+    fn backoff_doubles_up_to_ten_minutes() {
+        assert_eq!(backoff_secs(1), 2);
+        assert_eq!(backoff_secs(2), 4);
+        assert_eq!(backoff_secs(5), 32);
+        assert_eq!(backoff_secs(10), 600);
+        assert_eq!(backoff_secs(40), 600);
+    }
+}

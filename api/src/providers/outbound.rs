@@ -1,0 +1,361 @@
+//! Requests to URLs that clients supplied (agent webhooks now, Web Push endpoints later) go
+//! through this one guard, so the service cannot be aimed at itself, its network or a cloud
+//! metadata endpoint (server-side request forgery):
+//!
+//! - `https` only; `http` and loopback addresses only where the development setting allows
+//!   them (a receiver on the developer's machine);
+//! - the host's addresses are resolved and every one must be public: loopback, private,
+//!   link-local, CGNAT, multicast, documentation, benchmarking and reserved ranges are refused,
+//!   IPv4 and IPv6 alike (IPv4-mapped, NAT64 and 6to4 addresses are judged by the IPv4 address
+//!   they carry);
+//! - the check runs when the request connects (the HTTP client resolves through the guard), so a
+//!   name that resolved to a public address at registration and to a private one later (DNS
+//!   rebinding) is refused then;
+//! - redirects are not followed, no proxy is used, and time and response size are bounded.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::Url;
+
+/// Why the guard refused a URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// Not `https` (or `http` without the development setting).
+    Scheme(String),
+    NoHost,
+    /// The host is, or resolves to, an address the service does not call.
+    Address(IpAddr),
+    /// The host does not resolve.
+    Unresolvable(String),
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refused::Scheme(scheme) => write!(f, "the service calls https URLs only, not {scheme}"),
+            Refused::NoHost => f.write_str("the URL has no host"),
+            Refused::Address(ip) => write!(f, "{ip} is not a public address"),
+            Refused::Unresolvable(host) => write!(f, "{host} does not resolve"),
+        }
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// Whether `ip` is an address on the public internet.
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_public_v4(v4),
+        IpAddr::V6(v6) => is_public_v6(v6),
+    }
+}
+
+fn is_public_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, c, _] = ip.octets();
+    !(a == 0 // "this network"
+        || a == 10 // private
+        || a == 127 // loopback
+        || (a == 100 && (64..=127).contains(&b)) // CGNAT, 100.64.0.0/10
+        || (a == 169 && b == 254) // link-local, cloud metadata
+        || (a == 172 && (16..=31).contains(&b)) // private
+        || (a == 192 && b == 0 && c == 0) // IETF protocol assignments
+        || (a == 192 && b == 0 && c == 2) // TEST-NET-1
+        || (a == 192 && b == 88 && c == 99) // 6to4 relay anycast
+        || (a == 192 && b == 168) // private
+        || (a == 198 && (b == 18 || b == 19)) // benchmarking
+        || (a == 198 && b == 51 && c == 100) // TEST-NET-2
+        || (a == 203 && b == 0 && c == 113) // TEST-NET-3
+        || a >= 224) // multicast 224/4, reserved 240/4, broadcast
+}
+
+fn is_public_v6(ip: Ipv6Addr) -> bool {
+    let segments = ip.segments();
+    // Addresses that carry an IPv4 address are as public as that address.
+    if let Some(v4) = ip.to_ipv4_mapped() {
+        return is_public_v4(v4);
+    }
+    if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        // NAT64, 64:ff9b::/96.
+        let [_, _, _, _, _, _, hi, lo] = segments;
+        return is_public_v4(Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo)));
+    }
+    if segments[0] == 0x2002 {
+        // 6to4, 2002::/16: the IPv4 address follows the prefix.
+        return is_public_v4(Ipv4Addr::from(
+            (u32::from(segments[1]) << 16) | u32::from(segments[2]),
+        ));
+    }
+    !(ip.is_unspecified()
+        || ip.is_loopback()
+        || segments[..6] == [0; 6] // IPv4-compatible (deprecated), ::/96
+        || (segments[0] & 0xfe00) == 0xfc00 // unique local, fc00::/7
+        || (segments[0] & 0xffc0) == 0xfe80 // link-local, fe80::/10
+        || (segments[0] & 0xffc0) == 0xfec0 // site-local (deprecated), fec0::/10
+        || (segments[0] & 0xff00) == 0xff00 // multicast, ff00::/8
+        || segments[..4] == [0x100, 0, 0, 0] // discard, 100::/64
+        || (segments[0] == 0x2001 && segments[1] < 0x200) // IETF protocol assignments (Teredo included), 2001::/23
+        || (segments[0] == 0x2001 && segments[1] == 0xdb8) // documentation, 2001:db8::/32
+        || (segments[0] == 0x3fff && segments[1] < 0x1000)) // documentation, 3fff::/20
+}
+
+/// Resolves host names (the system's resolver, or a fixed table in tests).
+#[async_trait::async_trait]
+pub trait Resolve: Send + Sync {
+    async fn resolve(&self, host: &str) -> std::io::Result<Vec<IpAddr>>;
+}
+
+/// The operating system's resolver.
+pub struct SystemResolver;
+
+#[async_trait::async_trait]
+impl Resolve for SystemResolver {
+    async fn resolve(&self, host: &str) -> std::io::Result<Vec<IpAddr>> {
+        let found =
+            tokio::time::timeout(Duration::from_secs(5), tokio::net::lookup_host((host, 0)))
+                .await
+                .map_err(|_| {
+                    std::io::Error::new(std::io::ErrorKind::TimedOut, "resolving timed out")
+                })??;
+        Ok(found.map(|addr| addr.ip()).collect())
+    }
+}
+
+/// What the guard lets through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutboundPolicy {
+    /// Development only: `http` URLs and loopback addresses are allowed too.
+    pub allow_local: bool,
+    /// For the whole request, connection included.
+    pub timeout: Duration,
+    /// Of a response body the service reads.
+    pub max_response_bytes: usize,
+}
+
+impl OutboundPolicy {
+    pub fn production() -> OutboundPolicy {
+        OutboundPolicy {
+            allow_local: false,
+            timeout: Duration::from_secs(10),
+            max_response_bytes: 64 * 1024,
+        }
+    }
+
+    fn permits(&self, ip: IpAddr) -> bool {
+        is_public(ip) || (self.allow_local && ip.is_loopback())
+    }
+}
+
+/// The checks shared by the guard and the client's resolver.
+struct Checker {
+    policy: OutboundPolicy,
+    resolver: Arc<dyn Resolve>,
+}
+
+impl Checker {
+    /// The addresses of `host`, when every one of them is permitted.
+    async fn addresses(&self, host: &str) -> Result<Vec<IpAddr>, Refused> {
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        let addresses = match bare.parse::<IpAddr>() {
+            Ok(ip) => vec![ip],
+            Err(_) => self
+                .resolver
+                .resolve(bare)
+                .await
+                .map_err(|_| Refused::Unresolvable(bare.to_owned()))?,
+        };
+        if addresses.is_empty() {
+            return Err(Refused::Unresolvable(bare.to_owned()));
+        }
+        match addresses.iter().find(|ip| !self.policy.permits(**ip)) {
+            Some(ip) => Err(Refused::Address(*ip)),
+            None => Ok(addresses),
+        }
+    }
+}
+
+/// The HTTP client's resolver: names resolve only to permitted addresses, at connection time.
+struct GuardedResolver(Arc<Checker>);
+
+impl reqwest::dns::Resolve for GuardedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let checker = self.0.clone();
+        let host = name.as_str().to_owned();
+        Box::pin(async move {
+            let addresses = checker.addresses(&host).await?;
+            let addrs: reqwest::dns::Addrs = Box::new(
+                addresses
+                    .into_iter()
+                    .map(|ip| SocketAddr::new(ip, 0))
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            );
+            Ok(addrs)
+        })
+    }
+}
+
+/// The answer of a receiver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answered {
+    pub status: u16,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OutboundError {
+    #[error("refused: {0}")]
+    Refused(#[from] Refused),
+    #[error("request failed: {0}")]
+    Failed(String),
+}
+
+/// Sends requests to client-supplied URLs through the guard.
+pub struct Outbound {
+    checker: Arc<Checker>,
+    client: reqwest::Client,
+}
+
+impl Outbound {
+    pub fn new(policy: OutboundPolicy, resolver: Arc<dyn Resolve>) -> anyhow::Result<Outbound> {
+        let checker = Arc::new(Checker { policy, resolver });
+        let client = reqwest::Client::builder()
+            .dns_resolver(Arc::new(GuardedResolver(checker.clone())))
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .timeout(policy.timeout)
+            .connect_timeout(policy.timeout)
+            .build()?;
+        Ok(Outbound { checker, client })
+    }
+
+    /// Whether the service would call `url` now: its scheme, and its host's addresses.
+    pub async fn check(&self, url: &Url) -> Result<(), Refused> {
+        match url.scheme() {
+            "https" => {}
+            "http" if self.checker.policy.allow_local => {}
+            other => return Err(Refused::Scheme(other.to_owned())),
+        }
+        let host = url
+            .host_str()
+            .filter(|h| !h.is_empty())
+            .ok_or(Refused::NoHost)?;
+        self.checker.addresses(host).await.map(|_| ())
+    }
+
+    /// POSTs `body` with `headers` to `url`, when the guard allows it; the receiver's status.
+    /// The response body is read up to the policy's bound and dropped.
+    pub async fn post(
+        &self,
+        url: &Url,
+        headers: &[(&str, String)],
+        body: String,
+    ) -> Result<Answered, OutboundError> {
+        // Literal addresses never reach the resolver, so they are checked here; names are
+        // checked again by the resolver when the request connects.
+        self.check(url).await?;
+        let mut request = self
+            .client
+            .post(url.clone())
+            .header("content-type", "application/json")
+            .body(body);
+        for (name, value) in headers {
+            request = request.header(*name, value);
+        }
+        let mut response = request.send().await.map_err(|e| {
+            match std::error::Error::source(&e).and_then(find_refusal) {
+                Some(refused) => OutboundError::Refused(refused),
+                None => OutboundError::Failed(e.to_string()),
+            }
+        })?;
+        let status = response.status().as_u16();
+        let mut read = 0usize;
+        while let Ok(Some(chunk)) = response.chunk().await {
+            read += chunk.len();
+            if read > self.checker.policy.max_response_bytes {
+                break;
+            }
+        }
+        Ok(Answered { status })
+    }
+}
+
+/// A refusal of the guard's resolver, somewhere in an error's sources.
+fn find_refusal(error: &(dyn std::error::Error + 'static)) -> Option<Refused> {
+    let mut current = Some(error);
+    while let Some(e) = current {
+        if let Some(refused) = e.downcast_ref::<Refused>() {
+            return Some(refused.clone());
+        }
+        current = e.source();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_public_ranges_are_refused_in_both_families() {
+        for refused in [
+            "0.0.0.0",
+            "10.1.2.3",
+            "100.64.0.1",
+            "100.127.255.254",
+            "127.0.0.1",
+            "169.254.169.254",
+            "172.16.0.1",
+            "172.31.255.255",
+            "192.0.0.8",
+            "192.0.2.1",
+            "192.168.1.1",
+            "198.18.0.1",
+            "198.51.100.7",
+            "203.0.113.9",
+            "224.0.0.1",
+            "239.255.255.250",
+            "240.0.0.1",
+            "255.255.255.255",
+            "::",
+            "::1",
+            "::ffff:127.0.0.1",
+            "::ffff:169.254.169.254",
+            "::127.0.0.1",
+            "64:ff9b::a00:1",
+            "2002:c0a8:101::1",
+            "fc00::1",
+            "fd12:3456::1",
+            "fe80::1",
+            "fec0::1",
+            "ff02::1",
+            "100::1",
+            "2001::1",
+            "2001:db8::1",
+        ] {
+            let ip: IpAddr = refused.parse().unwrap();
+            assert!(!is_public(ip), "{refused} passed");
+        }
+    }
+
+    #[test]
+    fn public_addresses_pass() {
+        for public in [
+            "1.1.1.1",
+            "8.8.8.8",
+            "93.184.216.34",
+            "100.128.0.1",
+            "172.32.0.1",
+            "192.0.1.1",
+            "2606:4700:4700::1111",
+            "2a00:1450:4001:80b::200e",
+            "::ffff:8.8.8.8",
+            "64:ff9b::808:808",
+            "2002:808:808::1",
+        ] {
+            let ip: IpAddr = public.parse().unwrap();
+            assert!(is_public(ip), "{public} refused");
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! The SOL/USD price for USD aggregates: a CoinGecko-compatible `simple/price` endpoint, cached
+//! for a minute, or a fixed price set by configuration (development and tests).
+
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+use crate::clock::SharedClock;
+
+pub const COINGECKO: &str = "https://api.coingecko.com/api/v3";
+const CACHE_SECS: i64 = 60;
+
+#[async_trait::async_trait]
+pub trait PriceFeed: Send + Sync {
+    async fn sol_usd(&self) -> anyhow::Result<f64>;
+}
+
+pub struct FixedPrice(pub f64);
+
+#[async_trait::async_trait]
+impl PriceFeed for FixedPrice {
+    async fn sol_usd(&self) -> anyhow::Result<f64> {
+        Ok(self.0)
+    }
+}
+
+pub struct CoinGeckoFeed {
+    http: reqwest::Client,
+    base: String,
+    clock: SharedClock,
+    /// The price and when (unix seconds) it was read.
+    cached: Mutex<Option<(f64, i64)>>,
+}
+
+impl CoinGeckoFeed {
+    pub fn new(base: &str, clock: SharedClock) -> anyhow::Result<Self> {
+        Ok(CoinGeckoFeed {
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(10))
+                .build()?,
+            base: base.trim_end_matches('/').to_owned(),
+            clock,
+            cached: Mutex::new(None),
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl PriceFeed for CoinGeckoFeed {
+    async fn sol_usd(&self) -> anyhow::Result<f64> {
+        let mut cached = self.cached.lock().await;
+        let now = self.clock.now();
+        if let Some((price, at)) = *cached {
+            if now - at < CACHE_SECS {
+                return Ok(price);
+            }
+        }
+        let answer: Value = self
+            .http
+            .get(format!("{}/simple/price", self.base))
+            .query(&[("ids", "solana"), ("vs_currencies", "usd")])
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        let price = answer["solana"]["usd"]
+            .as_f64()
+            .filter(|p| p.is_finite() && *p > 0.0)
+            .ok_or_else(|| anyhow::anyhow!("no SOL/USD price in {answer}"))?;
+        *cached = Some((price, now));
+        Ok(price)
+    }
+}

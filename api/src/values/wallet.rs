@@ -1,0 +1,84 @@
+//! A wallet: a base58 ed25519 public key of exactly 32 bytes (spec 4.0).
+
+use std::fmt;
+use std::str::FromStr;
+
+use narrative_sdk::Pubkey;
+
+use super::{string_schema, string_value, BASE58};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Wallet(Pubkey);
+
+/// Shown in the document as an example of a wallet.
+pub const EXAMPLE: &str = "So11111111111111111111111111111111111111112";
+
+impl Wallet {
+    pub fn pubkey(&self) -> Pubkey {
+        self.0
+    }
+}
+
+impl From<Pubkey> for Wallet {
+    fn from(key: Pubkey) -> Self {
+        Wallet(key)
+    }
+}
+
+impl From<Wallet> for Pubkey {
+    fn from(wallet: Wallet) -> Self {
+        wallet.0
+    }
+}
+
+impl FromStr for Wallet {
+    type Err = &'static str;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        const REFUSED: &str = "must be a base58 public key of 32 bytes";
+        let bytes = bs58::decode(text).into_vec().map_err(|_| REFUSED)?;
+        let key: [u8; 32] = bytes.try_into().map_err(|_| REFUSED)?;
+        Ok(Wallet(Pubkey::new_from_array(key)))
+    }
+}
+
+impl fmt::Display for Wallet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+string_value!(Wallet, "wallet", {
+    let mut schema = string_schema(
+        "A wallet: a base58 ed25519 public key that decodes to exactly 32 bytes.",
+        &format!("^{BASE58}{{32,44}}$"),
+        Some("solana-pubkey"),
+    );
+    schema.example = Some(serde_json::json!(EXAMPLE));
+    schema
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wallet_is_exactly_32_bytes_of_base58() {
+        let wallet: Wallet = EXAMPLE.parse().unwrap();
+        assert_eq!(wallet.to_string(), EXAMPLE);
+        let zeros: Wallet = "11111111111111111111111111111111".parse().unwrap();
+        assert_eq!(zeros.pubkey(), Pubkey::default());
+        for refused in [
+            "",
+            "not-a-key",
+            " So11111111111111111111111111111111111111112",
+            // 33 zero bytes, and 31 of them.
+            "111111111111111111111111111111111",
+            "1111111111111111111111111111111",
+            // Base58 of 2^256: one byte too long.
+            "JEKNVnkbo3jma5nREBBJCDoXFVeKkD56V3xKrvRmWxFH",
+        ] {
+            assert!(refused.parse::<Wallet>().is_err(), "{refused:?}");
+        }
+    }
+}
