@@ -63,16 +63,40 @@ async fn back_then_claim_through_prepared_transactions() {
         .post("/v1/binary/back", &json!({"wallet": backer.pubkey().to_string(), "market_id": uuid, "side": "yes", "amount_sol": 1.5}))
         .await;
     assert_eq!(status, StatusCode::OK, "{prepared}");
-    let (status, confirmed) = chain::sign_send_confirm(
-        &server,
-        &ledger,
-        &prepared,
-        &backer,
-        "/v1/binary/back/confirm",
-    )
-    .await;
+    // The backer signs and sends; then an operator halts binary markets before the confirm.
+    let signature = ledger
+        .process(chain::sign(&prepared, &backer))
+        .await
+        .expect("the backing lands")
+        .to_string();
+    let confirm = json!({"prepared_id": prepared["prepared_id"], "signature": signature});
+    let halt = |halted: bool| {
+        let server = &server;
+        async move {
+            let (status, _) = server
+                .admin_post(
+                    "/v1/admin/system/halt",
+                    &json!({"component": "binary", "halted": halted}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK);
+        }
+    };
+    halt(true).await;
+    let (status, refused) = server.post("/v1/binary/back/confirm", &confirm).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    assert_eq!(refused["error"], "system_halted");
+    // Nothing was recorded: once resumed, the same confirm records it.
+    halt(false).await;
+    let (status, confirmed) = server.post("/v1/binary/back/confirm", &confirm).await;
     assert_eq!(status, StatusCode::OK, "{confirmed}");
     assert_eq!(confirmed["side"], "yes");
+    // What is recorded still answers while halted: a replay writes nothing.
+    halt(true).await;
+    let (status, replayed) = server.post("/v1/binary/back/confirm", &confirm).await;
+    assert_eq!(status, StatusCode::OK, "{replayed}");
+    assert_eq!(replayed, confirmed);
+    halt(false).await;
 
     let path = format!("/v1/binary/positions/{}", backer.pubkey());
     eventually("the backing to show in positions", || async {

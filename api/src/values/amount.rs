@@ -181,15 +181,18 @@ amount_value!(
     Lamports,
     "lamports",
     |value| {
-        number(value).map_err(|e| e.into_message()).and_then(|n| {
-            if n.fract() == 0.0 && n >= 0.0 && n <= u64::MAX as f64 {
-                Self::new(n as u64)
-            } else {
-                Err(format!(
-                    "must be a whole number of lamports from {MIN} to {MAX}"
-                ))
-            }
-        })
+        let refused = || format!("must be a whole number of lamports from {MIN} to {MAX}");
+        match value.unwrap_or_default() {
+            // Read as an integer first: as a float, 10^18 + 1 would round to 10^18.
+            Value::Number(n) => match n.as_u64() {
+                Some(lamports) => Self::new(lamports),
+                None => n
+                    .as_f64()
+                    .filter(|f| f.fract() == 0.0 && (0.0..=9.0e15).contains(f))
+                    .map_or_else(|| Err(refused()), |f| Self::new(f as u64)),
+            },
+            other => Err(ParseError::<Self>::expected_type(other).into_message()),
+        }
     },
     MetaSchema {
         description: Some("An amount in lamports (1 SOL = 1,000,000,000 lamports)."),
@@ -251,6 +254,13 @@ mod tests {
         assert!(parse(serde_json::json!(11)).is_err());
         assert!(parse(serde_json::json!(-1)).is_err());
         assert!(parse(serde_json::json!(1e30)).is_err());
+        type Big = Lamports<0, MAX_LAMPORTS>;
+        let big = |v: Value| Big::parse_from_json(Some(v));
+        assert!(big(serde_json::json!(MAX_LAMPORTS)).is_ok());
+        assert!(
+            big(serde_json::json!(MAX_LAMPORTS + 1)).is_err(),
+            "no float rounding"
+        );
         assert!(parse(serde_json::json!("7")).is_err());
     }
 }

@@ -211,6 +211,19 @@ pub(crate) fn string_schema(
     }
 }
 
+/// A string schema whose rule is a named format (described in `description`), for values no
+/// regular expression states well.
+pub(crate) fn format_schema(
+    description: &'static str,
+    format: &'static str,
+) -> poem_openapi::registry::MetaSchema {
+    poem_openapi::registry::MetaSchema {
+        description: Some(description),
+        format: Some(format),
+        ..poem_openapi::registry::MetaSchema::new("string")
+    }
+}
+
 /// A string schema listing every accepted value.
 pub(crate) fn enum_schema(
     description: &'static str,
@@ -259,9 +272,6 @@ fn regex_escape(c: char) -> String {
         c.to_string()
     }
 }
-
-/// The base58 alphabet as a regular-expression class.
-pub(crate) const BASE58: &str = "[1-9A-HJ-NP-Za-km-z]";
 
 #[cfg(test)]
 mod tests {

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use ed25519_dalek::{Signature, VerifyingKey};
 
-use super::{string_schema, string_value, Wallet, BASE58};
+use super::{format_schema, string_value, Wallet};
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Base58Signature([u8; 64]);
@@ -58,10 +58,10 @@ impl fmt::Debug for Base58Signature {
 string_value!(
     Base58Signature,
     "signature",
-    string_schema(
-        "A base58 signature that decodes to exactly 64 bytes.",
-        &format!("^{BASE58}{{64,88}}$"),
-        Some("solana-signature"),
+    format_schema(
+        "A signature: 64 to 88 base58 characters that decode to exactly 64 bytes (format \
+         `solana-signature`).",
+        "solana-signature",
     )
 );
 

@@ -10,7 +10,7 @@ use poem_openapi::registry::{MetaSchema, MetaSchemaRef};
 use poem_openapi::types::{ParseError, ParseFromJSON, ParseResult, ToJSON, Type};
 use serde_json::Value;
 
-use super::{string_schema, string_value};
+use super::{format_schema, string_value};
 
 const BLANK: [char; 6] = [' ', '\t', '\n', '\u{0b}', '\u{0c}', '\r'];
 const BLANK_CLASS: &str = "[\\t\\n\\x0b\\x0c\\r ]";
@@ -141,11 +141,11 @@ impl fmt::Display for HttpsUrl {
 }
 
 string_value!(HttpsUrl, "url", {
-    let mut schema = string_schema(
-        "An http(s) URL with a host. The service calls only https URLs whose host resolves to \
-         public addresses (http and loopback only where a development setting allows them).",
-        "^[hH][tT][tT][pP][sS]?://[^/?#@]",
-        Some("uri"),
+    let mut schema = format_schema(
+        "An absolute http(s) URL with a host, at most 2,000 characters (format `https-url`). \
+         The service calls only https URLs whose host resolves to public addresses (http and \
+         loopback only where a development setting allows them).",
+        "https-url",
     );
     schema.max_length = Some(HttpsUrl::MAX_CHARS);
     schema

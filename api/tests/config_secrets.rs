@@ -1,0 +1,54 @@
+//! Secrets never reach debug output: a fully configured `Config` prints none of them.
+
+use narrative_api::Config;
+
+#[test]
+fn the_debug_output_of_a_configured_config_holds_no_secret() {
+    let secrets = [
+        ("admin_secret", "admin-secret-7f3a"),
+        ("turnstile_secret", "turnstile-secret-91bc"),
+        ("human_verification_local_token", "local-token-55de"),
+        ("webhook_secret", "webhook-secret-0a1b"),
+        ("indexer_x_token", "x-token-c0ffee"),
+        ("oracle_keypair", "4Zf3oraclekeypairbase58"),
+        ("ai_api_key", "sk-live-abcdef123456"),
+        ("database_url", "postgres://nms:db-password-77@db/nms"),
+        ("redis_url", "redis://:redis-password-88@cache:6379"),
+        ("solana_rpc_url", "https://rpc.example/?api-key=rpc-key-99"),
+        (
+            "indexer_endpoint",
+            "https://grpc.example/?token=grpc-key-42",
+        ),
+    ];
+    let mut config = Config::defaults();
+    for (field, value) in secrets {
+        let secret = value.into();
+        match field {
+            "admin_secret" => config.admin_secret = Some(secret),
+            "turnstile_secret" => config.turnstile_secret = Some(secret),
+            "human_verification_local_token" => {
+                config.human_verification_local_token = Some(secret)
+            }
+            "webhook_secret" => config.webhook_secret = Some(secret),
+            "indexer_x_token" => config.indexer_x_token = Some(secret),
+            "oracle_keypair" => config.oracle_keypair = Some(secret),
+            "ai_api_key" => config.ai_api_key = Some(secret),
+            "database_url" => config.database_url = secret,
+            "redis_url" => config.redis_url = Some(secret),
+            "solana_rpc_url" => config.solana_rpc_url = secret,
+            "indexer_endpoint" => config.indexer_endpoint = Some(secret),
+            other => unreachable!("{other}"),
+        }
+    }
+    config.admin_wallet = Some("AdminWa11et1111111111111111111111111111111".into());
+    let printed = format!("{config:?} {config:#?}");
+    for (field, value) in secrets {
+        assert!(!printed.contains(value), "{field} printed: {printed}");
+        // The field is there, redacted.
+        assert!(printed.contains(field), "{field} missing from the output");
+    }
+    assert!(
+        printed.contains("AdminWa11et1111111111111111111111111111111"),
+        "what is not secret still prints"
+    );
+}

@@ -1,0 +1,302 @@
+//! The OpenAPI document says what the server enforces: optional fields are nullable, every
+//! operation lists the statuses it answers with the error envelope, configured bounds are written
+//! in, and a method a path does not serve is a 405 with `Allow` in the spec's envelope. Every
+//! amount a request carries is bounded, so a value past `u64` is a 400, never a panic.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::TestServer;
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+const WALLET: &str = "So11111111111111111111111111111111111111112";
+
+fn schemas(document: &Value) -> &serde_json::Map<String, Value> {
+    document["components"]["schemas"].as_object().unwrap()
+}
+
+#[tokio::test]
+async fn optional_fields_are_nullable_and_every_operation_lists_its_refusals() {
+    let server = TestServer::start(|c| {
+        c.narrative_publish_fee_sol = 2.5;
+        c.shield_terms_version = "v9".into();
+    })
+    .await;
+    let (_, document) = server.get("/v1/openapi.json").await;
+
+    for (name, schema) in schemas(&document) {
+        let required: BTreeSet<&str> = schema["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| r.as_str().unwrap())
+            .collect();
+        for (property, definition) in schema["properties"].as_object().into_iter().flatten() {
+            if !required.contains(property.as_str()) {
+                assert_eq!(
+                    definition["nullable"], true,
+                    "{name}.{property} is optional but not nullable"
+                );
+            }
+        }
+    }
+
+    let mut operations = 0;
+    for (path, item) in document["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            operations += 1;
+            let responses = operation["responses"].as_object().unwrap();
+            for common in ["401", "429", "500"] {
+                let response = &responses[common];
+                assert_eq!(
+                    response["content"]["application/json; charset=utf-8"]["schema"]["$ref"],
+                    "#/components/schemas/Error",
+                    "{method} {path} {common}"
+                );
+            }
+            assert!(
+                responses["429"]["headers"]["retry-after"].is_object(),
+                "{method} {path}: 429 names retry-after"
+            );
+            let success = responses.keys().filter(|s| s.starts_with('2')).count();
+            assert_eq!(success, 1, "{method} {path} has one success status");
+            if operation.get("requestBody").is_some() {
+                assert!(
+                    responses.contains_key("400") && responses.contains_key("413"),
+                    "{method} {path}: a body can be malformed or too large"
+                );
+            }
+        }
+    }
+    assert!(operations >= 50, "{operations} operations");
+    // The gated binary operations say they answer 503.
+    assert!(document["paths"]["/binary/status"]["get"]["responses"]["503"].is_object());
+
+    // Bounds that come from the settings.
+    let schemas = schemas(&document);
+    assert_eq!(
+        schemas["PrepareMint"]["properties"]["amount_lamports"]["minimum"],
+        2_500_000_000u64
+    );
+    assert_eq!(
+        schemas["TermsAck"]["properties"]["terms_version"]["enum"],
+        json!(["v9"])
+    );
+    let wallet = &schemas["ShieldBack"]["properties"]["wallet"];
+    assert_eq!(wallet["format"], "solana-pubkey");
+    let amount = &schemas["ShieldBack"]["properties"]["amount_sol"];
+    assert_eq!(
+        (amount["minimum"].as_f64(), amount["maximum"].as_f64()),
+        (Some(0.1), Some(100.0))
+    );
+    assert_eq!(
+        schemas["Publish"]["properties"]["category"]["pattern"]
+            .as_str()
+            .map(|p| p.contains("[Mm][Aa][Rr][Kk][Ee][Tt]")),
+        Some(true)
+    );
+
+    // The UI shows the document the server enforces.
+    let ui = server
+        .http
+        .get(server.url("/docs/"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        ui.contains("2500000000"),
+        "the UI embeds the served document"
+    );
+
+    // A field that is null in an answer is declared nullable: a component never halted.
+    let (_, status) = server.get("/v1/system/status").await;
+    assert_eq!(status["components"][0]["updated_at"], Value::Null);
+    let component = &schemas["ComponentStatus"]["properties"]["updated_at"];
+    assert_eq!(component["nullable"], true);
+    server.stop().await;
+}
+
+async fn send(server: &TestServer, method: Method, path: &str) -> reqwest::Response {
+    server
+        .http
+        .request(method, server.url(path))
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_method_a_path_does_not_serve_is_405_with_allow() {
+    let server = TestServer::start(|_| {}).await;
+    let id = uuid::Uuid::new_v4();
+    for (method, path, allow) in [
+        (Method::PUT, "/v1/narratives/publish".to_owned(), "POST"),
+        (Method::DELETE, format!("/v1/narratives/{id}"), "GET, HEAD"),
+        (Method::PATCH, "/v1/narratives/".to_owned(), "GET, HEAD"),
+        (Method::GET, "/v1/shield/back".to_owned(), "POST"),
+        (Method::OPTIONS, "/v1/system/status".to_owned(), "GET, HEAD"),
+        // Gated binary routes still tell a wrong method apart from a gated one.
+        (Method::POST, "/v1/binary/status".to_owned(), "GET, HEAD"),
+        (Method::GET, "/v1/binary/back".to_owned(), "POST"),
+    ] {
+        let response = send(&server, method.clone(), &path).await;
+        assert_eq!(
+            response.status(),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "{method} {path}"
+        );
+        assert_eq!(response.headers()["allow"], allow, "{method} {path}");
+        let body: Value = response.json().await.unwrap();
+        assert_eq!(body["error"], "method_not_allowed", "{method} {path}");
+    }
+    let gated = send(&server, Method::GET, "/v1/binary/status").await;
+    assert_eq!(gated.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let head = send(&server, Method::HEAD, "/v1/system/status").await;
+    assert_eq!(head.status(), StatusCode::OK, "HEAD is served where GET is");
+    let nowhere = send(&server, Method::PATCH, "/v1/nowhere").await;
+    assert_eq!(nowhere.status(), StatusCode::NOT_FOUND);
+    let body: Value = nowhere.json().await.unwrap();
+    assert_eq!(body["error"], "not_found");
+    server.stop().await;
+}
+
+/// Every request field that carries an amount of SOL or lamports, with a body that is valid but
+/// for it, and the type name the refusal names.
+fn amount_fields() -> Vec<(&'static str, &'static str, Value, &'static str)> {
+    let id = uuid::Uuid::new_v4();
+    let protocol = "ab".repeat(32);
+    let signature = "1".repeat(64);
+    vec![
+        (
+            "/shield/back",
+            "amount_sol",
+            json!({"wallet": WALLET, "protocol_id": protocol, "side": "safe", "amount_sol": 1.0}),
+            "sol_amount",
+        ),
+        (
+            "/binary/back",
+            "amount_sol",
+            json!({"wallet": WALLET, "market_id": id, "side": "yes", "amount_sol": 1.0}),
+            "sol_amount",
+        ),
+        (
+            "/narratives/{id}/back",
+            "amount_sol",
+            json!({"wallet_address": WALLET, "side": "true", "amount_sol": 1.0}),
+            "sol_amount",
+        ),
+        (
+            "/markets",
+            "seed_yes",
+            json!({"variant": "yield", "question": "Q?", "deadline": 1_900_000_000, "seed_yes": 1.0, "seed_no": 1.0, "fee_tx_signature": signature}),
+            "sol_amount",
+        ),
+        (
+            "/markets",
+            "seed_no",
+            json!({"variant": "yield", "question": "Q?", "deadline": 1_900_000_000, "seed_yes": 1.0, "seed_no": 1.0, "fee_tx_signature": signature}),
+            "sol_amount",
+        ),
+        (
+            "/narratives/prepare-mint",
+            "amount_lamports",
+            json!({"backer_wallet": WALLET, "amount_lamports": 5_000_000_000u64, "deadline_days": 30}),
+            "lamports",
+        ),
+    ]
+}
+
+/// Whether a schema (or one of its alternatives) is an amount.
+fn is_amount(schema: &Value) -> bool {
+    matches!(schema["format"].as_str(), Some("sol" | "lamports"))
+        || schema["anyOf"]
+            .as_array()
+            .is_some_and(|branches| branches.iter().any(is_amount))
+}
+
+#[tokio::test]
+async fn an_amount_past_u64_is_a_400_on_every_field_that_carries_one() {
+    let server = TestServer::start(|c| {
+        // Binary routes parse their bodies only when enabled.
+        c.binary_markets_enabled = true;
+    })
+    .await;
+    let (_, document) = server.get("/v1/openapi.json").await;
+
+    // The table covers every amount field the document declares.
+    let mut declared = BTreeSet::new();
+    for (path, item) in document["paths"].as_object().unwrap() {
+        for operation in item.as_object().unwrap().values() {
+            let Some(reference) = operation["requestBody"]["content"]
+                ["application/json; charset=utf-8"]["schema"]["$ref"]
+                .as_str()
+            else {
+                continue;
+            };
+            let name = reference.trim_start_matches("#/components/schemas/");
+            for (field, schema) in document["components"]["schemas"][name]["properties"]
+                .as_object()
+                .into_iter()
+                .flatten()
+            {
+                if is_amount(schema) {
+                    declared.insert((path.clone(), field.clone()));
+                }
+            }
+        }
+    }
+    let tested: BTreeSet<(String, String)> = amount_fields()
+        .iter()
+        .map(|(path, field, _, _)| (path.to_string(), field.to_string()))
+        .collect();
+    assert_eq!(declared, tested, "every amount field has a case here");
+
+    let narrative = uuid::Uuid::new_v4();
+    for (path, field, valid, kind) in amount_fields() {
+        let url = format!("/v1{}", path.replace("{id}", &narrative.to_string()));
+        // As JSON text: u64::MAX + 1 has no `serde_json::Value`.
+        for huge in ["18446744073709551616", "1e30", "18446744073709551615", "-1"] {
+            let mut body = valid.clone();
+            body[field] = json!("HUGE");
+            let text = body.to_string().replace("\"HUGE\"", huge);
+            let response = server
+                .http
+                .post(server.url(&url))
+                .header("content-type", "application/json")
+                .body(text)
+                .send()
+                .await
+                .unwrap();
+            let status = response.status();
+            let answer: Value = response.json().await.unwrap();
+            assert_eq!(
+                status,
+                StatusCode::BAD_REQUEST,
+                "{url} {field}={huge}: {answer}"
+            );
+            assert_eq!(answer["ok"], false);
+            assert!(
+                answer["error"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("invalid request body: {kind}")),
+                "{url} {field}={huge}: {answer}"
+            );
+        }
+    }
+    // Two seeds that overflowed a u64 sum together before they were bounded.
+    let (status, answer) = server
+        .post(
+            "/v1/markets",
+            &json!({"variant": "yield", "question": "Q?", "deadline": 1_900_000_000,
+                    "seed_yes": 1.8e10, "seed_no": 1.8e10}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    server.stop().await;
+}
