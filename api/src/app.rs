@@ -45,12 +45,6 @@ fn patches(state: &AppState) -> Vec<Patch> {
     ]
 }
 
-/// The document as served, for this state's settings.
-pub fn contract(state: &Arc<AppState>) -> Contract {
-    let api = routes::service(state.clone());
-    Contract::new(&api.spec(), &patches(state))
-}
-
 pub fn build_app(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     let api = routes::service(state.clone());
     let generated = api.spec();

@@ -190,33 +190,34 @@ impl Chain {
     }
 
     /// Prepared transaction `id` of `F`, unless it was confirmed with another signature or
-    /// `signature` confirmed another one.
+    /// `signature` confirmed another one. The signature is looked up before the prepared
+    /// transaction, so a racing confirm that records in between is seen either way: as this
+    /// prepared transaction's own signature (a replay), never as another's.
     pub async fn open<F: MoneyFlow>(
         &self,
         id: PreparedId,
         signature: &Base58Signature,
     ) -> Result<Opened<F::Params>, ApiError> {
         let db = self.store.db();
-        let prepared = load::<F>(db, id)
-            .await?
-            .ok_or_else(|| ApiError::not_found("prepared transaction"))?;
-        match prepared.signature {
-            Some(stored) if stored == *signature => return Ok(Opened::Replay(prepared)),
-            Some(_) => return Err(already_confirmed()),
-            None => {}
-        }
         let used = prepared_transactions::Entity::find()
             .filter(prepared_transactions::Column::Signature.eq(signature.to_string()))
             .one(db)
             .await?;
-        if used.is_some() {
+        if used.is_some_and(|row| row.id != id.to_string()) {
             return Err(ApiError::coded(
                 StatusCode::CONFLICT,
                 "signature_already_used",
                 "this signature confirmed another prepared transaction",
             ));
         }
-        Ok(Opened::Unconfirmed(prepared))
+        let prepared = load::<F>(db, id)
+            .await?
+            .ok_or_else(|| ApiError::not_found("prepared transaction"))?;
+        match prepared.signature {
+            Some(stored) if stored == *signature => Ok(Opened::Replay(prepared)),
+            Some(_) => Err(already_confirmed()),
+            None => Ok(Opened::Unconfirmed(prepared)),
+        }
     }
 
     /// Records a verified confirmation in one database transaction: marks the prepared

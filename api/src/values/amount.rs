@@ -3,11 +3,11 @@
 //! on them cannot overflow: the largest amount any request may name is a billion SOL (more
 //! than exists), and a sum of a few of them still fits in a `u64`.
 
-use std::borrow::Cow;
-
 use poem_openapi::registry::{MetaSchema, MetaSchemaRef};
-use poem_openapi::types::{ParseError, ParseFromJSON, ParseResult, ToJSON, Type};
+use poem_openapi::types::{ParseError, ParseFromJSON, ParseResult, ToJSON};
 use serde_json::Value;
+
+use super::value_type;
 
 pub const LAMPORTS_PER_SOL: u64 = 1_000_000_000;
 /// A billion SOL.
@@ -110,27 +110,7 @@ fn number(value: Option<Value>) -> ParseResult<f64> {
 /// Implements poem-openapi's traits for an amount type over `$parse` and `$schema`.
 macro_rules! amount_value {
     ($ty:ident, $name:literal, |$value:ident| $parse:expr, $schema:expr, $json:expr) => {
-        impl<const MIN: u64, const MAX: u64> Type for $ty<MIN, MAX> {
-            const IS_REQUIRED: bool = true;
-            type RawValueType = Self;
-            type RawElementValueType = Self;
-
-            fn name() -> Cow<'static, str> {
-                $name.into()
-            }
-
-            fn schema_ref() -> MetaSchemaRef {
-                MetaSchemaRef::Inline(Box::new($schema))
-            }
-
-            fn as_raw_value(&self) -> Option<&Self> {
-                Some(self)
-            }
-
-            fn raw_element_iter<'a>(&'a self) -> Box<dyn Iterator<Item = &'a Self> + 'a> {
-                Box::new(std::iter::once(self))
-            }
-        }
+        value_type!([const MIN: u64, const MAX: u64] $ty<MIN, MAX>, $name, $schema);
 
         impl<const MIN: u64, const MAX: u64> ParseFromJSON for $ty<MIN, MAX> {
             fn parse_from_json($value: Option<Value>) -> ParseResult<Self> {

@@ -1,45 +1,29 @@
 //! A JSON document kept as received: an object or an array.
 
-use std::borrow::Cow;
-
 use poem_openapi::registry::{MetaSchema, MetaSchemaRef};
-use poem_openapi::types::{ParseError, ParseFromJSON, ParseResult, ToJSON, Type};
+use poem_openapi::types::{ParseError, ParseFromJSON, ParseResult, ToJSON};
 use serde_json::Value;
+
+use super::value_type;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct JsonDocument(pub Value);
 
-impl Type for JsonDocument {
-    const IS_REQUIRED: bool = true;
-    type RawValueType = Self;
-    type RawElementValueType = Self;
-
-    fn name() -> Cow<'static, str> {
-        "json_document".into()
+value_type!(
+    [] JsonDocument,
+    "json_document",
+    MetaSchema {
+        description: Some("A JSON object or array."),
+        any_of: vec![
+            MetaSchemaRef::Inline(Box::new(MetaSchema::new("object"))),
+            MetaSchemaRef::Inline(Box::new(MetaSchema {
+                items: Some(Box::new(MetaSchemaRef::Inline(Box::new(MetaSchema::ANY)))),
+                ..MetaSchema::new("array")
+            })),
+        ],
+        ..MetaSchema::ANY
     }
-
-    fn schema_ref() -> MetaSchemaRef {
-        MetaSchemaRef::Inline(Box::new(MetaSchema {
-            description: Some("A JSON object or array."),
-            any_of: vec![
-                MetaSchemaRef::Inline(Box::new(MetaSchema::new("object"))),
-                MetaSchemaRef::Inline(Box::new(MetaSchema {
-                    items: Some(Box::new(MetaSchemaRef::Inline(Box::new(MetaSchema::ANY)))),
-                    ..MetaSchema::new("array")
-                })),
-            ],
-            ..MetaSchema::ANY
-        }))
-    }
-
-    fn as_raw_value(&self) -> Option<&Self> {
-        Some(self)
-    }
-
-    fn raw_element_iter<'a>(&'a self) -> Box<dyn Iterator<Item = &'a Self> + 'a> {
-        Box::new(std::iter::once(self))
-    }
-}
+);
 
 impl ParseFromJSON for JsonDocument {
     fn parse_from_json(value: Option<Value>) -> ParseResult<Self> {

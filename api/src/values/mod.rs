@@ -52,18 +52,17 @@ pub fn page(limit: Option<i64>, offset: Option<i64>, default: i64, max: i64) -> 
     )
 }
 
-/// Implements poem-openapi's schema and parsing traits, and serde, for a value written as a JSON
-/// string: `FromStr` parses it (its error is the client's message), `Display` writes it, and
-/// `$schema` (a `MetaSchema`) describes exactly what `FromStr` accepts.
-macro_rules! string_value {
-    ($ty:ty, $name:literal, $schema:expr) => {
-        impl poem_openapi::types::Type for $ty {
+/// poem-openapi's `Type` for a value type that is its own raw value: its kind (as parse errors
+/// name it) and its schema, inline. `[...]` holds the impl's generic parameters.
+macro_rules! value_type {
+    ([$($generics:tt)*] $ty:ty, $name:expr, $schema:expr) => {
+        impl<$($generics)*> poem_openapi::types::Type for $ty {
             const IS_REQUIRED: bool = true;
             type RawValueType = Self;
             type RawElementValueType = Self;
 
             fn name() -> std::borrow::Cow<'static, str> {
-                $name.into()
+                ($name).into()
             }
 
             fn schema_ref() -> poem_openapi::registry::MetaSchemaRef {
@@ -78,6 +77,16 @@ macro_rules! string_value {
                 Box::new(std::iter::once(self))
             }
         }
+    };
+}
+pub(crate) use value_type;
+
+/// Implements poem-openapi's schema and parsing traits, and serde, for a value written as a JSON
+/// string: `FromStr` parses it (its error is the client's message), `Display` writes it, and
+/// `$schema` (a `MetaSchema`) describes exactly what `FromStr` accepts.
+macro_rules! string_value {
+    ($ty:ty, $name:literal, $schema:expr) => {
+        $crate::values::value_type!([] $ty, $name, $schema);
 
         impl poem_openapi::types::ParseFromJSON for $ty {
             fn parse_from_json(

@@ -1,36 +1,16 @@
 //! Bounded numbers of the requests: an oracle's confidence, a resolution window in days, a unix
 //! time.
 
-use std::borrow::Cow;
-
-use poem_openapi::registry::{MetaSchema, MetaSchemaRef};
-use poem_openapi::types::{ParseError, ParseFromJSON, ParseResult, ToJSON, Type};
+use poem_openapi::registry::MetaSchema;
+use poem_openapi::types::{ParseError, ParseFromJSON, ParseResult, ToJSON};
 use serde_json::Value;
+
+use super::value_type;
 
 /// Implements poem-openapi's traits for `$ty($inner)`, a JSON number checked by `$ty::new`.
 macro_rules! number_value {
     ($ty:ident($inner:ty), $name:literal, $schema:expr, $read:expr) => {
-        impl Type for $ty {
-            const IS_REQUIRED: bool = true;
-            type RawValueType = Self;
-            type RawElementValueType = Self;
-
-            fn name() -> Cow<'static, str> {
-                $name.into()
-            }
-
-            fn schema_ref() -> MetaSchemaRef {
-                MetaSchemaRef::Inline(Box::new($schema))
-            }
-
-            fn as_raw_value(&self) -> Option<&Self> {
-                Some(self)
-            }
-
-            fn raw_element_iter<'a>(&'a self) -> Box<dyn Iterator<Item = &'a Self> + 'a> {
-                Box::new(std::iter::once(self))
-            }
-        }
+        value_type!([] $ty, $name, $schema);
 
         impl ParseFromJSON for $ty {
             fn parse_from_json(value: Option<Value>) -> ParseResult<Self> {

@@ -2,15 +2,14 @@
 //! (space, tab, line feed, vertical tab, form feed, carriage return), here and in the schemas'
 //! patterns alike, so a client validating against the document agrees with the server.
 
-use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
-use poem_openapi::registry::{MetaSchema, MetaSchemaRef};
-use poem_openapi::types::{ParseError, ParseFromJSON, ParseResult, ToJSON, Type};
+use poem_openapi::registry::MetaSchema;
+use poem_openapi::types::{ParseError, ParseFromJSON, ParseResult, ToJSON};
 use serde_json::Value;
 
-use super::{format_schema, string_value};
+use super::{format_schema, string_value, value_type};
 
 const BLANK: [char; 6] = [' ', '\t', '\n', '\u{0b}', '\u{0c}', '\r'];
 const BLANK_CLASS: &str = "[\\t\\n\\x0b\\x0c\\r ]";
@@ -59,33 +58,17 @@ impl<const MAX: usize, const MIN: usize> Text<MAX, MIN> {
     }
 }
 
-impl<const MAX: usize, const MIN: usize> Type for Text<MAX, MIN> {
-    const IS_REQUIRED: bool = true;
-    type RawValueType = Self;
-    type RawElementValueType = Self;
-
-    fn name() -> Cow<'static, str> {
-        "text".into()
+value_type!(
+    [const MAX: usize, const MIN: usize] Text<MAX, MIN>,
+    "text",
+    MetaSchema {
+        max_length: Some(MAX),
+        // Unanchored: `MIN` characters that are not blank, anywhere.
+        pattern: (MIN > 0).then(|| format!("({NON_BLANK_CLASS}{BLANK_CLASS}*){{{MIN}}}")),
+        description: (MIN == 0).then_some("Optional text; blank counts as none."),
+        ..MetaSchema::new("string")
     }
-
-    fn schema_ref() -> MetaSchemaRef {
-        MetaSchemaRef::Inline(Box::new(MetaSchema {
-            max_length: Some(MAX),
-            // Unanchored: `MIN` characters that are not blank, anywhere.
-            pattern: (MIN > 0).then(|| format!("({NON_BLANK_CLASS}{BLANK_CLASS}*){{{MIN}}}")),
-            description: (MIN == 0).then_some("Optional text; blank counts as none."),
-            ..MetaSchema::new("string")
-        }))
-    }
-
-    fn as_raw_value(&self) -> Option<&Self> {
-        Some(self)
-    }
-
-    fn raw_element_iter<'a>(&'a self) -> Box<dyn Iterator<Item = &'a Self> + 'a> {
-        Box::new(std::iter::once(self))
-    }
-}
+);
 
 impl<const MAX: usize, const MIN: usize> ParseFromJSON for Text<MAX, MIN> {
     fn parse_from_json(value: Option<Value>) -> ParseResult<Self> {
