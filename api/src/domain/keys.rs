@@ -3,14 +3,13 @@
 //! secret: 256 random bits, so a digest lookup leaks nothing worth timing.
 
 use narrative_store::entities::api_keys;
+use poem::http::StatusCode;
 use rand::RngCore;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
 };
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-
-use poem::http::StatusCode;
 
 use crate::error::ApiError;
 use crate::state::AppState;
