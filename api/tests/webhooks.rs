@@ -110,27 +110,7 @@ async fn a_resolution_is_delivered_as_a_standard_webhook_and_retried_until_accep
         })
     );
 
-    let id = uuid::Uuid::new_v4();
-    common::fixtures::narrative(
-        &id,
-        AGENT_WALLET,
-        "Kestrel ships",
-        "TECHNOLOGY",
-        "live",
-        clock_now(&clock),
-    )
-    .into_active_model()
-    .insert(server.db.store.db())
-    .await
-    .unwrap();
-    let (status, answer) = server
-        .key_post(
-            "/v1/agent/resolve",
-            &key,
-            &json!({"narrative_id": id.to_string(), "resolution": "false", "confidence": 0.8}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{answer}");
+    let id = resolve_a_narrative(&server, &key, "false", clock_now(&clock)).await;
 
     // The first attempt gets a 500; the retry is due 2 s later, on the server's clock.
     eventually("the first attempt", || async {
@@ -203,6 +183,38 @@ async fn a_resolution_is_delivered_as_a_standard_webhook_and_retried_until_accep
     );
     assert_eq!(attempts[0].job_id, attempts[1].job_id);
     server.stop().await;
+}
+
+/// A live narrative created at `created_at`, resolved by the agent behind `key` (which fires
+/// `narrative.resolved`); its id.
+async fn resolve_a_narrative(
+    server: &TestServer,
+    key: &str,
+    resolution: &str,
+    created_at: i64,
+) -> uuid::Uuid {
+    let id = uuid::Uuid::new_v4();
+    common::fixtures::narrative(
+        &id,
+        AGENT_WALLET,
+        "Kestrel ships",
+        "TECHNOLOGY",
+        "live",
+        created_at,
+    )
+    .into_active_model()
+    .insert(server.db.store.db())
+    .await
+    .unwrap();
+    let (status, answer) = server
+        .key_post(
+            "/v1/agent/resolve",
+            key,
+            &json!({"narrative_id": id.to_string(), "resolution": resolution, "confidence": 0.8}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    id
 }
 
 fn clock_now(clock: &ManualClock) -> i64 {
@@ -317,20 +329,7 @@ async fn the_service_calls_only_public_https_addresses() {
         "hooks.example".to_owned(),
         vec!["10.0.0.9".parse().unwrap()],
     );
-    let id = uuid::Uuid::new_v4();
-    common::fixtures::narrative(&id, AGENT_WALLET, "Rebind", "TECHNOLOGY", "live", 1)
-        .into_active_model()
-        .insert(db)
-        .await
-        .unwrap();
-    let (status, answer) = server
-        .key_post(
-            "/v1/agent/resolve",
-            &key,
-            &json!({"narrative_id": id.to_string(), "resolution": "true", "confidence": 0.9}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{answer}");
+    resolve_a_narrative(&server, &key, "true", 1).await;
     eventually("the refused delivery recorded", || async {
         !webhook_deliveries::Entity::find()
             .all(db)
