@@ -1,17 +1,19 @@
 //! The HTTP application: the `/v1` OpenAPI services, the document and its UI, `/health`,
 //! `/metrics`, and the middleware every request passes.
 //!
-//! Order, inside out: body limit → the binary gate → rate limits and API-key check → error
-//! rendering (so every failure has the spec's shape, including those Cors would otherwise
-//! render as text) → the shield gate's access log → panic guard → CORS → metrics → tracing →
-//! request id (outermost, so the tracing span carries it).
+//! Order, as a request meets it: request id (outermost, so the tracing span carries it) →
+//! tracing → metrics → CORS → panic guard → error rendering (so every failure has the spec's
+//! shape, including those Cors would otherwise render as text) → rate limits and API-key check
+//! → the 1 MiB body limit → trailing-slash trim → the shield gate's access log (so what it logs
+//! has passed the limits, and its path is the routed one) → the binary gate → the routes.
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use bytes::Bytes;
 use poem::http::{Method, StatusCode};
 use poem::middleware::{CatchPanic, Cors, RequestId, ReuseId, Tracing};
-use poem::web::{Data, Html};
+use poem::web::Data;
 use poem::{get, handler, Endpoint, EndpointExt, IntoResponse, Request, Response, Route};
 use serde_json::json;
 
@@ -26,6 +28,9 @@ use crate::state::AppState;
 
 /// Spec 8: request bodies are at most 1 MiB.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// The GET-only routes served beside the `/v1` document.
+const PLAIN_ROUTES: [&str; 4] = ["/health", "/metrics", "/v1/openapi.json", "/docs"];
 
 /// What the routes' types cannot say but the running settings decide.
 fn patches(state: &AppState) -> Vec<Patch> {
@@ -48,12 +53,14 @@ fn patches(state: &AppState) -> Vec<Patch> {
 pub fn build_app(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     let api = routes::service(state.clone());
     let generated = api.spec();
-    let contract = Arc::new(Contract::new(&generated, &patches(&state)));
-    // The UI embeds the document it shows; it shows the one served.
-    let ui = api
-        .swagger_ui_html()
-        .replace(&generated, contract.document());
-    let document = contract.document().to_owned();
+    let contract = Arc::new(Contract::new(&generated, &patches(&state), &PLAIN_ROUTES));
+    // The UI embeds the document it shows; it shows the one served. Both are shared bytes, so a
+    // request clones a reference, not the document.
+    let ui = Bytes::from(
+        api.swagger_ui_html()
+            .replace(&generated, contract.document()),
+    );
+    let document = Bytes::copy_from_slice(contract.document().as_bytes());
     let cors = Cors::new()
         .allow_origins(state.cors_origins.iter().map(String::as_str))
         .allow_methods([
@@ -75,6 +82,7 @@ pub fn build_app(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     let probe_state = state.clone();
     let binary_gated = !state.binary_markets_enabled;
     let gate_contract = contract.clone();
+    let probe_contract = contract.clone();
     let render_contract = contract.clone();
     Route::new()
         .nest("/v1", api)
@@ -88,39 +96,47 @@ pub fn build_app(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
         )
         .nest(
             "/docs",
-            get(poem::endpoint::make_sync(move |_| Html(ui.clone()))),
+            get(poem::endpoint::make_sync(move |_| {
+                Response::builder()
+                    .content_type("text/html; charset=utf-8")
+                    .body(ui.clone())
+            })),
         )
         .at("/health", get(health))
         .at("/metrics", get(serve_metrics))
         .data(state)
         .data(metrics.clone())
         .before(move |req| gate_binary(binary_gated, gate_contract.clone(), req))
+        .around(move |ep, req| {
+            log_terms_attempts(probe_state.clone(), probe_contract.clone(), ep, req)
+        })
         .before(trim_trailing_slash)
         .before(limit_body)
         .around(move |ep, req| limit_requests(limit_state.clone(), ep, req))
         .around(move |ep, req| {
             let contract = render_contract.clone();
             async move {
+                let method = req.method().clone();
                 let path = req.uri().path().to_owned();
                 match ep.call(req).await {
                     Ok(response) => Ok(response.into_response()),
-                    Err(err) => Ok(render_error(err, &path, &contract)),
+                    Err(err) => Ok(render_error(err, &method, &path, &contract)),
                 }
             }
         })
-        .around(move |ep, req| log_terms_attempts(probe_state.clone(), ep, req))
         .with(CatchPanic::new().with_handler(panic_response))
         .with(cors)
         .around(move |ep, req| {
             let metrics = metrics.clone();
+            let contract = contract.clone();
             async move {
                 let started = Instant::now();
-                let method = req.method().to_string();
+                let method = req.method().clone();
                 let path = req.uri().path().to_owned();
                 let response = ep.call(req).await?.into_response();
                 metrics.observe(
                     &method,
-                    &path,
+                    contract.route_label(&path),
                     response.status().as_u16(),
                     started.elapsed().as_secs_f64(),
                 );

@@ -143,6 +143,9 @@ async fn a_method_a_path_does_not_serve_is_405_with_allow() {
         // Gated binary routes still tell a wrong method apart from a gated one.
         (Method::POST, "/v1/binary/status".to_owned(), "GET, HEAD"),
         (Method::GET, "/v1/binary/back".to_owned(), "POST"),
+        // The plain routes beside the document are GET-only.
+        (Method::POST, "/health".to_owned(), "GET, HEAD"),
+        (Method::DELETE, "/v1/openapi.json".to_owned(), "GET, HEAD"),
     ] {
         let response = send(&server, method.clone(), &path).await;
         assert_eq!(
@@ -152,7 +155,11 @@ async fn a_method_a_path_does_not_serve_is_405_with_allow() {
         );
         assert_eq!(response.headers()["allow"], allow, "{method} {path}");
         let body: Value = response.json().await.unwrap();
-        assert_eq!(body["error"], "method_not_allowed", "{method} {path}");
+        assert_eq!(
+            body,
+            json!({"error": "method_not_allowed", "message": format!("this path serves {allow}")}),
+            "{method} {path}"
+        );
     }
     let gated = send(&server, Method::GET, "/v1/binary/status").await;
     assert_eq!(gated.status(), StatusCode::SERVICE_UNAVAILABLE);

@@ -413,6 +413,25 @@ async fn terms_acknowledgement_needs_the_wallets_signature() {
         json!({"ok": false, "error": "invalid request body: wallet: must be a base58 public key of 32 bytes"})
     );
 
+    // The same route with the spec's trailing slash is logged under its one name; a body over
+    // the 1 MiB limit is refused before the gate and holds no row.
+    let (status, _) = server
+        .post(
+            "/v1/shield/terms-ack/",
+            &json!({"wallet": wallet, "signature": forged}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let oversized = server
+        .http
+        .post(server.url("/v1/shield/terms-ack"))
+        .header("content-type", "application/json")
+        .body(vec![b' '; 2 * 1024 * 1024])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(oversized.status(), StatusCode::PAYLOAD_TOO_LARGE);
+
     // Every attempt is in the gate's log, which only the operator may read.
     let (status, body) = server.get("/v1/shield/probe-log").await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
@@ -428,7 +447,7 @@ async fn terms_acknowledgement_needs_the_wallets_signature() {
         .json()
         .await
         .unwrap();
-    assert_eq!(log["total"], 4);
+    assert_eq!(log["total"], 5);
     let outcomes: Vec<&str> = log["entries"]
         .as_array()
         .unwrap()
@@ -438,15 +457,17 @@ async fn terms_acknowledgement_needs_the_wallets_signature() {
     assert_eq!(
         outcomes,
         [
+            "invalid_signature",
             "invalid request body: wallet: must be a base58 public key of 32 bytes",
             "acknowledged",
             "terms_version must be the current version v7",
             "invalid_signature"
         ]
     );
-    assert_eq!(log["entries"][1]["wallet"], wallet);
-    assert_eq!(log["entries"][1]["ip"], "127.0.0.1");
-    assert_eq!(log["entries"][1]["route"], "/v1/shield/terms-ack");
+    assert_eq!(log["entries"][0]["route"], "/v1/shield/terms-ack");
+    assert_eq!(log["entries"][2]["wallet"], wallet);
+    assert_eq!(log["entries"][2]["ip"], "127.0.0.1");
+    assert_eq!(log["entries"][2]["route"], "/v1/shield/terms-ack");
     server.stop().await;
 }
 
@@ -495,6 +516,15 @@ async fn cors_request_ids_and_metrics() {
         .to_owned();
     assert!(uuid::Uuid::parse_str(&request_id).is_ok(), "{request_id}");
 
+    // Ids and made-up paths do not grow the label set.
+    for path in [
+        format!("/v1/narratives/{}", uuid::Uuid::new_v4()),
+        format!("/v1/narratives/{}", uuid::Uuid::new_v4()),
+        "/v1/made/up/path".to_owned(),
+        "/wp-login.php".to_owned(),
+    ] {
+        server.http.get(server.url(&path)).send().await.unwrap();
+    }
     let metrics = server
         .http
         .get(server.url("/metrics"))
@@ -506,6 +536,20 @@ async fn cors_request_ids_and_metrics() {
         text.contains(
             r#"http_requests_total{method="GET",route="/v1/system/status",status="200"} 1"#
         ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            r#"http_requests_total{method="GET",route="/v1/narratives/{id}",status="404"} 2"#
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"http_requests_total{method="GET",route="unmatched",status="404"} 2"#),
+        "{text}"
+    );
+    assert!(
+        !text.contains("made/up") && !text.contains("wp-login"),
         "{text}"
     );
     server.stop().await;

@@ -6,7 +6,9 @@
 //! - Bounds that come from configuration (the publish fee a prepare-mint must cover, the shield
 //!   terms version a backer signs) are written in from the running settings.
 //!
-//! It also knows which methods each path serves, for the `Allow` header of a 405.
+//! It also knows each path's template, the methods it serves and the credential each operation
+//! asks for: the `Allow` header of a 405, the 401 of a missing security header and the route
+//! label of a metric all come from the document, so none is a second list to keep in step.
 
 use poem::http::Method;
 use serde_json::{json, Value};
@@ -21,15 +23,33 @@ pub struct Patch {
 
 pub struct Contract {
     document: String,
-    /// Path templates under `/v1`, split in segments (`None` for a `{parameter}`), with the
-    /// methods each serves.
-    paths: Vec<(Vec<Option<String>>, Vec<Method>)>,
+    paths: Vec<PathTemplate>,
 }
 
+/// One path of the document (or one of the plain routes beside it).
+struct PathTemplate {
+    /// The full template, `/v1/narratives/{id}`: the route label of its metrics.
+    template: String,
+    /// The template's segments, `None` for a `{parameter}`.
+    segments: Vec<Option<String>>,
+    operations: Vec<Operation>,
+}
+
+struct Operation {
+    method: Method,
+    /// The security scheme the operation asks for (`AdminAuth`, `ApiKeyAuth`…), if any.
+    scheme: Option<String>,
+}
+
+/// The label of a request no route serves (so that unknown paths cannot grow the label set).
+pub const UNMATCHED: &str = "unmatched";
+
 impl Contract {
-    /// Completes `spec` (poem-openapi's JSON). Panics when a patch names a property the
-    /// document does not have: the routes and the patches disagree, a bug to see at start.
-    pub fn new(spec: &str, patches: &[Patch]) -> Contract {
+    /// Completes `spec` (poem-openapi's JSON, served under `/v1`); `plain_routes` are the
+    /// GET-only paths served beside it (`/health`, the document itself…). Panics when a patch
+    /// names a property the document does not have: the routes and the patches disagree, a bug
+    /// to see at start.
+    pub fn new(spec: &str, patches: &[Patch], plain_routes: &[&str]) -> Contract {
         let mut document: Value = serde_json::from_str(spec).expect("poem-openapi writes JSON");
         let schemas = document["components"]["schemas"]
             .as_object_mut()
@@ -50,31 +70,37 @@ impl Contract {
                 });
             property.insert(patch.key.to_owned(), patch.value.clone());
         }
-        let paths = document["paths"]
-            .as_object()
-            .map(|paths| {
-                paths
-                    .iter()
-                    .map(|(template, operations)| {
-                        let segments = template
-                            .split('/')
-                            .filter(|s| !s.is_empty())
-                            .map(|s| (!s.starts_with('{')).then(|| s.to_owned()))
-                            .collect();
-                        let methods = operations
-                            .as_object()
-                            .into_iter()
-                            .flat_map(|ops| ops.keys())
-                            .filter_map(|m| m.to_ascii_uppercase().parse().ok())
-                            .collect();
-                        (segments, methods)
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let documented =
+            document["paths"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(template, operations)| {
+                    let operations = operations
+                        .as_object()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|(method, operation)| {
+                            Some(Operation {
+                                method: method.to_ascii_uppercase().parse().ok()?,
+                                scheme: operation["security"][0]
+                                    .as_object()
+                                    .and_then(|s| s.keys().next().cloned()),
+                            })
+                        })
+                        .collect();
+                    PathTemplate::new(format!("/v1{template}"), operations)
+                });
+        let plain = plain_routes.iter().map(|path| {
+            let get = Operation {
+                method: Method::GET,
+                scheme: None,
+            };
+            PathTemplate::new((*path).to_owned(), vec![get])
+        });
         Contract {
             document: serde_json::to_string_pretty(&document).expect("JSON"),
-            paths,
+            paths: documented.chain(plain).collect(),
         }
     }
 
@@ -82,29 +108,73 @@ impl Contract {
         &self.document
     }
 
-    /// The methods served at `path` (a request path under `/v1`, e.g. `/v1/narratives/x`),
-    /// `HEAD` wherever `GET` is; `None` when no route has that path. Like the router, a literal
-    /// segment wins over a parameter.
-    pub fn allowed_methods(&self, path: &str) -> Option<Vec<Method>> {
-        let rest = path.strip_prefix("/v1")?;
-        let segments: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
-        let best = self
-            .paths
+    /// The template `path` is served by. Like the router, a literal segment wins over a
+    /// parameter.
+    fn route(&self, path: &str) -> Option<&PathTemplate> {
+        let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        self.paths
             .iter()
-            .filter(|(template, _)| {
-                template.len() == segments.len()
-                    && template
+            .filter(|route| {
+                route.segments.len() == segments.len()
+                    && route
+                        .segments
                         .iter()
                         .zip(&segments)
                         .all(|(t, s)| t.as_deref().is_none_or(|literal| literal == *s))
             })
             // Literal segments first, from the left.
-            .max_by_key(|(template, _)| template.iter().map(|t| t.is_some()).collect::<Vec<_>>())?;
-        let mut methods = best.1.clone();
+            .max_by_key(|route| {
+                route
+                    .segments
+                    .iter()
+                    .map(Option::is_some)
+                    .collect::<Vec<_>>()
+            })
+    }
+
+    /// The methods served at `path` (a request path, e.g. `/v1/narratives/x`), `HEAD` wherever
+    /// `GET` is; `None` when no route has that path.
+    pub fn allowed_methods(&self, path: &str) -> Option<Vec<Method>> {
+        let mut methods: Vec<Method> = self
+            .route(path)?
+            .operations
+            .iter()
+            .map(|o| o.method.clone())
+            .collect();
         if methods.contains(&Method::GET) && !methods.contains(&Method::HEAD) {
             methods.push(Method::HEAD);
         }
         Some(methods)
+    }
+
+    /// The security scheme the operation at `method path` asks for.
+    pub fn security_scheme(&self, method: &Method, path: &str) -> Option<&str> {
+        self.route(path)?
+            .operations
+            .iter()
+            .find(|o| o.method == *method)?
+            .scheme
+            .as_deref()
+    }
+
+    /// The metric label of a request: its route's template, or [`UNMATCHED`].
+    pub fn route_label(&self, path: &str) -> &str {
+        self.route(path).map_or(UNMATCHED, |r| r.template.as_str())
+    }
+}
+
+impl PathTemplate {
+    fn new(template: String, operations: Vec<Operation>) -> PathTemplate {
+        let segments = template
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .map(|s| (!s.starts_with('{')).then(|| s.to_owned()))
+            .collect();
+        PathTemplate {
+            template,
+            segments,
+            operations,
+        }
     }
 }
 
@@ -151,7 +221,8 @@ mod tests {
                 "/narratives": {"get": {}},
                 "/narratives/{id}": {"get": {}},
                 "/narratives/publish": {"post": {}},
-                "/narratives/{id}/back": {"post": {}},
+                "/narratives/{id}/back": {"post": {"security": [{"ApiKeyAuth": []}]}},
+                "/admin/system/halt": {"post": {"security": [{"AdminAuth": []}]}},
             },
             "components": {"schemas": {
                 "Thing": {
@@ -179,6 +250,7 @@ mod tests {
                 key: "minimum",
                 value: json!(5),
             }],
+            &[],
         );
         let document: Value = serde_json::from_str(contract.document()).unwrap();
         let thing = &document["components"]["schemas"]["Thing"]["properties"];
@@ -204,12 +276,13 @@ mod tests {
                 key: "minimum",
                 value: json!(1),
             }],
+            &[],
         );
     }
 
     #[test]
     fn allowed_methods_follow_the_router() {
-        let contract = Contract::new(&spec(), &[]);
+        let contract = Contract::new(&spec(), &[], &["/health"]);
         assert_eq!(
             contract.allowed_methods("/v1/narratives/publish"),
             Some(vec![Method::POST])
@@ -222,7 +295,58 @@ mod tests {
             contract.allowed_methods("/v1/narratives/abc/back"),
             Some(vec![Method::POST])
         );
+        assert_eq!(
+            contract.allowed_methods("/health"),
+            Some(vec![Method::GET, Method::HEAD])
+        );
         assert_eq!(contract.allowed_methods("/v1/nothing/here"), None);
-        assert_eq!(contract.allowed_methods("/health"), None);
+        assert_eq!(
+            contract.allowed_methods("/narratives"),
+            None,
+            "not under /v1"
+        );
+    }
+
+    #[test]
+    fn operations_name_their_credential() {
+        let contract = Contract::new(&spec(), &[], &[]);
+        assert_eq!(
+            contract.security_scheme(&Method::POST, "/v1/admin/system/halt"),
+            Some("AdminAuth")
+        );
+        assert_eq!(
+            contract.security_scheme(&Method::POST, "/v1/narratives/x/back"),
+            Some("ApiKeyAuth")
+        );
+        assert_eq!(
+            contract.security_scheme(&Method::GET, "/v1/narratives/x"),
+            None
+        );
+        assert_eq!(
+            contract.security_scheme(&Method::GET, "/v1/admin/system/halt"),
+            None,
+            "a method the path does not serve asks for nothing"
+        );
+    }
+
+    #[test]
+    fn route_labels_are_templates_so_ids_cannot_grow_the_label_set() {
+        let contract = Contract::new(&spec(), &[], &["/health"]);
+        assert_eq!(contract.route_label("/v1/narratives"), "/v1/narratives");
+        assert_eq!(
+            contract.route_label(&format!("/v1/narratives/{}", "ab".repeat(32))),
+            "/v1/narratives/{id}"
+        );
+        assert_eq!(
+            contract.route_label("/v1/narratives/abc1"),
+            "/v1/narratives/{id}"
+        );
+        assert_eq!(
+            contract.route_label("/v1/narratives/publish"),
+            "/v1/narratives/publish"
+        );
+        assert_eq!(contract.route_label("/health"), "/health");
+        assert_eq!(contract.route_label("/v1/anything/else/at/all"), UNMATCHED);
+        assert_eq!(contract.route_label("/wp-login.php"), UNMATCHED);
     }
 }

@@ -3,27 +3,29 @@
 //! 401 of the route's class, an unknown route → 404, a method the path does not serve → 405
 //! with `Allow`, a body over 1 MiB → 413. Responses built on purpose pass through unchanged.
 
-use poem::http::{header, HeaderValue, StatusCode};
+use poem::http::{header, HeaderValue, Method, StatusCode};
 use poem::IntoResponse;
 
 use crate::error::ApiError;
 use crate::http::contract::Contract;
 
-/// Which credential a path needs, for the 401 of a missing security header (spec 5).
-fn auth_failure(path: &str) -> ApiError {
-    if path.starts_with("/v1/admin") || path.starts_with("/admin") || path == "/v1/shield/probe-log"
-    {
-        ApiError::admin_unauthorized()
-    } else if path.starts_with("/v1/nft/webhook") {
-        ApiError::webhook_unauthorized()
-    } else {
-        ApiError::invalid_api_key()
+/// The 401 of a missing security header, in the shape of the credential the operation asks for
+/// (spec 5): the operators' pair and the NFT webhook secret answer `{error, message}`, an agent
+/// key `{ok: false, error}`.
+fn auth_failure(scheme: Option<&str>) -> ApiError {
+    match scheme {
+        Some("AdminAuth") => ApiError::admin_unauthorized(),
+        Some("WebhookAuth") => ApiError::webhook_unauthorized(),
+        _ => ApiError::invalid_api_key(),
     }
 }
 
-/// 405 with the methods `path` serves in `Allow`.
+/// 405 with the methods `path` serves in `Allow`. Every route outside the document is GET-only,
+/// so that is what a path the document does not know serves.
 pub fn method_not_allowed(path: &str, contract: &Contract) -> poem::Response {
-    let allowed = contract.allowed_methods(path).unwrap_or_default();
+    let allowed = contract
+        .allowed_methods(path)
+        .unwrap_or_else(|| vec![Method::GET, Method::HEAD]);
     let list = allowed
         .iter()
         .map(|m| m.as_str())
@@ -66,7 +68,12 @@ fn plain(reason: &str) -> String {
     text
 }
 
-pub fn render_error(err: poem::Error, path: &str, contract: &Contract) -> poem::Response {
+pub fn render_error(
+    err: poem::Error,
+    method: &Method,
+    path: &str,
+    contract: &Contract,
+) -> poem::Response {
     use poem_openapi::error::{
         AuthorizationError, ContentTypeError, ParseParamError, ParsePathError,
         ParseRequestPayloadError,
@@ -75,7 +82,7 @@ pub fn render_error(err: poem::Error, path: &str, contract: &Contract) -> poem::
         return err.into_response();
     }
     let api_error = if err.is::<AuthorizationError>() {
-        auth_failure(path)
+        auth_failure(contract.security_scheme(method, path))
     } else if let Some(e) = err.downcast_ref::<ParseRequestPayloadError>() {
         ApiError::validation(format!("invalid request body: {}", plain(&e.reason)))
     } else if err.is::<ContentTypeError>() {
@@ -135,19 +142,12 @@ mod tests {
 
     #[test]
     fn missing_credentials_get_the_401_of_their_class() {
-        assert_eq!(
-            auth_failure("/v1/admin/system/halt").body["error"],
-            "Unauthorized"
-        );
-        assert_eq!(
-            auth_failure("/v1/shield/probe-log").body["error"],
-            "Unauthorized"
-        );
-        assert_eq!(
-            auth_failure("/v1/nft/webhook/transfer").body["error"],
-            "Unauthorized"
-        );
-        let agent = auth_failure("/v1/agent/feed");
+        for scheme in ["AdminAuth", "WebhookAuth"] {
+            let refusal = auth_failure(Some(scheme));
+            assert_eq!(refusal.status, StatusCode::UNAUTHORIZED);
+            assert_eq!(refusal.body["error"], "Unauthorized", "{scheme}");
+        }
+        let agent = auth_failure(Some("ApiKeyAuth"));
         assert_eq!(agent.body["ok"], false);
         assert_eq!(agent.body["error"], "Invalid or missing API key");
     }

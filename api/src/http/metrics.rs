@@ -1,6 +1,9 @@
-//! Prometheus metrics of the HTTP surface, served at `/metrics`. Paths are labelled by their
-//! shape (`/v1/shield/protocols/:id`) so that ids cannot blow up the label set.
+//! Prometheus metrics of the HTTP surface, served at `/metrics`. Requests are labelled by the
+//! template of the route that serves them (`/v1/shield/protocols/{id}`, from
+//! [`Contract::route_label`](crate::http::contract::Contract::route_label)) and by a standard
+//! method, so neither ids nor made-up paths and methods can grow the label set.
 
+use poem::http::Method;
 use prometheus::{
     Encoder, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
 };
@@ -49,13 +52,14 @@ impl HttpMetrics {
         }
     }
 
-    pub fn observe(&self, method: &str, path: &str, status: u16, seconds: f64) {
-        let route = route_label(path);
+    /// One answered request: `route` is its template's label.
+    pub fn observe(&self, method: &Method, route: &str, status: u16, seconds: f64) {
+        let method = method_label(method);
         self.requests
-            .with_label_values(&[method, &route, &status.to_string()])
+            .with_label_values(&[method, route, &status.to_string()])
             .inc();
         self.duration
-            .with_label_values(&[method, &route])
+            .with_label_values(&[method, route])
             .observe(seconds);
     }
 
@@ -68,22 +72,23 @@ impl HttpMetrics {
     }
 }
 
-/// The path with every identifier-like segment (keys, UUIDs, hex ids, numbers) as `:id`.
-pub fn route_label(path: &str) -> String {
-    path.split('/')
-        .map(|segment| {
-            if looks_like_id(segment) {
-                ":id"
-            } else {
-                segment
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
-fn looks_like_id(segment: &str) -> bool {
-    !segment.is_empty() && (segment.len() >= 24 || segment.bytes().all(|b| b.is_ascii_digit()))
+/// The method's name if it is one of HTTP's own, else `OTHER` (extension methods are any token).
+fn method_label(method: &Method) -> &'static str {
+    const STANDARD: [Method; 9] = [
+        Method::GET,
+        Method::HEAD,
+        Method::POST,
+        Method::PUT,
+        Method::DELETE,
+        Method::PATCH,
+        Method::OPTIONS,
+        Method::CONNECT,
+        Method::TRACE,
+    ];
+    STANDARD
+        .iter()
+        .find(|m| *m == method)
+        .map_or("OTHER", |m| m.as_str())
 }
 
 #[cfg(test)]
@@ -91,24 +96,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn identifiers_collapse_in_route_labels() {
-        assert_eq!(route_label("/v1/shield/protocols"), "/v1/shield/protocols");
-        assert_eq!(
-            route_label(&format!("/v1/shield/protocols/{}", "ab".repeat(32))),
-            "/v1/shield/protocols/:id"
-        );
-        assert_eq!(
-            route_label("/v1/binary/positions/11111111111111111111111111111111"),
-            "/v1/binary/positions/:id"
-        );
-        assert_eq!(route_label("/v1/things/42"), "/v1/things/:id");
+    fn made_up_methods_share_one_label() {
+        assert_eq!(method_label(&Method::POST), "POST");
+        assert_eq!(method_label(&Method::from_bytes(b"BREW").unwrap()), "OTHER");
     }
 
     #[test]
     fn observed_requests_are_rendered() {
         let metrics = HttpMetrics::new();
-        metrics.observe("GET", "/health", 200, 0.002);
-        metrics.observe("GET", "/health", 200, 0.004);
+        metrics.observe(&Method::GET, "/health", 200, 0.002);
+        metrics.observe(&Method::GET, "/health", 200, 0.004);
         let text = metrics.render();
         assert!(
             text.contains(r#"http_requests_total{method="GET",route="/health",status="200"} 2"#),

@@ -1,6 +1,8 @@
 //! The shield gate's access log: every attempt at `POST /v1/shield/terms-ack`, accepted or not,
 //! malformed ones included, is recorded with the caller's address, the wallet it named (as
-//! given) and its outcome (`acknowledged`, or the `error` it got).
+//! given) and its outcome (`acknowledged`, or the `error` it got). It sits inside the rate
+//! limiter and the body limit, so a flood it does not let through writes no rows and a body it
+//! reads is at most 1 MiB; a request those refused never reached the gate.
 
 use std::sync::Arc;
 
@@ -8,8 +10,11 @@ use poem::http::Method;
 use poem::{Body, Endpoint, IntoResponse, Request, Response};
 use serde_json::Value;
 
+use crate::app::MAX_BODY_BYTES;
 use crate::domain::shield::probe_log::{self, Knock};
 use crate::http::client_ip::client_ip;
+use crate::http::contract::Contract;
+use crate::http::errors::render_error;
 use crate::state::AppState;
 
 pub const TERMS_ACK: &str = "/v1/shield/terms-ack";
@@ -19,13 +24,14 @@ const WALLET_CHARS: usize = 64;
 
 pub async fn log_terms_attempts<E: Endpoint>(
     state: Arc<AppState>,
+    contract: Arc<Contract>,
     ep: E,
     mut req: Request,
 ) -> poem::Result<Response> {
     if req.uri().path() != TERMS_ACK || req.method() != Method::POST {
         return ep.call(req).await.map(IntoResponse::into_response);
     }
-    let body = req.take_body().into_bytes().await?;
+    let body = req.take_body().into_bytes_limit(MAX_BODY_BYTES).await?;
     let wallet = serde_json::from_slice::<Value>(&body).ok().and_then(|v| {
         v.get("wallet")?
             .as_str()
@@ -33,7 +39,12 @@ pub async fn log_terms_attempts<E: Endpoint>(
     });
     req.set_body(body);
     let ip = client_ip(&req).map(|ip| ip.to_string());
-    let (parts, answer) = ep.call(req).await?.into_response().into_parts();
+    // Errors are rendered here, as the client will see them, to log their code.
+    let response = match ep.call(req).await {
+        Ok(response) => response.into_response(),
+        Err(err) => render_error(err, &Method::POST, TERMS_ACK, &contract),
+    };
+    let (parts, answer) = response.into_parts();
     let answer = answer.into_bytes().await?;
     let outcome = if parts.status.is_success() {
         "acknowledged".to_owned()
