@@ -13,7 +13,7 @@ use solana_signer::Signer;
 
 #[tokio::test]
 async fn a_narrative_is_backed_through_a_prepared_transaction_once_open() {
-    let (server, ledger) = chain::start_on_bank(|_| {}).await;
+    let (server, ledger) = chain::start_on_bank(|c| c.binary_markets_enabled = true).await;
     let (market_id, backer) = {
         let mut h = ledger.harness.lock().await;
         let creator = h.wallets[2].insecure_clone();
@@ -74,14 +74,36 @@ async fn a_narrative_is_backed_through_a_prepared_transaction_once_open() {
     let (status, prepared) = server.post(&path, &body).await;
     assert_eq!(status, StatusCode::OK, "{prepared}");
     assert_eq!(prepared["side"], "yes");
-    let (status, confirmed) = chain::sign_send_confirm(
-        &server,
-        &ledger,
-        &prepared,
-        &backer,
-        &format!("{path}/confirm"),
-    )
-    .await;
+    let signature = ledger
+        .process(chain::sign(&prepared, &backer))
+        .await
+        .expect("the backing lands")
+        .to_string();
+    let confirm = json!({"prepared_id": prepared["prepared_id"], "signature": signature});
+
+    // A narrative backing is a write of `narratives` whichever route confirms it: halted, the
+    // binary route (same transaction kind) refuses it too.
+    let halt = |halted: bool| {
+        let server = &server;
+        async move {
+            let (status, _) = server
+                .admin_post(
+                    "/v1/admin/system/halt",
+                    &json!({"component": "narratives", "halted": halted}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK);
+        }
+    };
+    halt(true).await;
+    for route in [format!("{path}/confirm"), "/v1/binary/back/confirm".to_owned()] {
+        let (status, refused) = server.post(&route, &confirm).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{route}: {refused}");
+        assert_eq!(refused["error"], "system_halted");
+        assert_eq!(refused["component"], "narratives");
+    }
+    halt(false).await;
+    let (status, confirmed) = server.post(&format!("{path}/confirm"), &confirm).await;
     assert_eq!(status, StatusCode::OK, "{confirmed}");
     let on_chain = ledger.harness.lock().await.market(&market_id).await;
     assert_eq!(on_chain.yes_total, 500_000_000);

@@ -89,8 +89,9 @@ pub trait MoneyFlow: Send + Sync {
     /// The answer of a confirm, fresh or replayed.
     type Confirmed: Send;
 
-    /// The component whose halt flag stops this flow.
-    fn component(&self) -> Component;
+    /// The component whose halt flag stops this prepared transaction: a property of what was
+    /// prepared, not of the route that confirms it.
+    fn component(&self, params: &Self::Params) -> Component;
 
     /// Accounts the transaction changed, re-read into the store once it is confirmed.
     fn changed(&self, prepared: &Prepared<Self::Params>) -> Vec<Pubkey>;
@@ -134,7 +135,9 @@ pub struct Chain {
 
 impl Chain {
     /// Builds the wallet's transaction over `instructions` and stores it with `params` (inside
-    /// the caller's database transaction when given one). Refused while the flow is halted.
+    /// the caller's database transaction when given one). Refused while the flow is halted:
+    /// flows also check first, so that a halted component answers 503 before any other refusal,
+    /// and this check, next to the write, is the one a halt set in between cannot slip past.
     pub async fn prepare<F: MoneyFlow>(
         &self,
         db: &impl ConnectionTrait,
@@ -143,7 +146,7 @@ impl Chain {
         instructions: &[Instruction],
         params: &F::Params,
     ) -> Result<Unsigned, ApiError> {
-        ensure_running(db, flow.component()).await?;
+        ensure_running(db, flow.component(params)).await?;
         let blockhash = self.ledger.latest_blockhash().await.map_err(ledger_error)?;
         let tx = narrative_sdk::tx::unsigned_transaction(instructions, &wallet.pubkey(), blockhash);
         let message = bincode::serialize(&tx.message).map_err(ApiError::internal)?;
@@ -182,7 +185,7 @@ impl Chain {
             Opened::Replay(prepared) => return flow.answer(db, &prepared, false).await,
             Opened::Unconfirmed(prepared) => prepared,
         };
-        ensure_running(db, flow.component()).await?;
+        ensure_running(db, flow.component(&prepared.params)).await?;
         // The ledger is asked only once the store has nothing to answer from.
         let landed = self.landed(&signature).await?;
         verify(&prepared, &landed)?;

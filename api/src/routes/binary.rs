@@ -11,9 +11,7 @@ use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
 
 use crate::clock::iso;
-use crate::domain::binary::backing::{
-    self, BackMarket, Backing, BackingSol, Claim, Confirmed, PreparedMove,
-};
+use crate::domain::binary::backing::{self, BackMarket, BackingSol, Confirmed, PreparedMove};
 use crate::domain::binary::listing;
 use crate::error::{refusals, Answer, ApiError};
 use crate::routes::Tag;
@@ -289,9 +287,7 @@ impl BinaryApi {
         body: Json<BinaryConfirm>,
     ) -> Answer<Json<BinaryConfirmed>, ConfirmRefusals> {
         self.gate()?;
-        let flow = Backing {
-            component: Component::Binary,
-        };
+        let flow = backing::BACKING;
         let confirmed =
             backing::confirm(&self.state, flow, body.0.prepared_id, body.0.signature).await?;
         Ok(Json(confirmed.into()))
@@ -318,9 +314,7 @@ impl BinaryApi {
         body: Json<BinaryConfirm>,
     ) -> Answer<Json<BinaryConfirmed>, ConfirmRefusals> {
         self.gate()?;
-        let flow = Claim {
-            component: Component::Binary,
-        };
+        let flow = backing::CLAIM;
         let confirmed =
             backing::confirm(&self.state, flow, body.0.prepared_id, body.0.signature).await?;
         Ok(Json(confirmed.into()))

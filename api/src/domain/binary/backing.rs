@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chain::{MoneyFlow, Prepared, Unsigned};
 use crate::domain::binary::listing;
+use crate::domain::system::ensure_running;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::values::{
@@ -29,13 +30,22 @@ pub struct BackMarket {
     pub amount: BackingSol,
 }
 
-/// What prepare stores for confirm: the market and side (and the amount of a backing).
+/// What prepare stores for confirm: the market and side (and the amount of a backing), and the
+/// component it is a write of, whose halt flag its confirm obeys whichever route confirms it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Params {
     pub market_id: MarketRef,
     pub side: BinarySide,
     #[serde(default)]
     pub amount_lamports: Option<u64>,
+    #[serde(default = "binary_component")]
+    pub component: Component,
+}
+
+/// Moves prepared before the component was stored were all binary's or, for narratives, are
+/// confirmed under binary's flag.
+fn binary_component() -> Component {
+    Component::Binary
 }
 
 pub struct PreparedMove {
@@ -50,26 +60,26 @@ pub struct Confirmed {
 }
 
 /// A move whose confirmation writes no rows of its own (the position is on chain, and the
-/// refresh brings it into the store): a backing (`CLAIM = false`) or a claim, as a write of
-/// `component` (`binary`, or `narratives` for a narrative's market), whose halt flag it obeys.
-pub struct OnChainMove<const CLAIM: bool> {
-    pub component: Component,
-}
+/// refresh brings it into the store): a backing (`CLAIM = false`) or a claim.
+pub struct OnChainMove<const CLAIM: bool>;
 
 pub type Backing = OnChainMove<false>;
 /// A claim: winnings, the loser return or a refund, once the market is finalized.
 pub type Claim = OnChainMove<true>;
+pub const BACKING: Backing = OnChainMove;
+pub const CLAIM: Claim = OnChainMove;
 
 fn not_open(code: &str, message: &str) -> ApiError {
     ApiError::coded(StatusCode::FORBIDDEN, code, message.to_owned())
 }
 
+/// A backing as a write of `component`: `binary`, or `narratives` for a narrative's market.
 pub async fn prepare_back(
     state: &AppState,
     back: BackMarket,
     component: Component,
 ) -> Result<PreparedMove, ApiError> {
-    crate::chain::halts::ensure_running(state.store.db(), component).await?;
+    ensure_running(state.store.db(), component).await?;
     let market = listing::market(state, back.market).await?;
     if market.mint.is_some() {
         return Err(ApiError::coded(
@@ -106,16 +116,11 @@ pub async fn prepare_back(
         market_id: back.market,
         side: back.side,
         amount_lamports: Some(amount),
+        component,
     };
     let unsigned = state
         .chain
-        .prepare(
-            state.store.db(),
-            &Backing { component },
-            &back.wallet,
-            &[ix],
-            &params,
-        )
+        .prepare(state.store.db(), &BACKING, &back.wallet, &[ix], &params)
         .await?;
     Ok(PreparedMove { unsigned, params })
 }
@@ -126,7 +131,7 @@ pub async fn prepare_claim(
     market: MarketRef,
     side: BinarySide,
 ) -> Result<PreparedMove, ApiError> {
-    crate::chain::halts::ensure_running(state.store.db(), Component::Binary).await?;
+    ensure_running(state.store.db(), Component::Binary).await?;
     let indexed = listing::market(state, market).await?;
     if !indexed.finalized {
         return Err(not_open(
@@ -154,18 +159,11 @@ pub async fn prepare_claim(
         market_id: market,
         side,
         amount_lamports: None,
+        component: Component::Binary,
     };
     let unsigned = state
         .chain
-        .prepare(
-            state.store.db(),
-            &Claim {
-                component: Component::Binary,
-            },
-            &wallet,
-            &[ix],
-            &params,
-        )
+        .prepare(state.store.db(), &CLAIM, &wallet, &[ix], &params)
         .await?;
     Ok(PreparedMove { unsigned, params })
 }
@@ -176,8 +174,8 @@ impl<const CLAIM: bool> MoneyFlow for OnChainMove<CLAIM> {
     type Params = Params;
     type Confirmed = Confirmed;
 
-    fn component(&self) -> Component {
-        self.component
+    fn component(&self, params: &Params) -> Component {
+        params.component
     }
 
     /// The market and the wallet's backing on the prepared side.

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chain::{MoneyFlow, Prepared, Unsigned};
 use crate::domain::human::require_human;
+use crate::domain::system::ensure_running;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::values::{
@@ -107,7 +108,7 @@ pub async fn create(
     client_ip: Option<IpAddr>,
 ) -> Result<MarketPrepared, ApiError> {
     let db = state.store.db();
-    crate::chain::halts::ensure_running(db, Component::Markets).await?;
+    ensure_running(db, Component::Markets).await?;
     if request.deadline.get() < state.now() + MIN_DEADLINE_LEAD_SECS {
         return Err(ApiError::validation(
             "deadline must be at least one hour ahead",
@@ -262,7 +263,7 @@ impl MoneyFlow for MarketCreation {
     type Params = Params;
     type Confirmed = Confirmed;
 
-    fn component(&self) -> Component {
+    fn component(&self, _: &Self::Params) -> Component {
         Component::Markets
     }
 

@@ -5,9 +5,7 @@
 use poem::http::StatusCode;
 
 use crate::clock::iso;
-use crate::domain::binary::backing::{
-    self, BackMarket, Backing, BackingSol, Confirmed, PreparedMove,
-};
+use crate::domain::binary::backing::{self, BackMarket, BackingSol, Confirmed, PreparedMove};
 use crate::domain::narratives::feed;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -63,8 +61,5 @@ pub async fn confirm(
     prepared_id: PreparedId,
     signature: Base58Signature,
 ) -> Result<Confirmed, ApiError> {
-    let flow = Backing {
-        component: Component::Narratives,
-    };
-    backing::confirm(state, flow, prepared_id, signature).await
+    backing::confirm(state, backing::BACKING, prepared_id, signature).await
 }

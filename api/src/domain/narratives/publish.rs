@@ -487,7 +487,7 @@ impl MoneyFlow for NarrativeMint {
     type Params = MintParams;
     type Confirmed = Published;
 
-    fn component(&self) -> Component {
+    fn component(&self, _: &Self::Params) -> Component {
         Component::Narratives
     }
 

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chain::{MoneyFlow, Prepared, Unsigned};
 use crate::domain::shield::{protocols, terms};
+use crate::domain::system::ensure_running;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::values::{Base58Signature, Component, PreparedId, ProtocolId, ShieldSide, Sol, Wallet};
@@ -55,7 +56,7 @@ pub struct ShieldBacking;
 
 pub async fn prepare(state: &AppState, back: BackShield) -> Result<PreparedBacking, ApiError> {
     let db = state.store.db();
-    crate::chain::halts::ensure_running(db, Component::Shield).await?;
+    ensure_running(db, Component::Shield).await?;
     if terms::current(state, &back.wallet).await?.is_none() {
         return Err(ApiError::coded(
             StatusCode::FORBIDDEN,
@@ -122,7 +123,7 @@ impl MoneyFlow for ShieldBacking {
     type Params = Params;
     type Confirmed = Confirmed;
 
-    fn component(&self) -> Component {
+    fn component(&self, _: &Self::Params) -> Component {
         Component::Shield
     }
 
