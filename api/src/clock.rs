@@ -63,6 +63,13 @@ pub fn iso(unix: i64) -> String {
         .to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
+/// Whether a value fetched at `fetched_at` is younger than `ttl_secs` at `now`. A value from
+/// the future (the system clock stepped back since) is not: a cache must not serve it until
+/// the clock catches up.
+pub fn is_fresh(fetched_at: i64, now: i64, ttl_secs: i64) -> bool {
+    (0..ttl_secs).contains(&now.saturating_sub(fetched_at))
+}
+
 /// The start of the UTC day `now` falls in.
 pub fn day_start(now: i64) -> i64 {
     now - now.rem_euclid(DAY_SECS)
@@ -85,5 +92,13 @@ mod tests {
         clock.set(7);
         assert_eq!(clock.now(), 7);
         assert_eq!(day_start(DAY_SECS * 3 + 5), DAY_SECS * 3);
+    }
+
+    #[test]
+    fn freshness_ends_at_the_ttl_and_when_the_clock_steps_back() {
+        assert!(is_fresh(100, 100, 10));
+        assert!(is_fresh(100, 109, 10));
+        assert!(!is_fresh(100, 110, 10));
+        assert!(!is_fresh(100, 99, 10), "fetched in the future");
     }
 }

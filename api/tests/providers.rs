@@ -141,6 +141,15 @@ async fn rpc_ledger_caches_blockhashes_and_reads_accounts_and_missing_transactio
         2,
         "refetched after the ttl"
     );
+    // The system clock steps back (an NTP correction): the cached blockhash, now dated in the
+    // future, is not served on until it expires by the clock.
+    clock.advance(-60);
+    ledger.latest_blockhash().await.unwrap();
+    assert_eq!(
+        calls.blockhash.load(Ordering::SeqCst),
+        3,
+        "refetched after the clock stepped back"
+    );
 
     let unknown = solana_signature::Signature::from([1u8; 64]);
     assert_eq!(ledger.transaction(&unknown).await.unwrap(), None);

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::Mutex;
 
-use crate::clock::SharedClock;
+use crate::clock::{is_fresh, SharedClock};
 
 pub const COINGECKO: &str = "https://api.coingecko.com/api/v3";
 const CACHE_SECS: i64 = 60;
@@ -52,7 +52,7 @@ impl PriceFeed for CoinGeckoFeed {
         let mut cached = self.cached.lock().await;
         let now = self.clock.now();
         if let Some((price, at)) = *cached {
-            if now - at < CACHE_SECS {
+            if is_fresh(at, now, CACHE_SECS) {
                 return Ok(price);
             }
         }

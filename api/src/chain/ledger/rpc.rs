@@ -13,7 +13,7 @@ use solana_transaction_status_client_types::EncodedConfirmedTransactionWithStatu
 use tokio::sync::Mutex;
 
 use super::{LandedTransaction, Ledger, LedgerAccount, LedgerError, SignatureStatus};
-use crate::clock::SharedClock;
+use crate::clock::{is_fresh, SharedClock};
 
 /// How long (seconds) a fetched blockhash is handed out: well inside its ~60 s validity, so a
 /// wallet still has most of a minute to sign.
@@ -47,7 +47,7 @@ impl Ledger for RpcLedger {
         let mut cached = self.blockhash.lock().await;
         let now = self.clock.now();
         if let Some((hash, fetched)) = *cached {
-            if now - fetched < BLOCKHASH_TTL_SECS {
+            if is_fresh(fetched, now, BLOCKHASH_TTL_SECS) {
                 return Ok(hash);
             }
         }
