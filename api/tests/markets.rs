@@ -143,6 +143,13 @@ async fn each_gate_refuses_with_the_spec_error_and_records_nothing() {
     let (status, answer) = s.create(&altered).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{answer}");
 
+    // binary_vault refuses deadlines beyond 731 days: refused here, before the fee is tied.
+    let mut far = valid.clone();
+    far["deadline"] = json!(chrono::Utc::now().timestamp() + 800 * 86_400);
+    let (status, answer) = s.create(&far).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert_eq!(answer["error"], "deadline must be at most 730 days ahead");
+
     let mut bad_variant = valid.clone();
     bad_variant["variant"] = json!("exotic");
     let (status, answer) = s.create(&bad_variant).await;

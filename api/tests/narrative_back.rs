@@ -96,9 +96,16 @@ async fn a_narrative_is_backed_through_a_prepared_transaction_once_open() {
         }
     };
     halt(true).await;
-    for route in [format!("{path}/confirm"), "/v1/binary/back/confirm".to_owned()] {
+    for route in [
+        format!("{path}/confirm"),
+        "/v1/binary/back/confirm".to_owned(),
+    ] {
         let (status, refused) = server.post(&route, &confirm).await;
-        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{route}: {refused}");
+        assert_eq!(
+            status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "{route}: {refused}"
+        );
         assert_eq!(refused["error"], "system_halted");
         assert_eq!(refused["component"], "narratives");
     }

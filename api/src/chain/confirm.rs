@@ -24,6 +24,7 @@ use sea_orm::{
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use solana_hash::Hash;
 use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction::Transaction;
 use tokio::sync::Notify;
@@ -134,10 +135,10 @@ pub struct Chain {
 }
 
 impl Chain {
-    /// Builds the wallet's transaction over `instructions` and stores it with `params` (inside
-    /// the caller's database transaction when given one). Refused while the flow is halted:
-    /// flows also check first, so that a halted component answers 503 before any other refusal,
-    /// and this check, next to the write, is the one a halt set in between cannot slip past.
+    /// Builds the wallet's transaction over `instructions` and stores it with `params`.
+    /// Refused while the flow is halted: flows also check first, so that a halted component
+    /// answers 503 before any other refusal, and this check, next to the write, is the one a
+    /// halt set in between cannot slip past.
     pub async fn prepare<F: MoneyFlow>(
         &self,
         db: &impl ConnectionTrait,
@@ -146,8 +147,30 @@ impl Chain {
         instructions: &[Instruction],
         params: &F::Params,
     ) -> Result<Unsigned, ApiError> {
+        let blockhash = self.blockhash().await?;
+        self.prepare_with(db, blockhash, flow, wallet, instructions, params)
+            .await
+    }
+
+    /// The blockhash a prepared transaction is built on. A flow that stores its prepared
+    /// transaction inside its own database transaction asks for it before beginning one, so
+    /// that no write lock is held across a ledger call.
+    pub async fn blockhash(&self) -> Result<Hash, ApiError> {
+        self.ledger.latest_blockhash().await.map_err(ledger_error)
+    }
+
+    /// [`Chain::prepare`] on a `blockhash` already fetched, inside `db` (the caller's database
+    /// transaction, when it has one).
+    pub async fn prepare_with<F: MoneyFlow>(
+        &self,
+        db: &impl ConnectionTrait,
+        blockhash: Hash,
+        flow: &F,
+        wallet: &Wallet,
+        instructions: &[Instruction],
+        params: &F::Params,
+    ) -> Result<Unsigned, ApiError> {
         ensure_running(db, flow.component(params)).await?;
-        let blockhash = self.ledger.latest_blockhash().await.map_err(ledger_error)?;
         let tx = narrative_sdk::tx::unsigned_transaction(instructions, &wallet.pubkey(), blockhash);
         let message = bincode::serialize(&tx.message).map_err(ApiError::internal)?;
         let id = PreparedId::new_random();

@@ -223,3 +223,25 @@ pub async fn confirm<const CLAIM: bool>(
 ) -> Result<Confirmed, ApiError> {
     state.chain.confirm(&flow, prepared_id, signature).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backings_prepared_before_the_component_was_stored_obey_binary() {
+        let market = MarketRef::from([7u8; 32]);
+        let old: Params = serde_json::from_value(serde_json::json!({
+            "market_id": market.to_string(), "side": "yes", "amount_lamports": 5
+        }))
+        .unwrap();
+        assert_eq!(BACKING.component(&old), Component::Binary);
+        let narrative = Params {
+            component: Component::Narratives,
+            ..old
+        };
+        let stored = serde_json::to_value(&narrative).unwrap();
+        let read: Params = serde_json::from_value(stored).unwrap();
+        assert_eq!(BACKING.component(&read), Component::Narratives);
+    }
+}

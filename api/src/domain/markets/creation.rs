@@ -1,14 +1,16 @@
 //! `POST /v1/markets` (spec 4.13): a native (`seed`) binary market, fee-gated. In order: the
-//! request's own bounds (400), the human-verification token (400 `TURNSTILE_FAILED`), the fee
-//! transaction on the ledger paying the treasury at least `BINARY_MARKET_FEE_SOL` from the
-//! creator (400 `market_fee_missing_treasury`), the creator's signature over the request (401
-//! `invalid_signature`). Then a prepared `create_market` (with the seed backings of a Yield
+//! halt flag (503), the request's own bounds (400: a deadline one hour to 730 days ahead, no
+//! seeds on a classic market), the human-verification token (400 `TURNSTILE_FAILED`), the fee
+//! transaction on the ledger (400 `market_fee_missing_treasury` when it is missing or failed),
+//! the creator's signature over the request (401 `invalid_signature`), then what the fee
+//! transaction paid the treasury from the creator: at least `BINARY_MARKET_FEE_SOL` (400
+//! `market_fee_missing_treasury`). Then a prepared `create_market` (with the seed backings of a Yield
 //! market) for the creator to sign, confirmed like every money move: a Yield market opens at
 //! once, a Classic one waits for admin review.
 
 use std::net::IpAddr;
 
-use narrative_sdk::binary_vault::constants::MIN_BACKING_LAMPORTS;
+use narrative_sdk::binary_vault::constants::{MAX_MARKET_DURATION_SECS, MIN_BACKING_LAMPORTS};
 use narrative_sdk::binary_vault::instructions::CreateMarketArgs;
 use narrative_sdk::binary_vault::state::{MarketSource, MarketVariant, Side};
 use narrative_sdk::{pda, Pubkey};
@@ -32,6 +34,10 @@ use crate::values::{
 
 /// A market needs time to be backed before its deadline.
 const MIN_DEADLINE_LEAD_SECS: i64 = 3_600;
+/// binary_vault refuses a deadline more than 731 days after the slot that creates the market;
+/// a day less here, so that a transaction signed later still lands (a refused one would leave
+/// the fee tied to a market that cannot exist).
+const MAX_DEADLINE_LEAD_SECS: i64 = MAX_MARKET_DURATION_SECS - 86_400;
 
 enum_value!(
     /// A market's variant, fixed at creation.
@@ -63,11 +69,13 @@ pub struct MarketPrepared {
     pub fee_lamports: u64,
 }
 
-/// What prepare stores for confirm.
+/// What prepare stores for confirm. Creations prepared before the market id was stored here
+/// have none; their market is found through the creation row, and refreshed by the indexer.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Params {
     pub creation_id: String,
-    pub market_id: MarketRef,
+    #[serde(default)]
+    pub market_id: Option<MarketRef>,
 }
 
 pub struct Confirmed {
@@ -109,9 +117,15 @@ pub async fn create(
 ) -> Result<MarketPrepared, ApiError> {
     let db = state.store.db();
     ensure_running(db, Component::Markets).await?;
-    if request.deadline.get() < state.now() + MIN_DEADLINE_LEAD_SECS {
+    let lead = request.deadline.get() - state.now();
+    if lead < MIN_DEADLINE_LEAD_SECS {
         return Err(ApiError::validation(
             "deadline must be at least one hour ahead",
+        ));
+    }
+    if lead > MAX_DEADLINE_LEAD_SECS {
+        return Err(ApiError::validation(
+            "deadline must be at most 730 days ahead",
         ));
     }
     if request.variant == Variant::Classic && (request.seed_yes > 0 || request.seed_no > 0) {
@@ -184,6 +198,7 @@ pub async fn create(
         }
     }
     let creation_id = uuid::Uuid::new_v4().to_string();
+    let blockhash = state.chain.blockhash().await?;
     let txn = db.begin().await?;
     // One creation per fee payment: the unique signature refuses a second use.
     let inserted = market_creations::Entity::insert(market_creations::ActiveModel {
@@ -216,14 +231,15 @@ pub async fn create(
     }
     let unsigned = state
         .chain
-        .prepare(
+        .prepare_with(
             &txn,
+            blockhash,
             &MarketCreation,
             &creator,
             &instructions,
             &Params {
                 creation_id,
-                market_id: MarketRef::from(market_id),
+                market_id: Some(MarketRef::from(market_id)),
             },
         )
         .await?;
@@ -268,7 +284,12 @@ impl MoneyFlow for MarketCreation {
     }
 
     fn changed(&self, prepared: &Prepared<Params>) -> Vec<Pubkey> {
-        vec![pda::binary::market(&prepared.params.market_id.market_id())]
+        prepared
+            .params
+            .market_id
+            .iter()
+            .map(|market| pda::binary::market(&market.market_id()))
+            .collect()
     }
 
     async fn record(
@@ -298,12 +319,26 @@ impl MoneyFlow for MarketCreation {
         prepared: &Prepared<Params>,
         _fresh: bool,
     ) -> Result<Confirmed, ApiError> {
+        let creation = creation(db, &prepared.params).await?;
+        let market: MarketRef = creation.market_id.parse().map_err(ApiError::internal)?;
         Ok(Confirmed {
-            creation: creation(db, &prepared.params).await?,
-            address: pda::binary::market(&prepared.params.market_id.market_id()),
+            creation,
+            address: pda::binary::market(&market.market_id()),
             signature: prepared
                 .signature
                 .ok_or_else(|| ApiError::internal("answering an unconfirmed creation"))?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn creations_prepared_before_the_market_id_was_stored_still_load() {
+        let old: Params = serde_json::from_value(serde_json::json!({"creation_id": "c1"})).unwrap();
+        assert_eq!(old.creation_id, "c1");
+        assert!(old.market_id.is_none());
     }
 }

@@ -189,6 +189,7 @@ pub async fn prepare_mint(
             treasury_share,
         ),
     ];
+    let blockhash = state.chain.blockhash().await?;
     let txn = db.begin().await?;
     let taken = narratives::Entity::find_by_id(narrative_id.to_string())
         .one(&txn)
@@ -203,8 +204,9 @@ pub async fn prepare_mint(
     }
     let unsigned = state
         .chain
-        .prepare(
+        .prepare_with(
             &txn,
+            blockhash,
             &NarrativeMint { publication: None },
             &request.creator,
             &instructions,
