@@ -20,7 +20,7 @@ use narrative_store::Store;
 use poem::http::StatusCode;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction,
-    EntityTrait, QueryFilter, TransactionTrait,
+    EntityTrait, QueryFilter, SqlErr, TransactionTrait,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -229,16 +229,13 @@ impl Chain {
             .filter(prepared_transactions::Column::Signature.eq(signature.to_string()))
             .one(db)
             .await?;
-        if used.is_some_and(|row| row.id != id.to_string()) {
-            return Err(ApiError::coded(
-                StatusCode::CONFLICT,
-                "signature_already_used",
-                "this signature confirmed another prepared transaction",
-            ));
+        let prepared = match used {
+            Some(row) if row.id != id.to_string() => return Err(signature_already_used()),
+            // Confirmed by this very signature: the row in hand is the prepared transaction.
+            Some(row) if row.kind == F::KIND => Some(from_row(row)?),
+            _ => load::<F>(db, id).await?,
         }
-        let prepared = load::<F>(db, id)
-            .await?
-            .ok_or_else(|| ApiError::not_found("prepared transaction"))?;
+        .ok_or_else(|| ApiError::not_found("prepared transaction"))?;
         match prepared.signature {
             Some(stored) if stored == *signature => Ok(Opened::Replay(prepared)),
             Some(_) => Err(already_confirmed()),
@@ -320,15 +317,20 @@ async fn load<F: MoneyFlow>(
     db: &DatabaseConnection,
     id: PreparedId,
 ) -> Result<Option<Prepared<F::Params>>, ApiError> {
-    let Some(row) = prepared_transactions::Entity::find_by_id(id.to_string())
+    prepared_transactions::Entity::find_by_id(id.to_string())
         .filter(prepared_transactions::Column::Kind.eq(F::KIND))
         .one(db)
         .await?
-    else {
-        return Ok(None);
-    };
-    Ok(Some(Prepared {
-        id,
+        .map(from_row)
+        .transpose()
+}
+
+/// A stored prepared transaction, typed.
+fn from_row<P: DeserializeOwned>(
+    row: prepared_transactions::Model,
+) -> Result<Prepared<P>, ApiError> {
+    Ok(Prepared {
+        id: row.id.parse().map_err(ApiError::internal)?,
         wallet: row.wallet.parse().map_err(ApiError::internal)?,
         params: serde_json::from_value(row.params).map_err(ApiError::internal)?,
         signature: row
@@ -338,7 +340,7 @@ async fn load<F: MoneyFlow>(
             .transpose()
             .map_err(ApiError::internal)?,
         message: row.message,
-    }))
+    })
 }
 
 /// The prepared transaction a signature already confirmed, if any (publish names its
@@ -352,10 +354,15 @@ pub async fn confirmed_by<F: MoneyFlow>(
         .filter(prepared_transactions::Column::Kind.eq(F::KIND))
         .one(db)
         .await?;
-    match row {
-        Some(row) => load::<F>(db, row.id.parse().map_err(ApiError::internal)?).await,
-        None => Ok(None),
-    }
+    row.map(from_row).transpose()
+}
+
+fn signature_already_used() -> ApiError {
+    ApiError::coded(
+        StatusCode::CONFLICT,
+        "signature_already_used",
+        "this signature confirmed another prepared transaction",
+    )
 }
 
 fn already_confirmed() -> ApiError {
@@ -366,7 +373,10 @@ fn already_confirmed() -> ApiError {
     )
 }
 
-/// Marks `id` confirmed by `signature`; `false` when another request confirmed it first.
+/// Marks `id` confirmed by `signature`; `false` when another request confirmed it first. Two
+/// prepared transactions can hold the same message (one wallet, the same instructions, one
+/// cached blockhash), so one signature can verify for both: the unique signature column lets
+/// only one record it, and the other is refused as `signature_already_used`.
 async fn mark_confirmed(
     db: &impl ConnectionTrait,
     id: PreparedId,
@@ -381,7 +391,11 @@ async fn mark_confirmed(
         .filter(Column::Id.eq(id.to_string()))
         .filter(Column::Signature.is_null())
         .exec(db)
-        .await?;
+        .await
+        .map_err(|e| match e.sql_err() {
+            Some(SqlErr::UniqueConstraintViolation(_)) => signature_already_used(),
+            _ => ApiError::from(e),
+        })?;
     Ok(updated.rows_affected == 1)
 }
 
@@ -412,7 +426,7 @@ fn mismatch() -> ApiError {
     )
 }
 
-pub fn ledger_error(e: LedgerError) -> ApiError {
+fn ledger_error(e: LedgerError) -> ApiError {
     tracing::warn!(error = %e, "ledger call failed");
     ApiError::unavailable(
         "ledger_unavailable",
@@ -496,5 +510,46 @@ mod tests {
         assert_eq!(instructions[0].data, back.data);
         let accounts: Vec<Pubkey> = back.accounts.iter().map(|a| a.pubkey).collect();
         assert_eq!(instructions[0].accounts, accounts);
+    }
+
+    /// Two prepared transactions with one message verify for one signature: the first to
+    /// record it wins, the second is refused as `signature_already_used` (a 409, not the
+    /// store's unique-constraint error as a 500), on SQLite and on Postgres.
+    #[tokio::test]
+    async fn a_signature_records_one_prepared_transaction_only() {
+        let db = narrative_store::testing::TestDb::new().await;
+        let ids = [PreparedId::new_random(), PreparedId::new_random()];
+        for id in ids {
+            prepared_transactions::Entity::insert(prepared_transactions::ActiveModel {
+                id: Set(id.to_string()),
+                kind: Set("binary_back".into()),
+                wallet: Set(Pubkey::new_unique().to_string()),
+                message: Set(vec![1, 2, 3]),
+                params: Set(serde_json::json!({})),
+                status: Set("prepared".into()),
+                signature: Set(None),
+                error: Set(None),
+                created_at: Set(1),
+                confirmed_at: Set(None),
+            })
+            .exec_without_returning(db.store.db())
+            .await
+            .unwrap();
+        }
+        let signature: Base58Signature = bs58::encode([9u8; 64]).into_string().parse().unwrap();
+        assert!(mark_confirmed(db.store.db(), ids[0], &signature, 5)
+            .await
+            .unwrap());
+        assert!(
+            !mark_confirmed(db.store.db(), ids[0], &signature, 6)
+                .await
+                .unwrap(),
+            "confirmed already"
+        );
+        let refused = mark_confirmed(db.store.db(), ids[1], &signature, 6)
+            .await
+            .unwrap_err();
+        assert_eq!(refused.status, StatusCode::CONFLICT);
+        assert_eq!(refused.code(), "signature_already_used");
     }
 }
