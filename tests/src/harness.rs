@@ -267,12 +267,18 @@ impl Harness {
                 .filter(|s| s.pubkey() != payer.pubkey()),
         );
         loop {
-            let tx = Transaction::new_signed_with_payer(
-                ixs,
-                Some(&payer.pubkey()),
-                &all,
-                self.ctx.last_blockhash,
-            );
+            // Not the context's `last_blockhash`: program-test's ticker registers a blockhash
+            // every 6.4 ms, and once the context's is ~150 hashes old (about a second, easily
+            // reached on a loaded machine) processing it underflows solana-runtime's expiry
+            // arithmetic (`get_blockhash_last_valid_block_height`) and panics the bank.
+            let blockhash = self
+                .ctx
+                .banks_client
+                .get_latest_blockhash()
+                .await
+                .expect("latest blockhash");
+            let tx =
+                Transaction::new_signed_with_payer(ixs, Some(&payer.pubkey()), &all, blockhash);
             if self.seen.insert(tx.signatures[0]) {
                 return tx;
             }
