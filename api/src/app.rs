@@ -23,11 +23,9 @@ use crate::http::errors::{method_not_allowed, render_error};
 use crate::http::metrics::HttpMetrics;
 use crate::http::probe::log_terms_attempts;
 use crate::http::rate_limit::limit_requests;
+use crate::http::MAX_BODY_BYTES;
 use crate::routes;
 use crate::state::AppState;
-
-/// Spec 8: request bodies are at most 1 MiB.
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// The GET-only routes served beside the `/v1` document.
 const PLAIN_ROUTES: [&str; 4] = ["/health", "/metrics", "/v1/openapi.json", "/docs"];

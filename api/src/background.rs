@@ -32,7 +32,7 @@ async fn stopped(mut rx: watch::Receiver<bool>) {
 }
 
 /// Every job kind with the handler that does its work.
-pub fn registry(state: &AppState) -> Registry {
+fn registry(state: &AppState) -> Registry {
     Registry::new()
         .with(AccountRefresher {
             store: state.store.clone(),
@@ -61,7 +61,7 @@ pub fn registry(state: &AppState) -> Registry {
 }
 
 /// The worker that runs `state`'s queue.
-pub fn worker(state: &AppState) -> Worker {
+fn worker(state: &AppState) -> Worker {
     Worker::new(
         state.store.clone(),
         Arc::new(registry(state)),

@@ -10,11 +10,14 @@
 //! | `routes` | poem-openapi handlers and their request/response types |
 //! | `http` | middleware, error rendering, auth schemes, the limiter, the served document |
 //! | `domain` | the workflows and rules of each product area |
+//! | `state` | the context domain code receives: the chain, the providers, the settings |
 //! | `chain` | the ledger, the prepare → confirm runner, settlement |
 //! | `jobs` | the durable queue, its worker, one typed job kind per file |
 //! | `providers` | outside services behind traits (AI, human verification, prices, outbound) |
-//! | `state`, `config`, `limits` | shared context, settings, rate-limit counters |
+//! | `config`, `limits` | settings, rate-limit counters |
 //! | `values`, `error`, `clock` | typed boundary values, the one error, injected time |
+//!
+//! `api/tests/layout.rs` holds the exact table and fails when a module names one above it.
 
 pub mod app;
 pub mod background;

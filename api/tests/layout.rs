@@ -1,6 +1,6 @@
 //! The api's layers, enforced: each top-level module of `api/src` may name only the modules below
 //! it (`crate::<module>`), and the handlers in `routes/` touch neither the database nor the
-//! ledger. The table is the one README.md draws.
+//! ledger. The table is the one docs/decisions.md ("API layout") describes.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -83,33 +83,121 @@ fn layer_of(file: &Path) -> String {
         .to_owned()
 }
 
-/// The code of a file without its comments (a comment may name anything).
+/// The code of a file without its comments (a comment may name anything). `//` inside a string
+/// literal (`"https://…"`) is not a comment.
 fn code(text: &str) -> String {
     text.lines()
-        .map(|line| match line.find("//") {
-            Some(at) => &line[..at],
-            None => line,
+        .map(|line| {
+            let mut in_string = false;
+            let mut escaped = false;
+            let bytes = line.as_bytes();
+            for (at, &byte) in bytes.iter().enumerate() {
+                match byte {
+                    _ if escaped => escaped = false,
+                    b'\\' if in_string => escaped = true,
+                    b'"' => in_string = !in_string,
+                    b'/' if !in_string && bytes.get(at + 1) == Some(&b'/') => return &line[..at],
+                    _ => {}
+                }
+            }
+            line
         })
         .collect::<Vec<_>>()
         .join("\n")
 }
 
-/// Every `crate::<module>` a file names.
-fn crate_modules(text: &str) -> BTreeSet<String> {
+/// The identifier at the start of `text`.
+fn identifier(text: &str) -> String {
+    text.trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// The first identifier of each item of a `{a::b, c, d::{e, f}}` group that starts `text`.
+fn group_heads(text: &str) -> Vec<String> {
+    let mut heads = Vec::new();
+    let mut depth = 0;
+    let mut item_start = true;
+    for (at, c) in text.char_indices() {
+        match c {
+            '{' => {
+                depth += 1;
+                if depth == 1 {
+                    item_start = true;
+                    continue;
+                }
+            }
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            ',' if depth == 1 => {
+                item_start = true;
+                continue;
+            }
+            _ => {}
+        }
+        if item_start && depth == 1 && !c.is_whitespace() {
+            heads.push(identifier(&text[at..]));
+            item_start = false;
+        }
+    }
+    heads.retain(|h| !h.is_empty() && h != "self");
+    heads
+}
+
+/// Every top-level module a file names: `crate::<module>`, each head of `crate::{…}`, and
+/// `super::…::<module>` that climbs `depth` levels (the file's module depth) to the crate root.
+fn crate_modules_at(text: &str, depth: usize) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
+    let named_after = |after: &str, found: &mut BTreeSet<String>| {
+        if after.trim_start().starts_with('{') {
+            found.extend(group_heads(after.trim_start()));
+        } else {
+            let name = identifier(after);
+            if !name.is_empty() {
+                found.insert(name);
+            }
+        }
+    };
     let mut rest = text;
     while let Some(at) = rest.find("crate::") {
         let after = &rest[at + "crate::".len()..];
-        let name: String = after
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect();
-        if !name.is_empty() {
-            found.insert(name);
-        }
+        named_after(after, &mut found);
         rest = after;
     }
+    if depth > 0 {
+        let climb = "super::".repeat(depth);
+        let mut rest = text;
+        while let Some(at) = rest.find(&climb) {
+            let after = &rest[at + climb.len()..];
+            // `super::` once more climbs out of the crate, which does not compile.
+            if !after.starts_with("super::") {
+                named_after(after, &mut found);
+            }
+            rest = after;
+        }
+    }
     found
+}
+
+fn crate_modules(text: &str) -> BTreeSet<String> {
+    crate_modules_at(text, 0)
+}
+
+/// How many `super::` a file climbs to reach the crate root: its module's depth below `src`
+/// (`domain/narratives/feed.rs` is `domain::narratives::feed`, 3; a `mod.rs` is its folder).
+fn module_depth(file: &Path) -> usize {
+    let relative = file.strip_prefix(src()).expect("under src");
+    let components = relative.components().count();
+    if file.file_name().is_some_and(|n| n == "mod.rs") {
+        components - 1
+    } else {
+        components
+    }
 }
 
 #[test]
@@ -133,7 +221,7 @@ fn each_layer_names_only_the_layers_below_it() {
             .unwrap_or_else(|| panic!("{} is in no layer of the table", file.display()))
             .1;
         let text = code(&std::fs::read_to_string(file).unwrap());
-        for module in crate_modules(&text) {
+        for module in crate_modules_at(&text, module_depth(file)) {
             if module != layer && !allowed.contains(&module.as_str()) {
                 violations.push(format!("{} names crate::{module}", file.display()));
             }
@@ -178,4 +266,24 @@ fn the_scan_sees_what_it_forbids() {
         crate_modules("crate::values::Wallet, crate::error::ApiError"),
         BTreeSet::from(["values".to_owned(), "error".to_owned()])
     );
+    // A string holding `//` does not hide the rest of its line.
+    assert!(
+        crate_modules(&code(r#"let u = "https://x"; use crate::chain::Chain;"#)).contains("chain")
+    );
+    // Grouped imports name each head.
+    assert_eq!(
+        crate_modules("use crate::{chain::confirm, values::{Wallet, Sol}, self};"),
+        BTreeSet::from(["chain".to_owned(), "values".to_owned()])
+    );
+    // `super::` up to the crate root names a top-level module; fewer stay inside the layer.
+    let in_domain_area = "use super::super::super::chain::Chain; use super::super::keys;";
+    assert_eq!(
+        crate_modules_at(in_domain_area, 3),
+        BTreeSet::from(["chain".to_owned()])
+    );
+    assert_eq!(
+        crate_modules_at("use super::super::{http::x, routes::y};", 2),
+        BTreeSet::from(["http".to_owned(), "routes".to_owned()])
+    );
+    assert!(crate_modules_at("use super::feed;", 3).is_empty());
 }

@@ -50,10 +50,7 @@ impl Store {
 
     /// A round trip to the database (health checks).
     pub async fn ping(&self) -> Result<(), StoreError> {
-        use sea_orm::ConnectionTrait;
-        let probe = sea_orm::Statement::from_string(self.backend(), "SELECT 1");
-        self.db.query_one_raw(probe).await?;
-        Ok(())
+        Ok(self.db.ping().await?)
     }
 }
 

@@ -280,8 +280,23 @@ impl Chain {
         flow.answer(db, &confirmed, true).await
     }
 
-    /// The landed transaction, waiting up to the confirm wait for it to reach `confirmed`.
+    /// The landed transaction, waiting up to the confirm wait for it to reach `confirmed`; 503
+    /// `transaction_pending` when it does not.
     pub async fn landed(&self, signature: &Base58Signature) -> Result<LandedTransaction, ApiError> {
+        self.find_landed(signature).await?.ok_or_else(|| {
+            ApiError::unavailable(
+                "transaction_pending",
+                "the signature is not confirmed on the ledger yet; retry shortly",
+            )
+        })
+    }
+
+    /// The landed transaction, or `None` when it has not reached `confirmed` within the confirm
+    /// wait (for a flow to which a missing transaction is a refusal rather than a wait).
+    pub async fn find_landed(
+        &self,
+        signature: &Base58Signature,
+    ) -> Result<Option<LandedTransaction>, ApiError> {
         let signature = signature.transaction();
         for attempt in 0..self.wait.attempts.max(1) {
             // Poll the cheap status; fetch the whole transaction once it is confirmed.
@@ -298,17 +313,14 @@ impl Chain {
                     .await
                     .map_err(ledger_error)?
                 {
-                    return Ok(landed);
+                    return Ok(Some(landed));
                 }
             }
             if attempt + 1 < self.wait.attempts {
                 tokio::time::sleep(self.wait.interval).await;
             }
         }
-        Err(ApiError::unavailable(
-            "transaction_pending",
-            "the signature is not confirmed on the ledger yet; retry shortly",
-        ))
+        Ok(None)
     }
 }
 

@@ -132,7 +132,12 @@ pub async fn issue_by_operator(
 
 /// The keys issued to `wallet`, newest first.
 pub async fn list(state: &AppState, wallet: &Wallet) -> Result<Vec<api_keys::Model>, ApiError> {
-    list_for_wallet(state.store.db(), wallet).await
+    Ok(api_keys::Entity::find()
+        .filter(api_keys::Column::Wallet.eq(wallet.to_string()))
+        .order_by_desc(api_keys::Column::CreatedAt)
+        .order_by_asc(api_keys::Column::Id)
+        .all(state.store.db())
+        .await?)
 }
 
 /// Revokes key `id` of `wallet` for its owner (who signed the revoke message) or the operator;
@@ -183,20 +188,8 @@ pub async fn verify(db: &DatabaseConnection, key: &str) -> Result<Option<Caller>
     }))
 }
 
-pub async fn list_for_wallet(
-    db: &DatabaseConnection,
-    wallet: &Wallet,
-) -> Result<Vec<api_keys::Model>, ApiError> {
-    Ok(api_keys::Entity::find()
-        .filter(api_keys::Column::Wallet.eq(wallet.to_string()))
-        .order_by_desc(api_keys::Column::CreatedAt)
-        .order_by_asc(api_keys::Column::Id)
-        .all(db)
-        .await?)
-}
-
 /// Revokes key `id` of `wallet`; false when there is no such key.
-pub async fn revoke(
+async fn revoke(
     db: &DatabaseConnection,
     id: KeyId,
     wallet: &Wallet,
@@ -221,7 +214,7 @@ pub async fn revoke(
 }
 
 /// What a wallet signs to revoke one of its keys without the operator.
-pub fn revoke_message(id: KeyId, wallet: &Wallet) -> String {
+fn revoke_message(id: KeyId, wallet: &Wallet) -> String {
     format!("narrative-market-service:revoke-api-key:{id}:{wallet}")
 }
 

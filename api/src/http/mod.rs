@@ -9,3 +9,6 @@ pub mod errors;
 pub mod metrics;
 pub mod probe;
 pub mod rate_limit;
+
+/// Spec 8: request bodies are at most 1 MiB.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;

@@ -10,11 +10,11 @@ use poem::http::Method;
 use poem::{Body, Endpoint, IntoResponse, Request, Response};
 use serde_json::Value;
 
-use crate::app::MAX_BODY_BYTES;
 use crate::domain::shield::probe_log::{self, Knock};
 use crate::http::client_ip::client_ip;
 use crate::http::contract::Contract;
 use crate::http::errors::render_error;
+use crate::http::MAX_BODY_BYTES;
 use crate::state::AppState;
 
 pub const TERMS_ACK: &str = "/v1/shield/terms-ack";

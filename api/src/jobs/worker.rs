@@ -16,7 +16,6 @@ pub struct Worker {
     clock: SharedClock,
     wake: Arc<Notify>,
     poll: Duration,
-    lease_secs: i64,
 }
 
 impl Worker {
@@ -32,21 +31,14 @@ impl Worker {
             clock,
             wake,
             poll: Duration::from_millis(500),
-            lease_secs: LEASE_SECS,
         }
-    }
-
-    /// How long this worker owns a job it leased.
-    pub fn with_lease_secs(mut self, lease_secs: i64) -> Self {
-        self.lease_secs = lease_secs;
-        self
     }
 
     /// Runs every job due now; returns how many ran (tests call this to drain the queue).
     pub async fn run_due(&self) -> Result<usize, sea_orm::DbErr> {
         let db = self.store.db();
         let mut ran = 0;
-        while let Some(job) = lease_next(db, self.lease_secs, self.clock.now()).await? {
+        while let Some(job) = lease_next(db, LEASE_SECS, self.clock.now()).await? {
             ran += 1;
             let outcome = self.registry.run(&job).await;
             let now = self.clock.now();

@@ -1,7 +1,7 @@
 //! `/v1/binary/*` (spec 4.13): every route answers 503 `coming_soon` until
 //! `BINARY_MARKETS_ENABLED` turns on the listing and positions (read from the index) and the
-//! prepared back and claim. While gated, the answer comes before the request is parsed (see
-//! `app.rs`), so a malformed body is not a 400 instead.
+//! prepared back and claim. The gate is `app.rs`'s, before the request is parsed, so a
+//! malformed body is not a 400 instead; these handlers run only once binary markets are on.
 
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ use crate::clock::iso;
 use crate::domain::binary::backing::{self, BackMarket, BackingSol, Confirmed, PreparedMove};
 use crate::domain::binary::listing;
 use crate::error::{refusals, Answer, ApiError};
-use crate::routes::Tag;
+use crate::routes::{BackRefusals, ConfirmRefusals, ConfirmRequest, Tag};
 use crate::state::AppState;
 use crate::values::{
     page, sol, Base58Signature, BinarySide, Component, MarketRef, PreparedId, Wallet,
@@ -172,12 +172,6 @@ impl From<PreparedMove> for BinaryPrepared {
 }
 
 #[derive(Object)]
-pub struct BinaryConfirm {
-    pub prepared_id: PreparedId,
-    pub signature: Base58Signature,
-}
-
-#[derive(Object)]
 pub struct BinaryConfirmed {
     pub ok: bool,
     /// `confirmed`.
@@ -204,19 +198,7 @@ impl From<Confirmed> for BinaryConfirmed {
 refusals! {
     /// Every binary route answers 503 while binary markets are off.
     ReadRefusals: [400, 503];
-    BackRefusals: [400, 403, 404, 413, 503];
     WithdrawRefusals: [400, 403, 404, 409, 413, 503];
-    ConfirmRefusals: [400, 404, 409, 413, 503];
-}
-
-impl BinaryApi {
-    fn gate(&self) -> Result<(), ApiError> {
-        if self.state.binary_markets_enabled {
-            Ok(())
-        } else {
-            Err(gated())
-        }
-    }
 }
 
 #[OpenApi(prefix_path = "/binary", tag = "Tag::Binary")]
@@ -225,7 +207,6 @@ impl BinaryApi {
     /// after.
     #[oai(path = "/status", method = "get")]
     async fn status(&self) -> Answer<Json<BinaryStatus>, ReadRefusals> {
-        self.gate()?;
         Ok(Json(BinaryStatus {
             ok: true,
             feature: "live".into(),
@@ -239,7 +220,6 @@ impl BinaryApi {
         limit: Query<Option<i64>>,
         offset: Query<Option<i64>>,
     ) -> Answer<Json<MarketList>, ReadRefusals> {
-        self.gate()?;
         let (limit, offset) = page(limit.0, offset.0, 20, 100);
         let (rows, total) = listing::markets(&self.state, limit, offset).await?;
         Ok(Json(MarketList {
@@ -252,7 +232,6 @@ impl BinaryApi {
     /// A wallet's positions (one per market and side).
     #[oai(path = "/positions/:wallet", method = "get")]
     async fn positions(&self, wallet: Path<Wallet>) -> Answer<Json<Positions>, ReadRefusals> {
-        self.gate()?;
         let rows = listing::positions(&self.state, &wallet.0).await?;
         Ok(Json(Positions {
             ok: true,
@@ -264,7 +243,6 @@ impl BinaryApi {
     /// Prepare a `back_market` for the wallet to sign.
     #[oai(path = "/back", method = "post")]
     async fn back(&self, body: Json<BinaryBack>) -> Answer<Json<BinaryPrepared>, BackRefusals> {
-        self.gate()?;
         let body = body.0;
         let prepared = backing::prepare_back(
             &self.state,
@@ -284,9 +262,8 @@ impl BinaryApi {
     #[oai(path = "/back/confirm", method = "post")]
     async fn back_confirm(
         &self,
-        body: Json<BinaryConfirm>,
+        body: Json<ConfirmRequest>,
     ) -> Answer<Json<BinaryConfirmed>, ConfirmRefusals> {
-        self.gate()?;
         let flow = backing::BACKING;
         let confirmed =
             backing::confirm(&self.state, flow, body.0.prepared_id, body.0.signature).await?;
@@ -300,7 +277,6 @@ impl BinaryApi {
         &self,
         body: Json<BinaryWithdraw>,
     ) -> Answer<Json<BinaryPrepared>, WithdrawRefusals> {
-        self.gate()?;
         let body = body.0;
         let prepared =
             backing::prepare_claim(&self.state, body.wallet, body.market_id, body.side).await?;
@@ -311,9 +287,8 @@ impl BinaryApi {
     #[oai(path = "/withdraw/confirm", method = "post")]
     async fn withdraw_confirm(
         &self,
-        body: Json<BinaryConfirm>,
+        body: Json<ConfirmRequest>,
     ) -> Answer<Json<BinaryConfirmed>, ConfirmRefusals> {
-        self.gate()?;
         let flow = backing::CLAIM;
         let confirmed =
             backing::confirm(&self.state, flow, body.0.prepared_id, body.0.signature).await?;

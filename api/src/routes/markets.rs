@@ -10,7 +10,7 @@ use crate::clock::iso;
 use crate::domain::markets::creation::{self, CreateMarket, Seed, Variant};
 use crate::error::{refusals, Answer};
 use crate::http::client_ip::client_ip;
-use crate::routes::Tag;
+use crate::routes::{ConfirmRefusals, ConfirmRequest, Tag};
 use crate::state::AppState;
 use crate::values::{Base58Signature, PreparedId, Text, UnixSeconds, Wallet};
 
@@ -62,12 +62,6 @@ pub enum MarketCreated {
 }
 
 #[derive(Object)]
-pub struct MarketConfirmRequest {
-    pub prepared_id: PreparedId,
-    pub signature: Base58Signature,
-}
-
-#[derive(Object)]
 pub struct MarketConfirmed {
     pub ok: bool,
     pub market_id: String,
@@ -79,7 +73,6 @@ pub struct MarketConfirmed {
 
 refusals! {
     CreateRefusals: [400, 409, 413, 503];
-    ConfirmRefusals: [400, 404, 409, 413, 503];
 }
 
 #[OpenApi(prefix_path = "/markets", tag = "Tag::Markets")]
@@ -126,7 +119,7 @@ impl MarketsApi {
     #[oai(path = "/confirm", method = "post")]
     async fn confirm(
         &self,
-        body: Json<MarketConfirmRequest>,
+        body: Json<ConfirmRequest>,
     ) -> Answer<Json<MarketConfirmed>, ConfirmRefusals> {
         let confirmed =
             creation::confirm(&self.state, body.0.prepared_id, body.0.signature).await?;

@@ -4,9 +4,11 @@
 
 use std::sync::Arc;
 
-use poem_openapi::{OpenApiService, Tags};
+use poem_openapi::{Object, OpenApiService, Tags};
 
+use crate::error::refusals;
 use crate::state::AppState;
+use crate::values::{Base58Signature, PreparedId};
 
 pub mod agents;
 pub mod apikeys;
@@ -41,6 +43,25 @@ pub enum Tag {
     Conviction,
     /// Narratives: the feed, single reads, histories, creation and AI drafts (spec 4.1).
     Narratives,
+}
+
+/// The second half of every prepare → sign → confirm (spec 5.2): which prepared transaction,
+/// and the signature of the transaction the wallet sent.
+#[derive(Object)]
+pub struct ConfirmRequest {
+    pub prepared_id: PreparedId,
+    /// Signature of the sent transaction.
+    pub signature: Base58Signature,
+}
+
+refusals! {
+    /// A prepare of a money move: bounds (400), the market or coverage not open (403), not
+    /// found (404), body too large (413), halted or the ledger unreachable (503).
+    pub BackRefusals: [400, 403, 404, 413, 503];
+    /// A confirm: what landed is not what was prepared (400), no such prepared transaction
+    /// (404), confirmed with another signature (409), body too large (413), halted or not on
+    /// the ledger yet (503).
+    pub ConfirmRefusals: [400, 404, 409, 413, 503];
 }
 
 pub type Service = OpenApiService<

@@ -15,8 +15,9 @@ use crate::domain::narratives::backing::{self, BackNarrative, TokenType};
 use crate::domain::narratives::feed::{self, FeedFilter, FeedQuery, FeedSort, NarrativeView};
 use crate::domain::narratives::{originality, polish};
 use crate::error::{refusals, Answer};
-use crate::routes::binary::{BinaryConfirm, BinaryConfirmed, BinaryPrepared};
+use crate::routes::binary::{BinaryConfirmed, BinaryPrepared};
 use crate::routes::Tag;
+use crate::routes::{BackRefusals, ConfirmRefusals, ConfirmRequest};
 use crate::state::AppState;
 use crate::values::{clamp, Category, NarrativeId, NarrativeSide, Text, Wallet};
 
@@ -157,8 +158,6 @@ refusals! {
     SimpleRefusals: [];
     OriginalityRefusals: [400, 413];
     PolishRefusals: [400, 413, 503];
-    BackRefusals: [400, 403, 404, 413, 503];
-    ConfirmRefusals: [400, 404, 409, 413, 503];
 }
 
 #[OpenApi(prefix_path = "/narratives", tag = "Tag::Narratives")]
@@ -298,7 +297,7 @@ impl NarrativesApi {
     async fn back_confirm(
         &self,
         #[oai(name = "id")] _id: Path<NarrativeId>,
-        body: Json<BinaryConfirm>,
+        body: Json<ConfirmRequest>,
     ) -> Answer<Json<BinaryConfirmed>, ConfirmRefusals> {
         let confirmed = backing::confirm(&self.state, body.0.prepared_id, body.0.signature).await?;
         Ok(Json(confirmed.into()))

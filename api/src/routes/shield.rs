@@ -14,7 +14,7 @@ use crate::domain::shield::partners::{self, Application};
 use crate::domain::shield::{probe_log, protocols, terms};
 use crate::error::{refusals, Answer};
 use crate::http::auth::AdminAuth;
-use crate::routes::Tag;
+use crate::routes::{BackRefusals, ConfirmRefusals, ConfirmRequest, Tag};
 use crate::state::AppState;
 use crate::values::{
     page, sol, sol_u64, Base58Signature, PreparedId, ProtocolId, ShieldSide, Text, Wallet,
@@ -162,13 +162,6 @@ pub struct ShieldBackPrepared {
 }
 
 #[derive(Object)]
-pub struct ConfirmRequest {
-    pub prepared_id: PreparedId,
-    /// Signature of the sent transaction.
-    pub signature: Base58Signature,
-}
-
-#[derive(Object)]
 pub struct ShieldBackConfirmed {
     pub ok: bool,
     /// `confirmed`.
@@ -256,8 +249,6 @@ refusals! {
     ListRefusals: [400];
     DetailRefusals: [400, 404];
     TermsRefusals: [400, 413, 503];
-    BackRefusals: [400, 403, 404, 413, 503];
-    ConfirmRefusals: [400, 404, 409, 413, 503];
     ProbeLogRefusals: [400];
     ApplyRefusals: [400, 413, 503];
 }

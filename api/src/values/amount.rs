@@ -7,7 +7,7 @@ use poem_openapi::registry::{MetaSchema, MetaSchemaRef};
 use poem_openapi::types::{ParseError, ParseFromJSON, ParseResult, ToJSON};
 use serde_json::Value;
 
-use super::value_type;
+use super::{sol_u64, value_type};
 
 pub const LAMPORTS_PER_SOL: u64 = 1_000_000_000;
 /// A billion SOL.
@@ -26,10 +26,6 @@ fn lamports_of(sol: f64) -> u64 {
     }
 }
 
-fn sol_of(lamports: u64) -> f64 {
-    lamports as f64 / LAMPORTS_PER_SOL as f64
-}
-
 /// An amount of SOL (a JSON number) between `MIN` and `MAX` lamports, inclusive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Sol<const MIN: u64, const MAX: u64 = MAX_LAMPORTS>(u64);
@@ -41,7 +37,7 @@ impl<const MIN: u64, const MAX: u64> Sol<MIN, MAX> {
 
     /// `sol` when it lies within the bounds (compared as the schema states them, in SOL).
     pub fn from_sol(sol: f64) -> Result<Self, String> {
-        let (min, max) = (sol_of(MIN), sol_of(MAX));
+        let (min, max) = (sol_u64(MIN), sol_u64(MAX));
         if !sol.is_finite() || sol < min || sol > max {
             return Err(format!("must be a number of SOL from {min} to {max}"));
         }
@@ -51,8 +47,8 @@ impl<const MIN: u64, const MAX: u64> Sol<MIN, MAX> {
     fn schema() -> MetaSchema {
         MetaSchema {
             description: Some("An amount of SOL (1 SOL = 1,000,000,000 lamports); digits past the lamport are dropped."),
-            minimum: Some(sol_of(MIN)),
-            maximum: Some(sol_of(MAX)),
+            minimum: Some(sol_u64(MIN)),
+            maximum: Some(sol_u64(MAX)),
             ..MetaSchema::new_with_format("number", "sol")
         }
     }
@@ -134,7 +130,7 @@ amount_value!(
         .map_err(|e| e.into_message())
         .and_then(Self::from_sol),
     Self::schema(),
-    |lamports: u64| serde_json::json!(sol_of(lamports))
+    |lamports: u64| serde_json::json!(sol_u64(lamports))
 );
 
 amount_value!(
@@ -154,7 +150,7 @@ amount_value!(
         ],
         ..MetaSchema::ANY
     },
-    |lamports: u64| serde_json::json!(sol_of(lamports))
+    |lamports: u64| serde_json::json!(sol_u64(lamports))
 );
 
 amount_value!(

@@ -16,7 +16,7 @@ mod signature;
 mod text;
 mod wallet;
 
-pub use amount::{Lamports, Sol, SolOrZero, LAMPORTS_PER_SOL, MAX_LAMPORTS};
+pub use amount::{Lamports, Sol, SolOrZero, LAMPORTS_PER_SOL};
 pub use category::Category;
 pub use component::Component;
 pub use id::{GenerationId, KeyId, MarketRef, NarrativeId, PreparedId, ProtocolId};
@@ -33,9 +33,9 @@ pub fn sol(lamports: i64) -> f64 {
     lamports as f64 / LAMPORTS_PER_SOL as f64
 }
 
-/// [`sol`] of an unsigned amount (saturating at `i64::MAX`, which no account holds).
+/// [`sol`] of an unsigned amount.
 pub fn sol_u64(lamports: u64) -> f64 {
-    sol(i64::try_from(lamports).unwrap_or(i64::MAX))
+    lamports as f64 / LAMPORTS_PER_SOL as f64
 }
 
 /// A cap that clamps: absent → `default`, outside `min..=max` → the nearest bound.

@@ -36,10 +36,6 @@ impl OracleStatus {
         OracleStatus::Pending,
     ];
 
-    pub fn is_eligible(self) -> bool {
-        Self::ELIGIBLE.contains(&self)
-    }
-
     /// The status after a verdict.
     pub fn resolved(outcome: Side) -> OracleStatus {
         match outcome {
@@ -91,7 +87,7 @@ mod tests {
             Some(OracleStatus::RefundTriggered)
         );
         assert_eq!(OracleStatus::eligible_names(), ["open", "live", "pending"]);
-        assert!(!OracleStatus::ResolvedTrue.is_eligible());
+        assert!(!OracleStatus::ELIGIBLE.contains(&OracleStatus::ResolvedTrue));
         assert_eq!("resolved_true".parse(), Ok(OracleStatus::ResolvedTrue));
     }
 }

@@ -91,7 +91,7 @@ impl<const MAX: usize, const MIN: usize> ToJSON for Text<MAX, MIN> {
 pub struct HttpsUrl(reqwest::Url);
 
 impl HttpsUrl {
-    pub const MAX_CHARS: usize = 2_000;
+    const MAX_CHARS: usize = 2_000;
 
     pub fn url(&self) -> &reqwest::Url {
         &self.0

@@ -11,7 +11,7 @@ use super::{format_schema, string_value};
 pub struct Wallet(Pubkey);
 
 /// Shown in the document as an example of a wallet.
-pub const EXAMPLE: &str = "So11111111111111111111111111111111111111112";
+const EXAMPLE: &str = "So11111111111111111111111111111111111111112";
 
 impl Wallet {
     pub fn pubkey(&self) -> Pubkey {

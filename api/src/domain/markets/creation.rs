@@ -140,14 +140,12 @@ pub async fn create(
     let fee_signature = request
         .fee_tx_signature
         .ok_or_else(|| fee_missing("fee_tx_signature missing"))?;
-    let landed = match state.chain.landed(&fee_signature).await {
-        Ok(landed) => landed,
-        // Not on the ledger after the wait: for a fee, that is an unverified payment.
-        Err(e) if e.code() == "transaction_pending" => {
-            return Err(fee_missing("the fee transaction is not on the ledger"))
-        }
-        Err(e) => return Err(e),
-    };
+    // Not on the ledger after the wait: for a fee, that is an unverified payment.
+    let landed = state
+        .chain
+        .find_landed(&fee_signature)
+        .await?
+        .ok_or_else(|| fee_missing("the fee transaction is not on the ledger"))?;
     if landed.error.is_some() {
         return Err(fee_missing("the fee transaction failed"));
     }
