@@ -4,7 +4,8 @@
 
 mod common;
 
-use common::chain::{self, eventually, index_from_bank};
+use common::chain::{self, index_from_bank};
+use common::eventually;
 use common::TestServer;
 use integration_tests::harness::SOL;
 use narrative_sdk::binary_vault::state::{MarketVariant, Side};

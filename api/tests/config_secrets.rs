@@ -47,6 +47,15 @@ fn the_debug_output_of_a_configured_config_holds_no_secret() {
         // The field is there, redacted.
         assert!(printed.contains(field), "{field} missing from the output");
     }
+    // Nor any part of a secret a URL carries.
+    for fragment in [
+        "db-password-77",
+        "redis-password-88",
+        "rpc-key-99",
+        "grpc-key-42",
+    ] {
+        assert!(!printed.contains(fragment), "{fragment} printed: {printed}");
+    }
     assert!(
         printed.contains("AdminWa11et1111111111111111111111111111111"),
         "what is not secret still prints"

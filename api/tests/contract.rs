@@ -296,7 +296,8 @@ async fn an_amount_past_u64_is_a_400_on_every_field_that_carries_one() {
             );
         }
     }
-    // Two seeds that overflowed a u64 sum together before they were bounded.
+    // Two seeds that overflowed a u64 sum together before they were bounded: each is refused
+    // on its own, and two at the bound (1e9 SOL each) are summed without overflow.
     let (status, answer) = server
         .post(
             "/v1/markets",
@@ -305,5 +306,20 @@ async fn an_amount_past_u64_is_a_400_on_every_field_that_carries_one() {
         )
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    assert!(
+        answer["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("invalid request body: sol_amount"),
+        "{answer}"
+    );
+    let (status, answer) = server
+        .post(
+            "/v1/markets",
+            &json!({"variant": "yield", "question": "Q?", "deadline": 1_900_000_000,
+                    "seed_yes": 1e9, "seed_no": 1e9, "fee_tx_signature": "1111111111111111111111111111111111111111111111111111111111111111"}),
+        )
+        .await;
+    assert!(status.is_client_error(), "{status} {answer}");
     server.stop().await;
 }

@@ -6,7 +6,7 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use common::chain::eventually;
+use common::eventually;
 use common::TestServer;
 use narrative_api::providers::chat::ChatModel;
 use narrative_api::providers::drafter::{ChatGenerator, Draft, Generator};
@@ -21,7 +21,8 @@ const WALLET: &str = "C9QjHcuPyyncqkpSqKdQpFJjUNTgbwmbEN4GeGUoSpjN";
 
 #[tokio::test]
 async fn a_draft_is_generated_in_the_background_and_polled() {
-    let server = TestServer::start(|_| {}).await;
+    // A fixed clock: the daily pool must not roll over mid-test.
+    let server = TestServer::start_at(common::clock_at_hour_start(), |_| {}).await;
     let (status, started) = server
         .post(
             "/v1/narratives/generate",

@@ -95,15 +95,11 @@ async fn the_api_process_indexes_when_a_source_is_configured() {
     })
     .await;
     let path = format!("/v1/shield/protocols/{}", hex::encode(protocol_id));
-    let mut found = Value::Null;
-    for _ in 0..100 {
+    let found = common::eventually_some("the coverage indexed", || async {
         let (status, body) = server.get(&path).await;
-        if status == StatusCode::OK {
-            found = body;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+        (status == StatusCode::OK).then_some(body)
+    })
+    .await;
     assert_eq!(
         found["protocol"]["safe"]["principal_lamports"], 7_000_000_000i64,
         "{found}"

@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::chain::{self, HUMAN_TOKEN};
 use integration_tests::harness::SOL;
 use narrative_api::chain::ledger::Ledger;
@@ -206,18 +204,13 @@ async fn a_paid_signed_market_is_created_on_chain_and_confirmed() {
 
     // The follow-up job indexes the new market from the ledger.
     let address = pda::binary::market(&market_id).to_string();
-    let mut indexed = None;
-    for _ in 0..100 {
-        indexed = markets::Entity::find_by_id(address.clone())
+    let indexed = common::eventually_some("the market indexed", || async {
+        markets::Entity::find_by_id(address.clone())
             .one(s.server.db.store.db())
             .await
-            .unwrap();
-        if indexed.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let indexed = indexed.expect("market indexed");
+            .unwrap()
+    })
+    .await;
     assert_eq!(indexed.yes_total, (SOL / 2) as i64);
     assert_eq!(
         indexed.market_uuid,

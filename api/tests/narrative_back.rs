@@ -3,7 +3,8 @@
 
 mod common;
 
-use common::chain::{self, eventually, index_from_bank};
+use common::chain::{self, index_from_bank};
+use common::eventually;
 use narrative_sdk::binary_vault::state::MarketVariant;
 use narrative_sdk::pda;
 use reqwest::StatusCode;

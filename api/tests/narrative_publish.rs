@@ -5,8 +5,10 @@
 
 mod common;
 
-use common::chain::{self, eventually, HUMAN_TOKEN};
+use common::chain::{self, HUMAN_TOKEN};
+use common::eventually;
 use integration_tests::harness::{HarnessOptions, SOL};
+use narrative_api::clock::{Clock, ManualClock};
 use narrative_sdk::binary_vault::state::Side;
 use narrative_store::entities::{jobs, narrative_mints, narratives, prepared_transactions};
 use reqwest::StatusCode;
@@ -72,13 +74,16 @@ async fn minted(
 
 #[tokio::test]
 async fn a_narrative_is_minted_on_chain_then_published_once_every_check_passes() {
-    let (server, ledger) = chain::start_on_bank_with(HarnessOptions::default(), |h, c| {
-        c.treasury_wallet = Some(h.treasury.to_string());
-        c.narrative_daily_cap = 1;
-        // The subscribed agent's receiver is on this machine.
-        c.outbound_allow_local = true;
-    })
-    .await;
+    // A fixed clock: the daily cap must not roll over mid-test.
+    let clock = ManualClock::at_system_time();
+    let (server, ledger) =
+        chain::start_on_bank_at(clock.clone(), HarnessOptions::default(), |h, c| {
+            c.treasury_wallet = Some(h.treasury.to_string());
+            c.narrative_daily_cap = 1;
+            // The subscribed agent's receiver is on this machine.
+            c.outbound_allow_local = true;
+        })
+        .await;
     let (creator, stranger, treasury) = {
         let h = ledger.harness.lock().await;
         (
@@ -134,7 +139,7 @@ async fn a_narrative_is_minted_on_chain_then_published_once_every_check_passes()
         0
     );
 
-    let before = chrono::Utc::now().timestamp();
+    let now = clock.now();
     let (status, prepared) = server.post("/v1/narratives/prepare-mint", &mint).await;
     assert_eq!(status, StatusCode::OK, "{prepared}");
     let id = prepared["narrativeId"].as_str().unwrap().to_owned();
@@ -147,7 +152,7 @@ async fn a_narrative_is_minted_on_chain_then_published_once_every_check_passes()
         narrative_sdk::tx::from_base64(prepared["transaction"].as_str().unwrap()).unwrap();
     let wire = bincode::serialize(&unsigned).unwrap().len();
     assert!(wire <= 1_232, "{wire} bytes");
-    assert!((before + 7 * 86_400..=before + 7 * 86_400 + 5).contains(&deadline));
+    assert_eq!(deadline, now + 7 * 86_400);
 
     let treasury_before = ledger.harness.lock().await.lamports(treasury).await;
     let signature = ledger

@@ -18,7 +18,8 @@ const WALLET: &str = "C9QjHcuPyyncqkpSqKdQpFJjUNTgbwmbEN4GeGUoSpjN";
 
 #[tokio::test]
 async fn text_and_voice_share_three_polishes_per_wallet_per_day() {
-    let server = TestServer::start(|_| {}).await;
+    // A fixed clock: the daily pool must not roll over mid-test.
+    let server = TestServer::start_at(common::clock_at_hour_start(), |_| {}).await;
     let (status, body) = server
         .post(
             "/v1/narratives/polish-text",

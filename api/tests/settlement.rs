@@ -6,7 +6,8 @@
 
 mod common;
 
-use common::chain::{self, eventually, index_from_bank};
+use common::chain::{self, index_from_bank};
+use common::eventually;
 use integration_tests::harness::{HarnessOptions, SOL};
 use narrative_sdk::binary_vault::state::Side;
 use narrative_sdk::pda;

@@ -162,7 +162,7 @@ async fn a_backing_prepared_signed_processed_and_confirmed_shows_in_the_pool() {
     assert_eq!(confirmed["window"], "discovery");
 
     // The follow-up job reads the changed accounts from the ledger into the store.
-    chain::eventually("the pool to show the backing", || async {
+    common::eventually("the pool to show the backing", || async {
         flow.protocol().await["safe"]["principal_lamports"] == 2_500_000_000i64
     })
     .await;

@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 
-use common::chain::eventually;
 use common::TestServer;
+use common::{eventually, eventually_some};
 use narrative_api::clock::ManualClock;
 use narrative_api::providers::outbound::Resolve;
 use narrative_api::{Config, Providers};
@@ -112,11 +112,28 @@ async fn a_resolution_is_delivered_as_a_standard_webhook_and_retried_until_accep
 
     let id = resolve_a_narrative(&server, &key, "false", clock_now(&clock)).await;
 
-    // The first attempt gets a 500; the retry is due 2 s later, on the server's clock.
+    // The first attempt gets a 500; the retry is due 2 s later, on the server's clock. The
+    // clock moves only once the worker has put the job back, so the retry is dated from the
+    // failure, not from the advanced clock.
     eventually("the first attempt", || async {
         receiver.seen.lock().unwrap().len() == 1
     })
     .await;
+    let db = server.db.store.db();
+    let queued = eventually_some("the job queued again", || async {
+        jobs::Entity::find()
+            .filter(jobs::Column::Kind.eq("deliver_webhook"))
+            .one(db)
+            .await
+            .unwrap()
+            .filter(|job| job.status == "queued" && job.attempts >= 1)
+    })
+    .await;
+    assert_eq!(
+        queued.run_at - clock_now(&clock),
+        2,
+        "the first retry waits 2 s"
+    );
     clock.advance(2);
     eventually("the retry", || async {
         receiver.seen.lock().unwrap().len() == 2
@@ -153,7 +170,6 @@ async fn a_resolution_is_delivered_as_a_standard_webhook_and_retried_until_accep
         .verify(seen[1].1.replace("false", "true").as_bytes(), &seen[1].0)
         .is_err());
 
-    let db = server.db.store.db();
     eventually("both attempts recorded", || async {
         webhook_deliveries::Entity::find()
             .all(db)
@@ -225,11 +241,25 @@ fn clock_now(clock: &ManualClock) -> i64 {
 #[derive(Default)]
 struct FixedResolver {
     table: Mutex<HashMap<String, Vec<IpAddr>>>,
+    asked: Mutex<Vec<String>>,
+}
+
+impl FixedResolver {
+    /// How many times `host` was looked up.
+    fn lookups(&self, host: &str) -> usize {
+        self.asked
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|h| *h == host)
+            .count()
+    }
 }
 
 #[async_trait::async_trait]
 impl Resolve for FixedResolver {
     async fn resolve(&self, host: &str) -> std::io::Result<Vec<IpAddr>> {
+        self.asked.lock().unwrap().push(host.to_owned());
         if host == "localhost" {
             // The system's answer, for the name every machine resolves to loopback.
             return narrative_api::providers::outbound::SystemResolver
@@ -253,6 +283,11 @@ async fn the_service_calls_only_public_https_addresses() {
             "hooks.example".to_owned(),
             vec!["93.184.216.34".parse().unwrap()],
         ),
+        (
+            "loopback.example".to_owned(),
+            vec!["127.0.0.1".parse().unwrap()],
+        ),
+        ("loopback6.example".to_owned(), vec!["::1".parse().unwrap()]),
         (
             "inside.example".to_owned(),
             vec![
@@ -295,13 +330,25 @@ async fn the_service_calls_only_public_https_addresses() {
         "https://[::ffff:127.0.0.1]/hook",
         "https://[::ffff:169.254.169.254]/hook",
         "https://[64:ff9b::a9fe:a9fe]/hook",
+        "https://[64:ff9b:1::a00:1]/hook",
         "https://localhost/hook",
+        "https://loopback.example/hook",
+        "https://loopback6.example/hook",
         "https://inside.example/hook",
         "https://nowhere.example/hook",
     ] {
         let (status, answer) = register(refused).await;
         assert_eq!(status, StatusCode::FORBIDDEN, "{refused}: {answer}");
         assert_eq!(answer["error"], "url_not_allowed", "{refused}");
+        let message = answer["message"].as_str().unwrap_or_default();
+        let why = if refused.starts_with("http:") {
+            "https"
+        } else if refused.contains("nowhere") {
+            "does not resolve"
+        } else {
+            "is not a public address"
+        };
+        assert!(message.contains(why), "{refused}: {message}");
     }
     let db = server.db.store.db();
     assert!(
@@ -348,12 +395,22 @@ async fn the_service_calls_only_public_https_addresses() {
         attempt.error.as_deref(),
         Some("refused: 10.0.0.9 is not a public address")
     );
-    let job = jobs::Entity::find()
-        .filter(jobs::Column::Kind.eq("deliver_webhook"))
-        .one(db)
-        .await
-        .unwrap()
-        .unwrap();
+    // The attempt is recorded before the job is settled: wait for the settlement.
+    let job = eventually_some("the refused delivery settled", || async {
+        jobs::Entity::find()
+            .filter(jobs::Column::Kind.eq("deliver_webhook"))
+            .one(db)
+            .await
+            .unwrap()
+            .filter(|job| job.status != "queued" && job.status != "running")
+    })
+    .await;
     assert_eq!(job.status, "done", "a refused destination is not retried");
+    assert_eq!(job.attempts, 1);
+    assert_eq!(
+        resolver.lookups("hooks.example"),
+        2,
+        "one lookup at registration, one when the delivery connects"
+    );
     server.stop().await;
 }

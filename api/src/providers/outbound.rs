@@ -8,9 +8,10 @@
 //!   link-local, CGNAT, multicast, documentation, benchmarking and reserved ranges are refused,
 //!   IPv4 and IPv6 alike (IPv4-mapped, NAT64 and 6to4 addresses are judged by the IPv4 address
 //!   they carry);
-//! - the check runs when the request connects (the HTTP client resolves through the guard), so a
-//!   name that resolved to a public address at registration and to a private one later (DNS
-//!   rebinding) is refused then;
+//! - at registration the URL is checked whole; at delivery a literal address is checked before
+//!   sending and a name when the request connects (the HTTP client resolves through the guard,
+//!   once), so a name that resolved to a public address at registration and to a private one
+//!   later (DNS rebinding) is refused then;
 //! - redirects are not followed, no proxy is used, and time and response size are bounded.
 
 use std::fmt;
@@ -76,6 +77,16 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
     // Addresses that carry an IPv4 address are as public as that address.
     if let Some(v4) = ip.to_ipv4_mapped() {
         return is_public_v4(v4);
+    }
+    if segments[..3] == [0x64, 0xff9b, 1] {
+        // Local-use NAT64, 64:ff9b:1::/48 (RFC 8215): translated by a site's own gateway, so
+        // what it reaches is that site's choice.
+        return false;
+    }
+    if segments[..6] == [0, 0, 0, 0, 0xffff, 0] {
+        // IPv4-translated, ::ffff:0:0:0/96.
+        let [_, _, _, _, _, _, hi, lo] = segments;
+        return is_public_v4(Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo)));
     }
     if segments[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
         // NAT64, 64:ff9b::/96.
@@ -158,9 +169,9 @@ impl Checker {
     /// The addresses of `host`, when every one of them is permitted.
     async fn addresses(&self, host: &str) -> Result<Vec<IpAddr>, Refused> {
         let bare = host.trim_start_matches('[').trim_end_matches(']');
-        let addresses = match bare.parse::<IpAddr>() {
-            Ok(ip) => vec![ip],
-            Err(_) => self
+        let addresses = match literal_address(host) {
+            Some(ip) => vec![ip],
+            None => self
                 .resolver
                 .resolve(bare)
                 .await
@@ -174,6 +185,14 @@ impl Checker {
             None => Ok(addresses),
         }
     }
+}
+
+/// The address a URL host names literally (`1.2.3.4`, `[::1]`), if it is one.
+fn literal_address(host: &str) -> Option<IpAddr> {
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse()
+        .ok()
 }
 
 /// The HTTP client's resolver: names resolve only to permitted addresses, at connection time.
@@ -232,16 +251,20 @@ impl Outbound {
 
     /// Whether the service would call `url` now: its scheme, and its host's addresses.
     pub async fn check(&self, url: &Url) -> Result<(), Refused> {
+        let host = self.host_of(url)?;
+        self.checker.addresses(host).await.map(|_| ())
+    }
+
+    /// The host of `url`, when its scheme is one the service calls.
+    fn host_of<'u>(&self, url: &'u Url) -> Result<&'u str, Refused> {
         match url.scheme() {
             "https" => {}
             "http" if self.checker.policy.allow_local => {}
             other => return Err(Refused::Scheme(other.to_owned())),
         }
-        let host = url
-            .host_str()
+        url.host_str()
             .filter(|h| !h.is_empty())
-            .ok_or(Refused::NoHost)?;
-        self.checker.addresses(host).await.map(|_| ())
+            .ok_or(Refused::NoHost)
     }
 
     /// POSTs `body` with `headers` to `url`, when the guard allows it; the receiver's status.
@@ -252,9 +275,12 @@ impl Outbound {
         headers: &[(&str, String)],
         body: String,
     ) -> Result<Answered, OutboundError> {
-        // Literal addresses never reach the resolver, so they are checked here; names are
-        // checked again by the resolver when the request connects.
-        self.check(url).await?;
+        // Literal addresses never reach the resolver, so they are checked here; a name is
+        // resolved and checked once, by the guarded resolver, when the request connects.
+        let host = self.host_of(url)?;
+        if literal_address(host).is_some() {
+            self.checker.addresses(host).await?;
+        }
         let mut request = self
             .client
             .post(url.clone())
@@ -333,6 +359,10 @@ mod tests {
             "100::1",
             "2001::1",
             "2001:db8::1",
+            "64:ff9b:1::a00:1",
+            "64:ff9b:1::808:808",
+            "::ffff:0:a00:1",
+            "::ffff:0:7f00:1",
         ] {
             let ip: IpAddr = refused.parse().unwrap();
             assert!(!is_public(ip), "{refused} passed");
@@ -353,6 +383,7 @@ mod tests {
             "::ffff:8.8.8.8",
             "64:ff9b::808:808",
             "2002:808:808::1",
+            "::ffff:0:808:808",
         ] {
             let ip: IpAddr = public.parse().unwrap();
             assert!(is_public(ip), "{public} refused");

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use integration_tests::harness::{Harness, HarnessOptions};
+use narrative_api::clock::{SharedClock, SystemClock};
 use narrative_api::providers::human::LocalVerifier;
 use narrative_api::{Config, Providers};
 use serde_json::Value;
@@ -12,6 +13,7 @@ use solana_signer::Signer;
 use solana_transaction::Transaction;
 
 use super::bank::BankLedger;
+use super::eventually;
 use super::TestServer;
 
 /// The `cf_token` the local human verifier accepts in these tests.
@@ -28,11 +30,21 @@ pub async fn start_on_bank_with(
     options: HarnessOptions,
     configure: impl FnOnce(&Harness, &mut Config),
 ) -> (TestServer, Arc<BankLedger>) {
+    start_on_bank_at(Arc::new(SystemClock), options, configure).await
+}
+
+/// [`start_on_bank_with`], the server's time being `clock` (a manual clock for a test whose
+/// rules must not straddle a day boundary).
+pub async fn start_on_bank_at(
+    clock: SharedClock,
+    options: HarnessOptions,
+    configure: impl FnOnce(&Harness, &mut Config),
+) -> (TestServer, Arc<BankLedger>) {
     let mut harness = Harness::start_with(options).await;
-    harness.warp_to(chrono::Utc::now().timestamp()).await;
+    harness.warp_to(clock.now()).await;
     let ledger = BankLedger::new(harness);
     let providers = Providers {
-        clock: Arc::new(narrative_api::clock::SystemClock),
+        clock,
         ledger: ledger.clone(),
         human: Arc::new(LocalVerifier::accepting(HUMAN_TOKEN)),
         polisher: Arc::new(narrative_api::providers::polisher::LocalPolisher),
@@ -119,21 +131,6 @@ pub async fn index_from_bank(
         .write_batch("test", &batch)
         .await
         .expect("indexed");
-}
-
-/// Polls `check` every 50 ms for up to 5 s.
-pub async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    for _ in 0..100 {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("{what} did not happen within 5 s");
 }
 
 /// Executes `ixs` signed by `signer` (the harness pays the fee) and writes the programs' events

@@ -222,6 +222,34 @@ pub async fn serve_locally(app: impl poem::Endpoint + 'static) -> String {
     format!("http://{addr}")
 }
 
+/// Polls `check` every 50 ms until it holds; fails the test after 5 s.
+pub async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    eventually_some(what, || {
+        let holds = check();
+        async move { holds.await.then_some(()) }
+    })
+    .await
+}
+
+/// Polls `find` every 50 ms until it finds something, and returns it; fails the test after 5 s.
+pub async fn eventually_some<T, F, Fut>(what: &str, mut find: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    for _ in 0..100 {
+        if let Some(found) = find().await {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what} did not happen within 5 s");
+}
+
 /// A manual clock at the start of an hour (so minute and hour windows are fresh), near now.
 pub fn clock_at_hour_start() -> Arc<ManualClock> {
     let now = chrono::Utc::now().timestamp();
