@@ -323,3 +323,37 @@ async fn an_amount_past_u64_is_a_400_on_every_field_that_carries_one() {
     assert!(status.is_client_error(), "{status} {answer}");
     server.stop().await;
 }
+
+/// A field the document types as a string takes a JSON string only: poem-openapi's own `String`
+/// would turn `false` or `7` into text, which the schema does not allow (schemathesis found it).
+#[tokio::test]
+async fn a_text_field_refuses_a_number_or_a_boolean() {
+    let server = TestServer::start(|_| {}).await;
+    for reason in [json!(false), json!(7)] {
+        let (status, answer) = server
+            .admin_post(
+                "/v1/admin/system/halt",
+                &json!({"component": "shield", "halted": true, "reason": reason}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+        assert!(
+            answer["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("invalid request body:"),
+            "{answer}"
+        );
+    }
+    let (_, status) = server.get("/v1/system/status").await;
+    assert_eq!(status["halted"], false, "nothing was halted: {status}");
+    let (status, answer) = server
+        .admin_post(
+            "/v1/admin/system/halt",
+            &json!({"component": "shield", "halted": true, "reason": "  audit  "}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert_eq!(answer["components"][0]["reason"], "audit");
+    server.stop().await;
+}

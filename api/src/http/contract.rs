@@ -206,6 +206,12 @@ fn nullable_optionals(schema: &mut Value) {
             }
         } else if let Some(object) = property.as_object_mut() {
             object.insert("nullable".into(), json!(true));
+            // OpenAPI 3.0.3: an enum that does not list null does not allow it, nullable or not.
+            if let Some(Value::Array(values)) = object.get_mut("enum") {
+                if !values.contains(&Value::Null) {
+                    values.push(Value::Null);
+                }
+            }
         }
     }
 }
@@ -227,10 +233,12 @@ mod tests {
             "components": {"schemas": {
                 "Thing": {
                     "type": "object",
-                    "required": ["id"],
+                    "required": ["id", "side"],
                     "properties": {
                         "id": {"type": "string"},
                         "note": {"type": "string"},
+                        "tier": {"type": "string", "enum": ["free", "pro"]},
+                        "side": {"type": "string", "enum": ["yes", "no"]},
                         "child": {"$ref": "#/components/schemas/Child", "description": "d"},
                     },
                 },
@@ -256,6 +264,9 @@ mod tests {
         let thing = &document["components"]["schemas"]["Thing"]["properties"];
         assert_eq!(thing["id"].get("nullable"), None);
         assert_eq!(thing["note"]["nullable"], true);
+        // An optional enum lists null among its values; a required one does not.
+        assert_eq!(thing["tier"]["enum"], json!(["free", "pro", null]));
+        assert_eq!(thing["side"]["enum"], json!(["yes", "no"]));
         assert_eq!(
             thing["child"],
             json!({"allOf": [{"$ref": "#/components/schemas/Child"}], "nullable": true, "description": "d"})

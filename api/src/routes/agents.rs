@@ -84,8 +84,8 @@ pub struct ResolveRequest {
     pub narrative_id: NarrativeId,
     /// `true` or `false`.
     pub resolution: NarrativeSide,
-    /// Stored, truncated to 1,000 characters.
-    pub evidence: Option<String>,
+    /// At most 10,000 characters; stored truncated to 1,000.
+    pub evidence: Option<Text<10_000, 0>>,
     /// 0.7 to 1.0.
     pub confidence: Confidence,
 }
@@ -250,7 +250,7 @@ impl AgentsApi {
             Verdict {
                 narrative_id: body.narrative_id,
                 outcome: body.resolution,
-                evidence: body.evidence,
+                evidence: body.evidence.and_then(Text::non_empty),
                 confidence: body.confidence,
             },
         )

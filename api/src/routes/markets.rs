@@ -20,8 +20,8 @@ pub struct MarketsApi {
 
 #[derive(Object)]
 pub struct CreateMarketRequest {
-    /// Human-verification token (Turnstile).
-    pub cf_token: Option<String>,
+    /// Human-verification token (Turnstile, at most 2,048 characters).
+    pub cf_token: Option<Text<2048, 0>>,
     /// The creator's signature of the canonical request message (see README).
     pub signature: Option<Base58Signature>,
     /// Signature of the confirmed fee payment to the treasury.
@@ -87,7 +87,7 @@ impl MarketsApi {
     ) -> Answer<MarketCreated, CreateRefusals> {
         let body = body.0;
         let request = CreateMarket {
-            cf_token: body.cf_token,
+            cf_token: body.cf_token.and_then(Text::non_empty),
             signature: body.signature,
             fee_tx_signature: body.fee_tx_signature,
             variant: body.variant,

@@ -63,10 +63,10 @@ pub struct Publish {
     pub deadline_days: DeadlineDays,
     /// Signature of the signed prepare-mint transaction.
     pub signature: Base58Signature,
-    /// Human-verification token (Turnstile).
-    pub cf_token: Option<String>,
-    /// Cut to 120 characters; the thesis when omitted.
-    pub title: Option<String>,
+    /// Human-verification token (Turnstile, at most 2,048 characters).
+    pub cf_token: Option<Text<2048, 0>>,
+    /// Cut to 120 characters; the thesis when omitted or blank.
+    pub title: Option<Text<500, 0>>,
     pub sub_category: Option<Text<200, 0>>,
     pub asset_tag: Option<Text<200, 0>>,
     /// Resolution rules (spec 2.3): give both `resolution_source` and `criteria`, or neither.
@@ -201,11 +201,8 @@ impl NarrativeCreationApi {
             category: body.category,
             deadline_days: body.deadline_days,
             signature: body.signature,
-            cf_token: body.cf_token,
-            title: body
-                .title
-                .map(|t| t.trim().to_owned())
-                .filter(|t| !t.is_empty()),
+            cf_token: body.cf_token.and_then(Text::non_empty),
+            title: body.title.and_then(Text::non_empty),
             sub_category: body.sub_category.and_then(Text::non_empty),
             asset_tag: body.asset_tag.and_then(Text::non_empty),
             rules: rules(

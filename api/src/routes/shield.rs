@@ -123,7 +123,7 @@ pub struct TermsAck {
     /// `narrative-market-service:shield-terms:<terms_version>:<wallet>`.
     pub signature: Base58Signature,
     /// Defaults to the current version; another version is refused.
-    pub terms_version: Option<String>,
+    pub terms_version: Option<Text<100>>,
 }
 
 #[derive(Object)]
@@ -298,7 +298,7 @@ impl ShieldApi {
             &self.state,
             &body.wallet,
             &body.signature,
-            body.terms_version.as_deref(),
+            body.terms_version.as_ref().map(Text::as_str),
         )
         .await?;
         Ok(Json(TermsAcknowledged {

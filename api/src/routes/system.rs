@@ -11,7 +11,7 @@ use crate::error::{refusals, Answer};
 use crate::http::auth::AdminAuth;
 use crate::routes::Tag;
 use crate::state::AppState;
-use crate::values::Component;
+use crate::values::{Component, Text};
 
 pub struct SystemApi {
     pub state: Arc<AppState>,
@@ -39,7 +39,8 @@ pub struct HaltRequest {
     pub component: Component,
     /// True halts the component's writes, false resumes them.
     pub halted: bool,
-    pub reason: Option<String>,
+    /// Shown in the status; at most 500 characters.
+    pub reason: Option<Text<500, 0>>,
 }
 
 refusals! {
@@ -67,6 +68,7 @@ impl SystemApi {
             halted,
             reason,
         } = body.0;
+        let reason = reason.and_then(Text::non_empty);
         system::set_halted(&self.state, component, halted, reason).await?;
         Ok(Json(self.read().await?))
     }
