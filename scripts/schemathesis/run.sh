@@ -23,6 +23,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# The operator's and the inbound webhooks' credentials, so their operations are fuzzed past the
+# authentication too (schemathesis.toml hands them to schemathesis).
+export NMS_ADMIN_WALLET="9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"
+export NMS_ADMIN_SECRET="fuzz-admin-secret-$(date +%s%N)"
+export NMS_WEBHOOK_SECRET="fuzz-webhook-secret-$(date +%s%N)"
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 rpc_port="$(free_port)"
 api_port="$(free_port)"
@@ -34,6 +40,9 @@ API_LISTEN="127.0.0.1:$api_port" \
 SOLANA_RPC_URL="http://127.0.0.1:$rpc_port" \
 TREASURY_WALLET="So11111111111111111111111111111111111111112" \
 HUMAN_VERIFICATION_LOCAL_TOKEN="fuzz-human" \
+ADMIN_WALLET="$NMS_ADMIN_WALLET" \
+ADMIN_SECRET="$NMS_ADMIN_SECRET" \
+WEBHOOK_SECRET="$NMS_WEBHOOK_SECRET" \
 ANON_RATE_PER_MIN=1000000 \
 SOL_USD_PRICE=150 \
 CONFIRM_WAIT_MS=250 \
