@@ -74,4 +74,6 @@ pub enum ShieldError {
     WrongTreasury,
     #[msg("Seam pool program must be crucible_pool")]
     WrongSeamPool,
+    #[msg("An outcome is proposed: only the admin may turn to refund mode")]
+    OutcomeProposed,
 }

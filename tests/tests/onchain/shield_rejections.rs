@@ -446,3 +446,75 @@ async fn donations_to_predictable_shield_addresses_do_not_block_them() {
     h.shield_vote(0, &id, SAFE).await.unwrap();
     assert_eq!(h.coverage(&id).await.outcome, Some(SAFE));
 }
+
+#[tokio::test]
+async fn one_oracle_cannot_undo_an_outcome_the_threshold_proposed() {
+    let mut h = Harness::start_with(HarnessOptions {
+        oracles: 4,
+        shield_threshold: 3,
+        ..HarnessOptions::default()
+    })
+    .await;
+    let id = community(&mut h).await;
+    let [a, c] = [0, 1].map(|i| h.wallets[i].insecure_clone());
+    h.back_shield(&a, &id, SAFE, 2 * SOL).await.unwrap();
+    h.back_shield(&c, &id, EXPLOIT, SOL).await.unwrap();
+    h.warp_to(START_TIME + 30 * DAY).await;
+    for oracle in 0..3 {
+        h.shield_vote(oracle, &id, EXPLOIT).await.unwrap();
+    }
+    assert_eq!(h.coverage(&id).await.outcome, Some(EXPLOIT));
+    let fourth = h.oracles[3].insecure_clone();
+    assert_custom_error(
+        h.process(&[shield::refund_all(fourth.pubkey(), &id)], &[&fourth])
+            .await,
+        ShieldError::OutcomeProposed,
+    );
+    h.warp_by(RESOLUTION_TIMELOCK_SECS).await;
+    let voter = h.oracles[0].insecure_clone();
+    assert_custom_error(
+        h.process(&[shield::refund_all(voter.pubkey(), &id)], &[&voter])
+            .await,
+        ShieldError::OutcomeProposed,
+    );
+    // The outcome stands: it finalises and the EXPLOIT backer is paid as a winner.
+    h.shield_finalize(&id).await.unwrap();
+    h.shield_claim(Claim::ExploitWinner, &c, &id, EXPLOIT)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn an_oracle_may_turn_to_refunds_while_no_outcome_is_proposed_and_the_admin_after() {
+    let mut h = Harness::start_with(HarnessOptions {
+        oracles: 4,
+        shield_threshold: 3,
+        ..HarnessOptions::default()
+    })
+    .await;
+    let undecided = community(&mut h).await;
+    let decided = community(&mut h).await;
+    assert_ne!(undecided, decided);
+    h.warp_to(START_TIME + 30 * DAY).await;
+    h.shield_vote(0, &undecided, SAFE).await.unwrap();
+    let oracle = h.oracles[1].insecure_clone();
+    h.process(
+        &[shield::refund_all(oracle.pubkey(), &undecided)],
+        &[&oracle],
+    )
+    .await
+    .unwrap();
+    for oracle in 0..3 {
+        h.shield_vote(oracle, &decided, SAFE).await.unwrap();
+    }
+    let admin = h.admin.insecure_clone();
+    h.process(&[shield::refund_all(admin.pubkey(), &decided)], &[&admin])
+        .await
+        .unwrap();
+    for id in [undecided, decided] {
+        assert_eq!(
+            h.coverage(&id).await.status,
+            shield_vault::state::CoverageStatus::Refunding
+        );
+    }
+}

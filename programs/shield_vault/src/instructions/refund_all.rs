@@ -5,8 +5,10 @@ use crate::error::ShieldError;
 use crate::events::ShieldRefundAll;
 use crate::state::{Coverage, CoverageStatus, ShieldProgramState};
 
-/// Full refund mode when the outcome cannot be resolved (oracle or admin), at any time before
-/// finalisation; backers then `claim_refund` their principal (and their side's yield).
+/// Full refund mode when the outcome cannot be resolved, at any time before finalisation; backers
+/// then `claim_refund` their principal (and their side's yield). Any oracle or the admin may call
+/// it while no outcome is proposed (the oracles cannot agree); once the threshold has proposed one,
+/// only the admin may, so that one oracle cannot undo what the threshold decided.
 #[event_cpi]
 #[derive(Accounts)]
 pub struct RefundAll<'info> {
@@ -24,6 +26,13 @@ pub fn handler(ctx: Context<RefundAll>) -> Result<()> {
         coverage.status == CoverageStatus::Active,
         ShieldError::CoverageNotActive
     );
+    if coverage.outcome.is_some() {
+        require_keys_eq!(
+            ctx.accounts.authority.key(),
+            ctx.accounts.program_state.admin,
+            ShieldError::OutcomeProposed
+        );
+    }
     coverage.status = CoverageStatus::Refunding;
     coverage.finalized_at = Clock::get()?.unix_timestamp;
     let event = ShieldRefundAll {
