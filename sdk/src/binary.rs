@@ -265,6 +265,23 @@ pub fn open_dispute(disputer: Pubkey, market_id: &[u8; 32], treasury: Pubkey) ->
     resolve_dispute(disputer, market_id, disputer, treasury, DisputeAction::Open)
 }
 
+/// `lapse_dispute`: settles a dispute left unruled past the market's resolution delay; anyone
+/// may send it (the fee payer signs the transaction, the instruction needs no signer).
+pub fn lapse_dispute(market_id: &[u8; 32], treasury: Pubkey) -> Instruction {
+    let (event_authority, program) = event_accounts();
+    build(
+        acc::LapseDispute {
+            config: pda::binary::config(),
+            market: pda::binary::market(market_id),
+            dispute: pda::binary::dispute(market_id),
+            treasury,
+            event_authority,
+            program,
+        },
+        ix::LapseDispute {},
+    )
+}
+
 pub fn finalize_resolution(market_id: &[u8; 32], crucible: &CrucibleTarget) -> Instruction {
     let (event_authority, program) = event_accounts();
     build(
@@ -313,13 +330,11 @@ pub fn finalize_resolution_spl(market_id: &[u8; 32], crucible: &CrucibleTarget) 
 }
 
 /// Pass the recorded `disputer` when the market is stuck in a dispute; `None` otherwise.
-pub fn trigger_timeout_refund(market_id: &[u8; 32], disputer: Option<Pubkey>) -> Instruction {
+pub fn trigger_timeout_refund(market_id: &[u8; 32]) -> Instruction {
     let (event_authority, program) = event_accounts();
     build(
         acc::TriggerTimeoutRefund {
             market: pda::binary::market(market_id),
-            dispute: disputer.map(|_| pda::binary::dispute(market_id)),
-            disputer,
             event_authority,
             program,
         },

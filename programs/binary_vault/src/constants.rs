@@ -16,6 +16,8 @@ pub const BACKING_SEED: &[u8] = b"binary_back";
 pub const ORACLE_VOTE_SEED: &[u8] = b"binary_oracle";
 /// `binary_dispute` + market_id.
 pub const DISPUTE_SEED: &[u8] = b"binary_dispute";
+/// Disputes one market may see: the proposed outcome once, and an overturned one once more.
+pub const MAX_DISPUTES_PER_MARKET: u32 = 2;
 /// Signer PDA that authorises this program's deposits into crucible_pool (not in the spec; see
 /// docs/decisions.md).
 pub const CPI_AUTHORITY_SEED: &[u8] = b"binary_cpi_auth";

@@ -74,4 +74,8 @@ pub enum BinaryError {
     MarketNotFinalized,
     #[msg("Yield venue is not wired: deposit_to_yield and withdraw_from_yield are a scaffold")]
     YieldVenueNotConfigured,
+    #[msg("This market's outcome can no longer be disputed")]
+    DisputeLimitReached,
+    #[msg("A dispute lapses through lapse_dispute, not resolve_dispute")]
+    LapseIsItsOwnInstruction,
 }

@@ -107,7 +107,7 @@ pub struct DisputeSettled {
     pub action: DisputeAction,
     pub outcome: Option<Side>,
     pub oracle_status: u8,
-    /// End of the restarted hold; 0 when the market went to refund.
+    /// End of the market's hold (restarted by an overturn); 0 when the market went to refund.
     pub hold_ends_at: i64,
 }
 

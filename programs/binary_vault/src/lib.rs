@@ -88,6 +88,11 @@ pub mod binary_vault {
         instructions::resolve_dispute::handler(ctx, action)
     }
 
+    /// Settles a dispute left unruled past the resolution delay: the outcome stands; anyone.
+    pub fn lapse_dispute(ctx: Context<LapseDispute>) -> Result<()> {
+        instructions::lapse_dispute::handler(ctx)
+    }
+
     /// Finalises a SOL market after the hold; anyone.
     pub fn finalize_resolution(ctx: Context<FinalizeResolution>) -> Result<()> {
         instructions::finalize_resolution::handler(ctx)
@@ -98,7 +103,7 @@ pub mod binary_vault {
         instructions::finalize_resolution_spl::handler(ctx)
     }
 
-    /// Sends an unresolved or stuck-in-dispute market to refund after the delay; anyone.
+    /// Sends a market no oracle threshold resolved to refund after the delay; anyone.
     pub fn trigger_timeout_refund(ctx: Context<TriggerTimeoutRefund>) -> Result<()> {
         instructions::trigger_timeout_refund::handler(ctx)
     }

@@ -292,17 +292,24 @@ impl World {
         self.log.push(format!("finalize m{m} -> {ok}"));
     }
 
+    /// The permissionless exits: a timeout refund, or the lapse of an unruled dispute (by a
+    /// random wallet; early attempts are refused).
     async fn timeout_refund(&mut self) {
         let Some(m) = self.market_index() else { return };
         let id = self.markets[m].id;
-        let disputer = self
+        let dispute = self
             .h
             .try_account::<binary_vault::state::Dispute>(pda::binary::dispute(&id))
-            .await
-            .map(|d| d.disputer);
+            .await;
+        if dispute.is_some() && self.rng.chance(50) {
+            let ix = binary::lapse_dispute(&id, self.h.treasury);
+            let ok = self.h.process(&[ix], &[]).await.is_ok();
+            self.log.push(format!("lapse m{m} -> {ok}"));
+            return;
+        }
         let ok = self
             .h
-            .process(&[binary::trigger_timeout_refund(&id, disputer)], &[])
+            .process(&[binary::trigger_timeout_refund(&id)], &[])
             .await
             .is_ok();
         self.log.push(format!("timeout_refund m{m} -> {ok}"));
@@ -460,12 +467,23 @@ impl World {
                         .warp_to(now.max(market.deadline + market.max_resolution_delay_secs))
                         .await;
                     self.h
-                        .process(&[binary::trigger_timeout_refund(&id, None)], &[])
+                        .process(&[binary::trigger_timeout_refund(&id)], &[])
                         .await
                         .expect("timeout refund");
                 }
             }
             assert!(self.h.market(&id).await.finalized, "m{m} settles");
+            if let Some(dispute) = self
+                .h
+                .try_account::<binary_vault::state::Dispute>(pda::binary::dispute(&id))
+                .await
+            {
+                assert!(
+                    dispute.dispute_count <= MAX_DISPUTES_PER_MARKET,
+                    "m{m}: {} disputes",
+                    dispute.dispute_count
+                );
+            }
             let pending: Vec<_> = self.markets[m]
                 .backings
                 .difference(&self.markets[m].claimed)

@@ -516,6 +516,7 @@ async fn market_on_hold(h: &mut Harness, outcome: Side) -> ([u8; 32], Keypair, K
 async fn opened_dispute_holds_the_bond_and_an_upheld_one_pays_it_to_the_treasury() {
     let mut h = Harness::start().await;
     let (id, _, _) = market_on_hold(&mut h, Side::Yes).await;
+    let proposed_at = h.market(&id).await.resolution_proposed_at;
     let disputer = h.wallets[2].insecure_clone();
     let dispute_rent = h.rent_for(8 + Dispute::INIT_SPACE).await;
 
@@ -568,19 +569,48 @@ async fn opened_dispute_holds_the_bond_and_an_upheld_one_pays_it_to_the_treasury
     let m = h.market(&id).await;
     assert_eq!(
         (m.oracle_status, m.outcome, m.resolution_proposed_at),
-        (ORACLE_STATUS_OPEN, Some(Side::Yes), ruled_at)
+        (ORACLE_STATUS_OPEN, Some(Side::Yes), proposed_at)
     );
 
-    // The hold restarted, and a second dispute reuses the record.
-    assert_custom_error(h.finalize(&id).await, BinaryError::HoldNotElapsed);
-    h.open_dispute(&disputer, &id).await.unwrap();
-    assert_eq!(h.dispute(&id).await.dispute_count, 2);
-    h.settle_dispute(&id, &disputer.pubkey(), DisputeAction::Uphold)
-        .await
-        .unwrap();
-    h.warp_by(HOLD).await;
+    // The outcome stood: it cannot be disputed again, and its hold (already over) does not
+    // restart, so the market finalises at once.
+    let other = h.wallets[3].insecure_clone();
+    assert_custom_error(
+        h.open_dispute(&other, &id).await,
+        BinaryError::DisputeLimitReached,
+    );
     h.finalize(&id).await.unwrap();
     assert_eq!(h.market(&id).await.oracle_status, ORACLE_STATUS_RESOLVED);
+}
+
+#[tokio::test]
+async fn a_market_sees_at_most_two_disputes_each_outcome_once() {
+    let mut h = Harness::start().await;
+    let (id, _, _) = market_on_hold(&mut h, Side::Yes).await;
+    let [first, second, third] = [2, 3, 0].map(|i| h.wallets[i].insecure_clone());
+    h.open_dispute(&first, &id).await.unwrap();
+    h.settle_dispute(&id, &first.pubkey(), DisputeAction::Overturn)
+        .await
+        .unwrap();
+    assert_eq!(h.market(&id).await.outcome, Some(Side::No));
+    // The overturned outcome is a new proposal with its own hold: it may be disputed once.
+    h.open_dispute(&second, &id).await.unwrap();
+    assert_eq!(h.dispute(&id).await.dispute_count, 2);
+    h.settle_dispute(&id, &second.pubkey(), DisputeAction::Overturn)
+        .await
+        .unwrap();
+    assert_eq!(h.market(&id).await.outcome, Some(Side::Yes));
+    assert_custom_error(
+        h.open_dispute(&third, &id).await,
+        BinaryError::DisputeLimitReached,
+    );
+    h.warp_by(HOLD).await;
+    h.finalize(&id).await.unwrap();
+    let m = h.market(&id).await;
+    assert_eq!(
+        (m.oracle_status, m.outcome),
+        (ORACLE_STATUS_RESOLVED, Some(Side::Yes))
+    );
 }
 
 #[tokio::test]
@@ -640,7 +670,7 @@ async fn timeout_refund_opens_when_oracles_never_resolve() {
     h.back(&w, &id, Side::Yes, SOL).await.unwrap();
     let refund_from = START_TIME + DAY + MAX_RESOLUTION_DELAY;
     h.warp_to(refund_from - 1).await;
-    let ix = binary::trigger_timeout_refund(&id, None);
+    let ix = binary::trigger_timeout_refund(&id);
     assert_custom_error(
         h.process(std::slice::from_ref(&ix), &[]).await,
         BinaryError::ResolutionDelayNotElapsed,
@@ -661,23 +691,64 @@ async fn timeout_refund_opens_when_oracles_never_resolve() {
 }
 
 #[tokio::test]
-async fn timeout_refund_releases_a_dispute_the_admin_never_rules_on() {
+async fn a_dispute_left_unruled_lapses_the_outcome_stands_and_the_bond_is_forfeit() {
     let mut h = Harness::start().await;
-    let (id, _, _) = market_on_hold(&mut h, Side::Yes).await;
+    let (id, yes, no) = market_on_hold(&mut h, Side::Yes).await;
     let disputer = h.wallets[2].insecure_clone();
+    let anyone = h.wallets[3].insecure_clone();
     h.open_dispute(&disputer, &id).await.unwrap();
-    let ix = binary::trigger_timeout_refund(&id, Some(disputer.pubkey()));
+    // Silence is not a refund: the timeout exit refuses a disputed market.
+    assert_custom_error(
+        h.process(&[binary::trigger_timeout_refund(&id)], &[]).await,
+        BinaryError::DisputeOpen,
+    );
+    let lapse = binary::lapse_dispute(&id, h.treasury);
     h.warp_by(MAX_RESOLUTION_DELAY - 1).await;
     assert_custom_error(
-        h.process(std::slice::from_ref(&ix), &[]).await,
+        h.process(std::slice::from_ref(&lapse), &[]).await,
         BinaryError::ResolutionDelayNotElapsed,
     );
+    // Only the admin rules, and a lapse is not a ruling a stranger can send as one.
+    for action in [DisputeAction::Refund, DisputeAction::Lapse] {
+        let ruling =
+            binary::resolve_dispute(anyone.pubkey(), &id, disputer.pubkey(), h.treasury, action);
+        assert_custom_error(
+            h.process(&[ruling], &[&anyone]).await,
+            match action {
+                DisputeAction::Lapse => BinaryError::LapseIsItsOwnInstruction,
+                _ => BinaryError::NotAdmin,
+            },
+        );
+    }
     h.warp_by(1).await;
-    let before = h.lamports(disputer.pubkey()).await;
-    h.process(&[ix], &[]).await.unwrap();
-    assert_eq!(h.lamports(disputer.pubkey()).await - before, DISPUTE_BOND);
-    assert_eq!(h.market(&id).await.oracle_status, ORACLE_STATUS_REFUND);
-    assert_eq!(h.dispute(&id).await.status, DisputeStatus::Refunded);
+    let (treasury_before, disputer_before) = (
+        h.lamports(h.treasury).await,
+        h.lamports(disputer.pubkey()).await,
+    );
+    h.process(&[lapse], &[]).await.unwrap();
+    assert_eq!(h.lamports(h.treasury).await - treasury_before, DISPUTE_BOND);
+    assert_eq!(h.lamports(disputer.pubkey()).await, disputer_before);
+    assert_eq!(h.dispute(&id).await.status, DisputeStatus::Lapsed);
+    let m = h.market(&id).await;
+    assert_eq!(
+        (m.oracle_status, m.outcome, m.finalized),
+        (ORACLE_STATUS_OPEN, Some(Side::Yes), false)
+    );
+    assert_custom_error(
+        h.open_dispute(&disputer, &id).await,
+        BinaryError::DisputeLimitReached,
+    );
+    h.finalize(&id).await.unwrap();
+    // YES wins 2 SOL + 0.35 SOL; NO keeps 1.3 SOL.
+    let before = h.lamports(yes.pubkey()).await;
+    h.claim(&yes, &id, Side::Yes).await.unwrap();
+    assert_eq!(
+        h.lamports(yes.pubkey()).await - before,
+        2 * SOL + 350_000_000
+    );
+    let before = h.lamports(no.pubkey()).await;
+    h.claim(&no, &id, Side::No).await.unwrap();
+    assert_eq!(h.lamports(no.pubkey()).await - before, 1_300_000_000);
 }
 
 #[tokio::test]

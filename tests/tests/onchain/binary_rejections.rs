@@ -599,7 +599,7 @@ async fn timeout_refund_of_a_market_with_a_proposal_is_rejected() {
     let id = open_market(&mut h).await;
     h.resolve(&id, Side::Yes).await;
     h.warp_by(MAX_RESOLUTION_DELAY).await;
-    let ix = binary::trigger_timeout_refund(&id, None);
+    let ix = binary::trigger_timeout_refund(&id);
     assert_custom_error(
         h.process(&[ix], &[]).await,
         BinaryError::OutcomeAlreadyProposed,

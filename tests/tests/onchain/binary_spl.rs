@@ -139,7 +139,7 @@ async fn spl_classic_market_and_refund_pay_out_in_tokens() {
     let ix = binary::back_market_spl(a.pubkey(), &refunded, mint, tokens[0], Side::Yes, 7_000);
     h.process(&[ix], &[&a]).await.unwrap();
     h.warp_by(DAY + MAX_RESOLUTION_DELAY).await;
-    h.process(&[binary::trigger_timeout_refund(&refunded, None)], &[])
+    h.process(&[binary::trigger_timeout_refund(&refunded)], &[])
         .await
         .unwrap();
     let before = h.token_balance(&tokens[0]).await;

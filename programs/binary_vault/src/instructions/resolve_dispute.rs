@@ -8,9 +8,12 @@ use crate::events::{DisputeOpened, DisputeSettled};
 use crate::state::{Config, Dispute, DisputeAction, DisputeStatus, Market, ProgramState};
 
 /// Opens a dispute (anyone, during the hold, posting the bond: status 3) or settles it (admin):
-/// uphold keeps the outcome, restarts the hold and sends the bond to the treasury; overturn
-/// flips the outcome, restarts the hold and returns the bond; refund sends the market to
-/// status 4 and returns the bond.
+/// uphold keeps the outcome and its hold and sends the bond to the treasury; overturn flips the
+/// outcome, restarts the hold and returns the bond; refund sends the market to status 4 and
+/// returns the bond. A dispute the admin leaves unruled for `max_resolution_delay_secs` may be
+/// lapsed by anyone (`lapse_dispute`): it counts as upheld, so silence neither refunds the market
+/// nor returns the bond. Disputes are bounded: an outcome that stood cannot be disputed again, and a market
+/// sees at most `MAX_DISPUTES_PER_MARKET`.
 #[event_cpi]
 #[derive(Accounts)]
 pub struct ResolveDispute<'info> {
@@ -42,15 +45,17 @@ pub fn handler(ctx: Context<ResolveDispute>, action: DisputeAction) -> Result<()
         DisputeAction::Uphold => settle(ctx, Ruling::Uphold),
         DisputeAction::Overturn => settle(ctx, Ruling::Overturn),
         DisputeAction::Refund => settle(ctx, Ruling::Refund),
+        DisputeAction::Lapse => err!(BinaryError::LapseIsItsOwnInstruction),
     }
 }
 
-/// The admin's three possible decisions on an open dispute.
+/// The admin's three possible decisions on an open dispute, and the lapse of an unruled one.
 #[derive(Clone, Copy)]
-enum Ruling {
+pub(crate) enum Ruling {
     Uphold,
     Overturn,
     Refund,
+    Lapse,
 }
 
 impl Ruling {
@@ -59,6 +64,7 @@ impl Ruling {
             Ruling::Uphold => DisputeAction::Uphold,
             Ruling::Overturn => DisputeAction::Overturn,
             Ruling::Refund => DisputeAction::Refund,
+            Ruling::Lapse => DisputeAction::Lapse,
         }
     }
 }
@@ -88,6 +94,13 @@ fn open_dispute(ctx: &mut Context<ResolveDispute>) -> Result<DisputeOpened> {
         BinaryError::MarketNotOpen
     );
     require!(market.outcome.is_some(), BinaryError::NoOutcomeProposed);
+    let previous = vault_common::load_existing::<Dispute>(&accounts.dispute)?;
+    if let Some(previous) = &previous {
+        require!(
+            !previous.status.outcome_stood() && previous.dispute_count < MAX_DISPUTES_PER_MARKET,
+            BinaryError::DisputeLimitReached
+        );
+    }
     let hold_ends_at = market
         .hold_ends_at()
         .ok_or(ProgramError::ArithmeticOverflow)?;
@@ -95,7 +108,6 @@ fn open_dispute(ctx: &mut Context<ResolveDispute>) -> Result<DisputeOpened> {
 
     let authority = accounts.authority.to_account_info();
     let bump = ctx.bumps.dispute;
-    let previous = vault_common::load_existing::<Dispute>(&accounts.dispute)?;
     let dispute = Dispute {
         market_id: market.market_id,
         disputer: authority.key(),
@@ -148,47 +160,68 @@ fn settle_dispute(ctx: &mut Context<ResolveDispute>, ruling: Ruling) -> Result<D
     );
     let mut dispute = vault_common::load_existing::<Dispute>(&accounts.dispute)?
         .ok_or(BinaryError::NoOpenDispute)?;
-    require!(
-        accounts.market.oracle_status == ORACLE_STATUS_DISPUTED
-            && dispute.status == DisputeStatus::Open,
-        BinaryError::NoOpenDispute
-    );
     require_keys_eq!(
         accounts.disputer.key(),
         dispute.disputer,
         BinaryError::WrongDisputer
     );
+    let (settled, bond_to) = apply_ruling(&mut accounts.market, &mut dispute, ruling, now)?;
+    let bond_to = match bond_to {
+        BondTo::Treasury => accounts.treasury.to_account_info(),
+        BondTo::Disputer => accounts.disputer.to_account_info(),
+    };
+    // The dispute account is this program's, so the bond moves without a CPI; its rent stays
+    // so the record remains for indexers and a later dispute.
+    accounts.dispute.sub_lamports(dispute.bond_lamports)?;
+    bond_to.add_lamports(dispute.bond_lamports)?;
+    vault_common::write_account(&accounts.dispute, &dispute)?;
+    Ok(settled)
+}
 
-    let market = &mut accounts.market;
+/// Where a settled dispute's bond goes.
+pub(crate) enum BondTo {
+    Treasury,
+    Disputer,
+}
+
+/// The effect of `ruling` on an open dispute and its market; the caller moves the bond.
+pub(crate) fn apply_ruling(
+    market: &mut Market,
+    dispute: &mut Dispute,
+    ruling: Ruling,
+    now: i64,
+) -> Result<(DisputeSettled, BondTo)> {
+    require!(
+        market.oracle_status == ORACLE_STATUS_DISPUTED && dispute.status == DisputeStatus::Open,
+        BinaryError::NoOpenDispute
+    );
     let bond_to = match ruling {
-        Ruling::Uphold => {
+        // The outcome stands and cannot be disputed again, so its hold runs on from the
+        // proposal rather than restarting.
+        Ruling::Uphold | Ruling::Lapse => {
             market.oracle_status = ORACLE_STATUS_OPEN;
-            market.resolution_proposed_at = now;
-            dispute.status = DisputeStatus::Upheld;
-            accounts.treasury.to_account_info()
+            dispute.status = match ruling {
+                Ruling::Lapse => DisputeStatus::Lapsed,
+                _ => DisputeStatus::Upheld,
+            };
+            BondTo::Treasury
         }
         Ruling::Overturn => {
             market.outcome = market.outcome.map(|side| side.opposite());
             market.oracle_status = ORACLE_STATUS_OPEN;
             market.resolution_proposed_at = now;
             dispute.status = DisputeStatus::Overturned;
-            accounts.disputer.to_account_info()
+            BondTo::Disputer
         }
         Ruling::Refund => {
             market.oracle_status = ORACLE_STATUS_REFUND;
             market.finalized = true;
             market.finalized_at = now;
             dispute.status = DisputeStatus::Refunded;
-            accounts.disputer.to_account_info()
+            BondTo::Disputer
         }
     };
-    // The dispute account is this program's, so the bond moves without a CPI; its rent stays
-    // so the record remains for indexers and a later dispute.
-    accounts.dispute.sub_lamports(dispute.bond_lamports)?;
-    bond_to.add_lamports(dispute.bond_lamports)?;
     dispute.settled_at = now;
-    vault_common::write_account(&accounts.dispute, &dispute)?;
-
     let hold_ends_at = if market.oracle_status == ORACLE_STATUS_REFUND {
         0
     } else {
@@ -196,11 +229,12 @@ fn settle_dispute(ctx: &mut Context<ResolveDispute>, ruling: Ruling) -> Result<D
             .hold_ends_at()
             .ok_or(ProgramError::ArithmeticOverflow)?
     };
-    Ok(DisputeSettled {
+    let settled = DisputeSettled {
         market_id: market.market_id,
         action: ruling.action(),
         outcome: market.outcome,
         oracle_status: market.oracle_status,
         hold_ends_at,
-    })
+    };
+    Ok((settled, bond_to))
 }

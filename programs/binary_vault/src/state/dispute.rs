@@ -1,13 +1,16 @@
 use anchor_lang::prelude::*;
 
 /// What `resolve_dispute` does: anyone opens (posting the bond) during the hold; the admin
-/// settles by upholding the proposed outcome, overturning it, or sending the market to refund.
+/// settles by upholding the proposed outcome, overturning it, or sending the market to refund;
+/// anyone lapses a dispute the admin left unruled for `max_resolution_delay_secs`, which then
+/// counts as upheld.
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
 pub enum DisputeAction {
     Open,
     Uphold,
     Overturn,
     Refund,
+    Lapse,
 }
 
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
@@ -19,6 +22,16 @@ pub enum DisputeStatus {
     Overturned,
     /// Market refunds everyone; the bond went back to the disputer.
     Refunded,
+    /// Left unruled past the delay: the outcome stood and the bond went to the treasury.
+    Lapsed,
+}
+
+impl DisputeStatus {
+    /// Whether the proposed outcome was ruled to stand (by the admin or by silence), after which
+    /// it cannot be disputed again.
+    pub fn outcome_stood(self) -> bool {
+        matches!(self, DisputeStatus::Upheld | DisputeStatus::Lapsed)
+    }
 }
 
 /// The market's dispute record (`binary_dispute` + market_id), reused if a later hold is

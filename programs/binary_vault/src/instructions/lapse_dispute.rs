@@ -1,0 +1,47 @@
+use anchor_lang::prelude::*;
+
+use vault_common::SafeMath;
+
+use crate::constants::*;
+use crate::error::BinaryError;
+use crate::instructions::resolve_dispute::{apply_ruling, BondTo, Ruling};
+use crate::state::{Config, Dispute, Market};
+
+/// Settles a dispute the admin has left unruled for `max_resolution_delay_secs`; anyone. The
+/// proposed outcome stands and the bond goes to the treasury, as if upheld: a losing wallet
+/// cannot turn the admin's silence into a refund of the whole market.
+#[event_cpi]
+#[derive(Accounts)]
+pub struct LapseDispute<'info> {
+    #[account(seeds = [CONFIG_SEED], bump = config.bump)]
+    pub config: Account<'info, Config>,
+    #[account(mut, seeds = [MARKET_SEED, market.market_id.as_ref()], bump = market.bump)]
+    pub market: Account<'info, Market>,
+    #[account(mut, seeds = [DISPUTE_SEED, market.market_id.as_ref()], bump = dispute.bump)]
+    pub dispute: Account<'info, Dispute>,
+    /// CHECK: receives the forfeited bond; must be the configured treasury.
+    #[account(mut, address = config.treasury @ BinaryError::WrongTreasury)]
+    pub treasury: UncheckedAccount<'info>,
+}
+
+pub fn handler(mut ctx: Context<LapseDispute>) -> Result<()> {
+    let now = Clock::get()?.unix_timestamp;
+    let accounts = &mut ctx.accounts;
+    let lapses_at = accounts
+        .dispute
+        .opened_at
+        .safe_add(accounts.market.max_resolution_delay_secs)?;
+    require!(now >= lapses_at, BinaryError::ResolutionDelayNotElapsed);
+    let (settled, bond_to) = apply_ruling(
+        &mut accounts.market,
+        &mut accounts.dispute,
+        Ruling::Lapse,
+        now,
+    )?;
+    debug_assert!(matches!(bond_to, BondTo::Treasury));
+    let bond = accounts.dispute.bond_lamports;
+    accounts.dispute.sub_lamports(bond)?;
+    accounts.treasury.add_lamports(bond)?;
+    emit_cpi!(settled);
+    Ok(())
+}
