@@ -240,6 +240,19 @@ pub fn refund_all(authority: Pubkey, protocol_id: &[u8; 32]) -> Instruction {
     )
 }
 
+/// `trigger_timeout_refund`: anyone, once the resolution delay has passed.
+pub fn trigger_timeout_refund(protocol_id: &[u8; 32]) -> Instruction {
+    let (event_authority, program) = event_accounts();
+    build(
+        acc::TriggerShieldTimeoutRefund {
+            coverage: pda::shield::coverage(protocol_id),
+            event_authority,
+            program,
+        },
+        ix::TriggerTimeoutRefund {},
+    )
+}
+
 pub fn close_shield_vote(oracle: Pubkey, protocol_id: &[u8; 32]) -> Instruction {
     let (event_authority, program) = event_accounts();
     build(

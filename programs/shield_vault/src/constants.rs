@@ -30,6 +30,9 @@ pub const MAX_SELF_HEDGE_BPS: u16 = 5_000;
 /// Spec 8: resolution timelock 172800 s, admin action timelock 259200 s.
 pub const RESOLUTION_TIMELOCK_SECS: i64 = 172_800;
 pub const ADMIN_ACTION_TIMELOCK_SECS: i64 = 259_200;
+/// How long after `period_end` (with no outcome proposed), or after the resolution timelock
+/// (with one proposed but never finalised), anyone may send a coverage to refund mode.
+pub const RESOLUTION_DELAY_SECS: i64 = 14 * DAY_SECS;
 /// Spec 8: at most 5 oracle signers.
 pub const MAX_ORACLES: usize = 5;
 /// Spec 4.14: coverage periods of 30, 60 or 90 days.

@@ -76,4 +76,6 @@ pub enum ShieldError {
     WrongSeamPool,
     #[msg("An outcome is proposed: only the admin may turn to refund mode")]
     OutcomeProposed,
+    #[msg("The resolution delay has not elapsed")]
+    ResolutionDelayNotElapsed,
 }

@@ -112,6 +112,11 @@ pub mod shield_vault {
         instructions::refund_all::handler(ctx)
     }
 
+    /// Refund mode for a coverage left unresolved past the resolution delay; anyone.
+    pub fn trigger_timeout_refund(ctx: Context<TriggerShieldTimeoutRefund>) -> Result<()> {
+        instructions::trigger_timeout_refund::handler(ctx)
+    }
+
     /// Returns a settled shield's vote rent to its oracle.
     pub fn close_shield_vote(ctx: Context<CloseShieldVote>) -> Result<()> {
         instructions::close_shield_vote::handler(ctx)

@@ -4,7 +4,9 @@
 //! and `assets = shares × (total_assets + VIRTUAL_ASSETS) / (shares_total + VIRTUAL_SHARES)`,
 //! both floored, so minting never gives more shares and redeeming never gives more assets than
 //! the deposit is worth: rounding favours the vault. `total_assets` is booked internally (by
-//! deposits and harvests), never read from the vault balance, so a donation moves no price.
+//! deposits and harvests), never read from the vault balance: lamports sent to a vault change
+//! the price only once booked, as yield of the shares already there (by the harvest, or by the
+//! next backing before it mints).
 
 use anchor_lang::prelude::*;
 

@@ -2,8 +2,8 @@
 //!
 //! A seeded generator opens partnership and community shields and interleaves backings (some
 //! out of bounds, some self-hedging), yield arriving and being harvested, time, votes,
-//! refund_all, finalisation and claims of every kind by random wallets. After every step, per
-//! shield:
+//! refund_all, the timeout refund, finalisation and claims of every kind by random wallets.
+//! After every step, per shield:
 //! - lamports are conserved: what was backed + yield sent = what backers received + protocol,
 //!   treasury and seam payouts + what the vaults hold above their reserves;
 //! - principal is conserved: principal in = principal returned + bonus paid + splits +
@@ -129,7 +129,8 @@ impl World {
             52..=65 => self.warp().await,
             66..=75 => self.vote().await,
             76 => self.refund_all().await,
-            77..=85 => self.finalize().await,
+            77 => self.timeout_refund().await,
+            78..=85 => self.finalize().await,
             _ => self.claim().await,
         }
     }
@@ -221,6 +222,16 @@ impl World {
         let _ = self
             .h
             .process(&[shield::refund_all(admin.pubkey(), &id)], &[&admin])
+            .await;
+    }
+
+    /// The permissionless exit, on any shield: refused until the delay has passed.
+    async fn timeout_refund(&mut self) {
+        let Some(s) = self.shield_index() else { return };
+        let id = self.shields[s].0;
+        let _ = self
+            .h
+            .process(&[shield::trigger_timeout_refund(&id)], &[])
             .await;
     }
 

@@ -579,28 +579,38 @@ async fn rounding_dust_yield_of_one_lamport_is_never_overpaid() {
 }
 
 #[tokio::test]
-async fn rounding_donation_to_a_vault_moves_no_price() {
-    let mut with_donation = Harness::start().await;
-    let mut without = Harness::start().await;
-    let mut shares = Vec::new();
-    for (h, donate) in [(&mut with_donation, true), (&mut without, false)] {
+async fn lamports_sent_to_a_vault_are_yield_of_the_shares_already_there() {
+    for donate in [true, false] {
+        let mut h = Harness::start().await;
         let [a, b] = [0, 1].map(|i| h.wallets[i].insecure_clone());
-        let id = community(h).await;
+        let id = community(&mut h).await;
         h.back_shield(&a, &id, SAFE, SOL).await.unwrap();
         if donate {
             h.send_lamports(pda::shield::vault(&id, SAFE), 50 * SOL)
                 .await;
         }
+        // The next backing books what arrived first, then buys shares at the new price: it
+        // neither captures the 50 SOL nor loses to it.
         h.back_shield(&b, &id, SAFE, SOL).await.unwrap();
-        shares.push(h.shield_backing(&id, &b.pubkey(), SAFE).await.shares);
         let cov = h.coverage(&id).await;
-        assert_eq!(cov.safe.total_assets, 2 * SOL);
+        let donated = if donate { 50 * SOL } else { 0 };
+        assert_eq!(cov.safe.total_assets, 2 * SOL + donated);
+        assert_eq!(cov.safe.yield_harvested, donated);
         let admin = h.admin.insecure_clone();
         h.process(&[shield::refund_all(admin.pubkey(), &id)], &[&admin])
             .await
             .unwrap();
-        // Unbooked, the donation pays nobody.
-        assert_eq!(claim_delta(h, Claim::Refund, &b, &id, SAFE).await, SOL);
+        assert_eq!(
+            claim_delta(&mut h, Claim::Refund, &b, &id, SAFE).await,
+            SOL,
+            "donate={donate}"
+        );
+        let paid_a = claim_delta(&mut h, Claim::Refund, &a, &id, SAFE).await;
+        // The virtual shares' part (1,000 of ~1e12) and the floors stay in the vault: under 100
+        // lamports of 51 SOL.
+        assert!(
+            (SOL + donated - 100..=SOL + donated).contains(&paid_a),
+            "donate={donate}: {paid_a}"
+        );
     }
-    assert_eq!(shares[0], shares[1]);
 }

@@ -518,3 +518,99 @@ async fn an_oracle_may_turn_to_refunds_while_no_outcome_is_proposed_and_the_admi
         );
     }
 }
+
+#[tokio::test]
+async fn anyone_may_refund_a_coverage_left_unresolved_past_the_delay() {
+    let mut h = Harness::start().await;
+    let unvoted = community(&mut h).await;
+    let unfinalised = community(&mut h).await;
+    let a = h.wallets[0].insecure_clone();
+    h.back_shield(&a, &unvoted, SAFE, SOL).await.unwrap();
+    let period_end = h.coverage(&unvoted).await.period_end;
+    h.warp_to(period_end).await;
+    h.shield_vote(0, &unfinalised, EXPLOIT).await.unwrap();
+    let proposed_at = h.coverage(&unfinalised).await.outcome_proposed_at;
+
+    // No outcome: refund mode opens RESOLUTION_DELAY_SECS after the period.
+    let ix = shield::trigger_timeout_refund(&unvoted);
+    h.warp_to(period_end + RESOLUTION_DELAY_SECS - 1).await;
+    assert_custom_error(
+        h.process(std::slice::from_ref(&ix), &[]).await,
+        ShieldError::ResolutionDelayNotElapsed,
+    );
+    // A proposed outcome is finalised by anyone after its timelock; the timeout waits the delay
+    // beyond that.
+    let proposed = shield::trigger_timeout_refund(&unfinalised);
+    assert_custom_error(
+        h.process(std::slice::from_ref(&proposed), &[]).await,
+        ShieldError::ResolutionDelayNotElapsed,
+    );
+    h.warp_to(period_end + RESOLUTION_DELAY_SECS).await;
+    h.process(&[ix], &[]).await.unwrap();
+    let coverage = h.coverage(&unvoted).await;
+    assert_eq!(
+        coverage.status,
+        shield_vault::state::CoverageStatus::Refunding
+    );
+    let before = h.lamports(a.pubkey()).await;
+    h.shield_claim(Claim::Refund, &a, &unvoted, SAFE)
+        .await
+        .unwrap();
+    assert_eq!(h.lamports(a.pubkey()).await - before, SOL);
+
+    h.warp_to(proposed_at + RESOLUTION_TIMELOCK_SECS + RESOLUTION_DELAY_SECS - 1)
+        .await;
+    assert_custom_error(
+        h.process(std::slice::from_ref(&proposed), &[]).await,
+        ShieldError::ResolutionDelayNotElapsed,
+    );
+    h.warp_by(1).await;
+    h.process(&[proposed], &[]).await.unwrap();
+    assert_custom_error(
+        h.process(&[shield::trigger_timeout_refund(&unvoted)], &[])
+            .await,
+        ShieldError::CoverageNotActive,
+    );
+}
+
+#[tokio::test]
+async fn a_late_backer_earns_none_of_the_yield_that_arrived_before_it() {
+    let mut h = Harness::start().await;
+    let id = community(&mut h).await;
+    let [early, late] = [0, 1].map(|i| h.wallets[i].insecure_clone());
+    h.back_shield(&early, &id, SAFE, SOL).await.unwrap();
+    // Yield reaches the vault, unbooked; a second backer arrives before any harvest.
+    h.send_lamports(pda::shield::vault(&id, SAFE), SOL / 2)
+        .await;
+    h.back_shield(&late, &id, SAFE, SOL).await.unwrap();
+    let pool = h.coverage(&id).await.safe;
+    assert_eq!(
+        pool.yield_harvested,
+        SOL / 2,
+        "booked before the late shares"
+    );
+    assert_custom_error(h.harvest(&id, SAFE).await, ShieldError::NothingToHarvest);
+    let admin = h.admin.insecure_clone();
+    h.process(&[shield::refund_all(admin.pubkey(), &id)], &[&admin])
+        .await
+        .unwrap();
+    let before = h.lamports(late.pubkey()).await;
+    h.shield_claim(Claim::Refund, &late, &id, SAFE)
+        .await
+        .unwrap();
+    assert_eq!(
+        h.lamports(late.pubkey()).await - before,
+        SOL,
+        "principal only"
+    );
+    let before = h.lamports(early.pubkey()).await;
+    h.shield_claim(Claim::Refund, &early, &id, SAFE)
+        .await
+        .unwrap();
+    let paid = h.lamports(early.pubkey()).await - before;
+    // The whole half SOL, less the vault's rounding of the share price (a few lamports).
+    assert!(
+        (SOL + SOL / 2 - 10..=SOL + SOL / 2).contains(&paid),
+        "{paid}"
+    );
+}

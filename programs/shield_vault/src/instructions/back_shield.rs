@@ -4,7 +4,7 @@ use vault_common::{mul_div_floor, SafeMath};
 
 use crate::constants::*;
 use crate::error::ShieldError;
-use crate::events::ShieldBacked;
+use crate::events::{ShieldBacked, YieldHarvested};
 use crate::math::shares_for_deposit;
 use crate::state::{
     Coverage, CoverageStatus, ShieldBacking, ShieldKind, ShieldProgramState, ShieldSide,
@@ -46,12 +46,44 @@ pub struct BackShield<'info> {
 }
 
 pub fn handler(mut ctx: Context<BackShield>, side: ShieldSide, amount: u64) -> Result<()> {
-    let event = back(&mut ctx, side, amount)?;
-    emit_cpi!(event);
+    let (harvested, backed) = back(&mut ctx, side, amount)?;
+    if let Some(harvested) = harvested {
+        emit_cpi!(harvested);
+    }
+    emit_cpi!(backed);
     Ok(())
 }
 
-fn back(ctx: &mut Context<BackShield>, side: ShieldSide, amount: u64) -> Result<ShieldBacked> {
+/// Books yield that reached the side's vault before this backing, so that it belongs to the
+/// shares that were there when it arrived, not to the shares about to be minted.
+fn book_pending_yield(
+    coverage: &mut Coverage,
+    side: ShieldSide,
+    vault_balance: u64,
+) -> Result<Option<YieldHarvested>> {
+    let reserve = Rent::get()?.minimum_balance(0);
+    let protocol_id = coverage.protocol_id;
+    let pool = coverage.pool_mut(side);
+    let pending = pool.unbooked(vault_balance, reserve).unwrap_or(0);
+    // With no shares yet there is nobody to credit; the first backer's harvest books it.
+    if pending == 0 || pool.shares_total == 0 {
+        return Ok(None);
+    }
+    pool.book_yield(pending)?;
+    Ok(Some(YieldHarvested {
+        protocol_id,
+        side,
+        amount: pending,
+        side_total_assets: pool.total_assets,
+        side_yield_harvested: pool.yield_harvested,
+    }))
+}
+
+fn back(
+    ctx: &mut Context<BackShield>,
+    side: ShieldSide,
+    amount: u64,
+) -> Result<(Option<YieldHarvested>, ShieldBacked)> {
     let now = Clock::get()?.unix_timestamp;
     let accounts = &mut ctx.accounts;
     let state = &accounts.program_state;
@@ -112,6 +144,7 @@ fn back(ctx: &mut Context<BackShield>, side: ShieldSide, amount: u64) -> Result<
     backing.multiplier_bps = u16::try_from(weighted.safe_div(position as u128)?)
         .map_err(|_| ProgramError::ArithmeticOverflow)?;
 
+    let harvested = book_pending_yield(coverage, side, accounts.vault.lamports())?;
     let protocol_id = coverage.protocol_id;
     let pool = coverage.pool_mut(side);
     let shares = shares_for_deposit(amount, pool.total_assets, pool.shares_total)?;
@@ -156,5 +189,5 @@ fn back(ctx: &mut Context<BackShield>, side: ShieldSide, amount: u64) -> Result<
         vault_common::write_account(&accounts.backing, &backing)?;
     }
     vault_common::transfer_sol(backer_info, accounts.vault.to_account_info(), amount, &[])?;
-    Ok(event)
+    Ok((harvested, event))
 }

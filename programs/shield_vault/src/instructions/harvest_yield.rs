@@ -1,7 +1,5 @@
 use anchor_lang::prelude::*;
 
-use vault_common::SafeMath;
-
 use crate::constants::*;
 use crate::error::ShieldError;
 use crate::events::YieldHarvested;
@@ -36,14 +34,12 @@ pub fn handler(ctx: Context<HarvestYield>, side: ShieldSide) -> Result<()> {
     let coverage = &mut ctx.accounts.coverage;
     let protocol_id = coverage.protocol_id;
     let pool = coverage.pool_mut(side);
-    let accounted = reserve.safe_add(pool.held)?;
-    require!(balance >= accounted, ShieldError::HarvestWouldBookLoss);
-    let surplus = balance - accounted;
+    let surplus = pool
+        .unbooked(balance, reserve)
+        .ok_or(ShieldError::HarvestWouldBookLoss)?;
     require!(surplus > 0, ShieldError::NothingToHarvest);
     require!(pool.shares_total > 0, ShieldError::NoBackers);
-    pool.total_assets = pool.total_assets.safe_add(surplus)?;
-    pool.yield_harvested = pool.yield_harvested.safe_add(surplus)?;
-    pool.held = pool.held.safe_add(surplus)?;
+    pool.book_yield(surplus)?;
     let event = YieldHarvested {
         protocol_id,
         side,

@@ -13,6 +13,7 @@ pub mod open_coverage;
 pub mod pause_program;
 pub mod refund_all;
 pub mod submit_oracle_resolution;
+pub mod trigger_timeout_refund;
 
 pub use admin_change::*;
 pub use back_shield::*;
@@ -25,3 +26,4 @@ pub use open_coverage::*;
 pub use pause_program::*;
 pub use refund_all::*;
 pub use submit_oracle_resolution::*;
+pub use trigger_timeout_refund::*;

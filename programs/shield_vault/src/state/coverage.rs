@@ -1,4 +1,5 @@
 use anchor_lang::prelude::*;
+use vault_common::SafeMath;
 
 use crate::constants::*;
 
@@ -55,7 +56,8 @@ pub struct SidePool {
     /// Principal backed on this side.
     pub principal: u64,
     /// Assets behind the side's shares: deposits plus booked yield, less what claims redeemed.
-    /// Booked here, never read from the vault, so donations move no price.
+    /// Booked here, never read from the vault: lamports sent to the vault count once booked,
+    /// as yield of the shares already there.
     pub total_assets: u64,
     pub shares_total: u128,
     /// Realised yield booked by `harvest_yield`.
@@ -69,6 +71,20 @@ pub struct SidePool {
 impl SidePool {
     pub fn yield_unpaid(&self) -> u64 {
         self.yield_harvested.saturating_sub(self.yield_paid)
+    }
+
+    /// Lamports in the side's vault above its rent `reserve` and what is booked: yield that has
+    /// arrived and is not booked yet. `None` if the vault holds less than is booked.
+    pub fn unbooked(&self, vault_balance: u64, reserve: u64) -> Option<u64> {
+        vault_balance.checked_sub(reserve.checked_add(self.held)?)
+    }
+
+    /// Books `surplus` as realised yield of the side's current shares.
+    pub fn book_yield(&mut self, surplus: u64) -> Result<()> {
+        self.total_assets = self.total_assets.safe_add(surplus)?;
+        self.yield_harvested = self.yield_harvested.safe_add(surplus)?;
+        self.held = self.held.safe_add(surplus)?;
+        Ok(())
     }
 }
 
