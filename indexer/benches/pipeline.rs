@@ -163,6 +163,11 @@ fn realistic_updates(n: usize) -> Vec<AccountUpdate> {
                 bump: 255,
                 yes_vault_bump: 254,
                 no_vault_bump: 253,
+                oracle_set: narrative_sdk::binary_vault::state::OracleSet::new(
+                    &[Pubkey::new_from_array([6; 32])],
+                    1,
+                )
+                .unwrap(),
             };
             push(
                 key(1, m),

@@ -77,25 +77,50 @@ fn admin_config(admin: Pubkey) -> acc::AdminConfig {
     }
 }
 
-pub fn update_config(admin: Pubkey, update: ConfigUpdate) -> Instruction {
-    build(admin_config(admin), ix::UpdateConfig { update })
+/// Proposes `update`; it applies after the admin timelock (`apply_config_change`).
+pub fn propose_config_change(admin: Pubkey, update: ConfigUpdate) -> Instruction {
+    build(admin_config(admin), ix::ProposeConfigChange { update })
 }
 
-pub fn set_oracles(admin: Pubkey, oracles: Vec<Pubkey>, threshold: u8) -> Instruction {
-    build(admin_config(admin), ix::SetOracles { oracles, threshold })
+pub fn apply_config_change(admin: Pubkey) -> Instruction {
+    build(admin_config(admin), ix::ApplyConfigChange {})
 }
 
-pub fn set_paused(admin: Pubkey, paused: bool) -> Instruction {
+pub fn cancel_config_change(admin: Pubkey) -> Instruction {
+    build(admin_config(admin), ix::CancelConfigChange {})
+}
+
+fn admin_state(admin: Pubkey) -> acc::AdminState {
+    let (event_authority, program) = event_accounts();
+    acc::AdminState {
+        admin,
+        program_state: pda::binary::program_state(),
+        event_authority,
+        program,
+    }
+}
+
+/// The admin names its successor (`None` withdraws the proposal).
+pub fn propose_admin(admin: Pubkey, new_admin: Option<Pubkey>) -> Instruction {
+    build(admin_state(admin), ix::ProposeAdmin { new_admin })
+}
+
+/// Signed by the proposed successor.
+pub fn accept_admin(new_admin: Pubkey) -> Instruction {
     let (event_authority, program) = event_accounts();
     build(
-        acc::SetPaused {
-            admin,
+        acc::AcceptAdmin {
+            new_admin,
             program_state: pda::binary::program_state(),
             event_authority,
             program,
         },
-        ix::SetPaused { paused },
+        ix::AcceptAdmin {},
     )
+}
+
+pub fn set_paused(admin: Pubkey, paused: bool) -> Instruction {
+    build(admin_state(admin), ix::SetPaused { paused })
 }
 
 /// A SOL market. Pass `admin` to have the admin co-sign (approving a Classic market at once, or
@@ -220,7 +245,6 @@ pub fn submit_oracle_resolution(
     build(
         acc::SubmitOracleResolution {
             oracle,
-            config: pda::binary::config(),
             market: pda::binary::market(market_id),
             vote: pda::binary::oracle_vote(market_id, &oracle),
             system_program: system_program::ID,

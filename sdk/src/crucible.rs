@@ -55,6 +55,34 @@ pub fn update_settings(admin: Pubkey, args: UpdateSettingsArgs) -> Instruction {
     )
 }
 
+/// The admin names its successor (`None` withdraws the proposal).
+pub fn propose_admin(admin: Pubkey, new_admin: Option<Pubkey>) -> Instruction {
+    let (event_authority, program) = event_accounts();
+    build(
+        acc::ProposeAdmin {
+            admin,
+            state: pda::crucible::state(),
+            event_authority,
+            program,
+        },
+        ix::ProposeAdmin { new_admin },
+    )
+}
+
+/// Signed by the proposed successor.
+pub fn accept_admin(new_admin: Pubkey) -> Instruction {
+    let (event_authority, program) = event_accounts();
+    build(
+        acc::AcceptAdmin {
+            new_admin,
+            state: pda::crucible::state(),
+            event_authority,
+            program,
+        },
+        ix::AcceptAdmin {},
+    )
+}
+
 pub fn set_authorized_source(admin: Pubkey, source: Pubkey, allowed: bool) -> Instruction {
     let (event_authority, program) = event_accounts();
     build(

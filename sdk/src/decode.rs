@@ -88,6 +88,10 @@ by_discriminator!(
         ProgramInitialized => binary_types::ProgramInitialized,
         ConfigUpdated => binary_types::ConfigUpdated,
         OraclesUpdated => binary_types::OraclesUpdated,
+        ConfigChangeProposed => binary_types::ConfigChangeProposed,
+        ConfigChangeCancelled => binary_types::ConfigChangeCancelled,
+        AdminProposed => binary_types::AdminProposed,
+        AdminRotated => binary_types::AdminRotated,
         PauseChanged => binary_types::PauseChanged,
         MarketCreated => binary_types::MarketCreated,
         MarketApproved => binary_types::MarketApproved,
@@ -115,6 +119,8 @@ by_discriminator!(
         EpochClaimed => crucible_types::EpochClaimed,
         EpochRolledOver => crucible_types::EpochRolledOver,
         ClaimReceiptClosed => crucible_types::ClaimReceiptClosed,
+        AdminProposed => crucible_types::CrucibleAdminProposed,
+        AdminRotated => crucible_types::CrucibleAdminRotated,
     }
 );
 
@@ -135,6 +141,8 @@ by_discriminator!(
         AdminChangeProposed => shield_types::AdminChangeProposed,
         AdminChangeApplied => shield_types::AdminChangeApplied,
         AdminChangeCancelled => shield_types::AdminChangeCancelled,
+        AdminProposed => shield_types::ShieldAdminProposed,
+        AdminRotated => shield_types::ShieldAdminRotated,
         PauseChanged => shield_types::ShieldPauseChanged,
         CoverageOpened => shield_types::CoverageOpened,
         Backed => shield_types::ShieldBacked,
@@ -245,9 +253,16 @@ impl ProgramEvent {
                     actor: Some(e.admin),
                     ..EventKeys::default()
                 },
-                B::ConfigUpdated(_) | B::OraclesUpdated(_) | B::PauseChanged(_) => {
-                    EventKeys::default()
-                }
+                B::AdminRotated(e) => EventKeys {
+                    actor: Some(e.admin),
+                    ..EventKeys::default()
+                },
+                B::ConfigUpdated(_)
+                | B::OraclesUpdated(_)
+                | B::ConfigChangeProposed(_)
+                | B::ConfigChangeCancelled(_)
+                | B::AdminProposed(_)
+                | B::PauseChanged(_) => EventKeys::default(),
             },
             ProgramEvent::Crucible(e) => match e {
                 C::Deposited(e) => epoch(&e.mint, e.epoch, Some(e.source)),
@@ -262,7 +277,12 @@ impl ProgramEvent {
                         closes: Some(crate::pda::crucible::claim_receipt(&epoch_key, &e.wallet)),
                     }
                 }
+                C::AdminRotated(e) => EventKeys {
+                    actor: Some(e.admin),
+                    ..EventKeys::default()
+                },
                 C::AssetPoolInitialized(_)
+                | C::AdminProposed(_)
                 | C::Initialized(_)
                 | C::SettingsUpdated(_)
                 | C::SourceAuthorizationChanged(_) => EventKeys::default(),
@@ -274,7 +294,11 @@ impl ProgramEvent {
                 S::VoteSubmitted(e) => about(&e.protocol_id, Some(e.oracle)),
                 S::OutcomeProposed(e) => about(&e.protocol_id, None),
                 S::Finalized(e) => about(&e.protocol_id, None),
-                S::RefundAll(e) => about(&e.protocol_id, Some(e.by)),
+                // The zero key: the timeout refund, nobody's call.
+                S::RefundAll(e) => about(
+                    &e.protocol_id,
+                    Some(e.by).filter(|by| *by != Pubkey::default()),
+                ),
                 S::Claimed(e) => about(&e.protocol_id, Some(e.backer)),
                 S::VoteClosed(e) => EventKeys {
                     closes: Some(crate::pda::shield::oracle_vote(&e.protocol_id, &e.oracle)),
@@ -284,7 +308,12 @@ impl ProgramEvent {
                     actor: Some(e.by),
                     ..EventKeys::default()
                 },
+                S::AdminRotated(e) => EventKeys {
+                    actor: Some(e.admin),
+                    ..EventKeys::default()
+                },
                 S::ProgramInitialized(_)
+                | S::AdminProposed(_)
                 | S::AdminChangeProposed(_)
                 | S::AdminChangeApplied(_)
                 | S::AdminChangeCancelled(_) => EventKeys::default(),

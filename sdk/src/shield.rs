@@ -65,6 +65,25 @@ pub fn cancel_admin_change(admin: Pubkey) -> Instruction {
     build(admin_only(admin), ix::CancelAdminChange {})
 }
 
+/// The admin names its successor (`None` withdraws the proposal).
+pub fn propose_admin(admin: Pubkey, new_admin: Option<Pubkey>) -> Instruction {
+    build(admin_only(admin), ix::ProposeAdmin { new_admin })
+}
+
+/// Signed by the proposed successor.
+pub fn accept_admin(new_admin: Pubkey) -> Instruction {
+    let (event_authority, program) = event_accounts();
+    build(
+        acc::AcceptShieldAdmin {
+            new_admin,
+            program_state: pda::shield::program_state(),
+            event_authority,
+            program,
+        },
+        ix::AcceptAdmin {},
+    )
+}
+
 /// `authority` is an oracle or the admin (only the admin may resume).
 pub fn pause_program(authority: Pubkey, paused: bool) -> Instruction {
     let (event_authority, program) = event_accounts();

@@ -82,6 +82,11 @@ fn market(yes_total: u64) -> Market {
         bump: 255,
         yes_vault_bump: 254,
         no_vault_bump: 253,
+        oracle_set: narrative_sdk::binary_vault::state::OracleSet::new(
+            &[Pubkey::new_from_array([6; 32])],
+            1,
+        )
+        .unwrap(),
     }
 }
 

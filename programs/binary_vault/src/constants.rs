@@ -42,9 +42,14 @@ pub const MAX_CONFIDENCE_BPS: u16 = 10_000;
 pub const MAX_ORACLES: usize = 5;
 
 /// Bounds the admin cannot leave (docs/decisions.md).
-pub const MIN_RESOLUTION_TIMELOCK_SECS: i64 = 60 * 60;
+pub const MIN_RESOLUTION_TIMELOCK_SECS: i64 = DEFAULT_RESOLUTION_TIMELOCK_SECS;
 pub const MAX_RESOLUTION_TIMELOCK_SECS: i64 = 30 * 24 * 60 * 60;
 pub const MIN_RESOLUTION_DELAY_SECS: i64 = 24 * 60 * 60;
 pub const MAX_RESOLUTION_DELAY_SECS: i64 = 365 * 24 * 60 * 60;
 /// Furthest deadline a market may have: two years ahead.
 pub const MAX_MARKET_DURATION_SECS: i64 = 731 * 24 * 60 * 60;
+
+/// Spec 8: a proposed config or oracle-set change applies 259200 s after it is proposed.
+pub const ADMIN_ACTION_TIMELOCK_SECS: i64 = 259_200;
+/// Most of a Yield market's losing side that may be forfeited: losers keep at least half.
+pub const MAX_CAPITAL_LOSS_BPS: u16 = 5_000;

@@ -78,4 +78,14 @@ pub enum BinaryError {
     DisputeLimitReached,
     #[msg("A dispute lapses through lapse_dispute, not resolve_dispute")]
     LapseIsItsOwnInstruction,
+    #[msg("A config change is already pending")]
+    ChangePending,
+    #[msg("No config change is pending")]
+    NoPendingChange,
+    #[msg("The admin timelock has not elapsed")]
+    AdminTimelockNotElapsed,
+    #[msg("Signer is not the proposed admin")]
+    NotPendingAdmin,
+    #[msg("Key must not be the zero key")]
+    ZeroKey,
 }

@@ -3,7 +3,7 @@
 
 use anchor_lang::prelude::*;
 
-use crate::state::{DisputeAction, MarketSource, MarketVariant, Side};
+use crate::state::{ConfigUpdate, DisputeAction, MarketSource, MarketVariant, Side};
 
 #[event]
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,6 +31,31 @@ pub struct ConfigUpdated {
 pub struct OraclesUpdated {
     pub oracles: Vec<Pubkey>,
     pub threshold: u8,
+}
+
+#[event]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigChangeProposed {
+    pub update: ConfigUpdate,
+    /// When `apply_config_change` may apply it.
+    pub applies_at: i64,
+}
+
+#[event]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigChangeCancelled {}
+
+#[event]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminProposed {
+    pub new_admin: Option<Pubkey>,
+}
+
+#[event]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminRotated {
+    pub previous: Pubkey,
+    pub admin: Pubkey,
 }
 
 #[event]

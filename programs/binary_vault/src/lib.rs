@@ -30,22 +30,34 @@ pub mod binary_vault {
         instructions::initialize::handler(ctx, args)
     }
 
-    /// Changes config values (bps, hold, refund delay, bond, treasury, SPL minimum); admin only.
-    pub fn update_config(ctx: Context<AdminConfig>, update: ConfigUpdate) -> Result<()> {
-        instructions::admin::update_config(ctx, update)
+    /// Proposes a change of config values (bps, hold, refund delay, bond, treasury, SPL minimum)
+    /// and/or the oracle set; admin only. Applies after `ADMIN_ACTION_TIMELOCK_SECS`.
+    pub fn propose_config_change(ctx: Context<AdminConfig>, update: ConfigUpdate) -> Result<()> {
+        instructions::admin::propose_config_change(ctx, update)
     }
 
-    /// Replaces the oracle set (at most 5) and its threshold; admin only.
-    pub fn set_oracles(
-        ctx: Context<AdminConfig>,
-        oracles: Vec<Pubkey>,
-        threshold: u8,
-    ) -> Result<()> {
-        instructions::admin::set_oracles(ctx, oracles, threshold)
+    /// Applies the pending change once the timelock has passed; admin only.
+    pub fn apply_config_change(ctx: Context<AdminConfig>) -> Result<()> {
+        instructions::admin::apply_config_change(ctx)
+    }
+
+    /// Drops the pending change; admin only.
+    pub fn cancel_config_change(ctx: Context<AdminConfig>) -> Result<()> {
+        instructions::admin::cancel_config_change(ctx)
+    }
+
+    /// Names the admin's successor (or withdraws the proposal); admin only.
+    pub fn propose_admin(ctx: Context<AdminState>, new_admin: Option<Pubkey>) -> Result<()> {
+        instructions::admin::propose_admin(ctx, new_admin)
+    }
+
+    /// The proposed successor takes the admin role.
+    pub fn accept_admin(ctx: Context<AcceptAdmin>) -> Result<()> {
+        instructions::admin::accept_admin(ctx)
     }
 
     /// Pauses or resumes new markets and backings; admin only.
-    pub fn set_paused(ctx: Context<SetPaused>, paused: bool) -> Result<()> {
+    pub fn set_paused(ctx: Context<AdminState>, paused: bool) -> Result<()> {
         instructions::admin::set_paused(ctx, paused)
     }
 

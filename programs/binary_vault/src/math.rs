@@ -148,6 +148,7 @@ mod tests {
             bump: 0,
             yes_vault_bump: 0,
             no_vault_bump: 0,
+            oracle_set: crate::state::OracleSet::new(&[Pubkey::new_unique()], 1).unwrap(),
         }
     }
 

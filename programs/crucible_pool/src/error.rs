@@ -44,4 +44,6 @@ pub enum CrucibleError {
     EpochNotRolledOver,
     #[msg("Asset pool does not match the mint")]
     WrongMint,
+    #[msg("Signer is not the proposed admin, or the proposed key is the zero key")]
+    NotPendingAdmin,
 }

@@ -82,3 +82,16 @@ pub struct ClaimReceiptClosed {
     pub epoch: u64,
     pub wallet: Pubkey,
 }
+
+#[event]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrucibleAdminProposed {
+    pub new_admin: Option<Pubkey>,
+}
+
+#[event]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrucibleAdminRotated {
+    pub previous: Pubkey,
+    pub admin: Pubkey,
+}

@@ -38,6 +38,16 @@ pub mod crucible_pool {
     }
 
     /// Allows or forbids a depositing program's CPI signer; admin only.
+    /// Names the admin's successor (or withdraws the proposal); admin only.
+    pub fn propose_admin(ctx: Context<ProposeAdmin>, new_admin: Option<Pubkey>) -> Result<()> {
+        instructions::rotate_admin::propose(ctx, new_admin)
+    }
+
+    /// The proposed successor takes the admin role.
+    pub fn accept_admin(ctx: Context<AcceptAdmin>) -> Result<()> {
+        instructions::rotate_admin::accept(ctx)
+    }
+
     pub fn set_authorized_source(
         ctx: Context<SetAuthorizedSource>,
         source: Pubkey,

@@ -78,4 +78,6 @@ pub enum ShieldError {
     OutcomeProposed,
     #[msg("The resolution delay has not elapsed")]
     ResolutionDelayNotElapsed,
+    #[msg("Signer is not the proposed admin")]
+    NotPendingAdmin,
 }

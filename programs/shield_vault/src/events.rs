@@ -130,3 +130,16 @@ pub struct ShieldVoteClosed {
     pub protocol_id: [u8; 32],
     pub oracle: Pubkey,
 }
+
+#[event]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShieldAdminProposed {
+    pub new_admin: Option<Pubkey>,
+}
+
+#[event]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShieldAdminRotated {
+    pub previous: Pubkey,
+    pub admin: Pubkey,
+}

@@ -54,6 +54,16 @@ pub mod shield_vault {
         instructions::admin_change::cancel(ctx)
     }
 
+    /// Names the admin's successor (or withdraws the proposal); admin only.
+    pub fn propose_admin(ctx: Context<AdminOnly>, new_admin: Option<Pubkey>) -> Result<()> {
+        instructions::admin_change::propose_admin(ctx, new_admin)
+    }
+
+    /// The proposed successor takes the admin role.
+    pub fn accept_admin(ctx: Context<AcceptShieldAdmin>) -> Result<()> {
+        instructions::admin_change::accept_admin(ctx)
+    }
+
     /// Pauses (oracle or admin) or resumes (admin) new coverage and backings.
     pub fn pause_program(ctx: Context<PauseProgram>, paused: bool) -> Result<()> {
         instructions::pause_program::handler(ctx, paused)

@@ -6,7 +6,7 @@ use binary_vault::constants::*;
 use binary_vault::error::BinaryError;
 use binary_vault::instructions::{ConfigUpdate, CreateMarketArgs};
 use binary_vault::state::{
-    Backing, Dispute, DisputeAction, DisputeStatus, Market, MarketSource, MarketVariant,
+    Backing, Dispute, DisputeAction, DisputeStatus, Market, MarketSource, MarketVariant, OracleSet,
     OracleVote, Side,
 };
 use crucible_pool::SOL_MINT;
@@ -66,21 +66,43 @@ async fn initialize_sets_defaults_roles_and_crucible_source() {
 }
 
 #[tokio::test]
-async fn admin_updates_config_oracles_and_pause_with_events() {
+async fn admin_changes_config_and_oracles_after_the_timelock_and_pauses_with_events() {
     let mut h = Harness::start().await;
     let admin = h.admin.insecure_clone();
     let new_treasury = Keypair::new().pubkey();
+    let new_oracles = vec![Keypair::new().pubkey(), Keypair::new().pubkey()];
     let update = ConfigUpdate {
         capital_loss_bps: Some(4_000),
         crucible_share_bps: Some(2_500),
-        resolution_timelock_secs: Some(2 * 3_600),
+        resolution_timelock_secs: Some(3 * DAY),
         max_resolution_delay_secs: Some(3 * DAY),
         dispute_bond_lamports: Some(2 * SOL),
         treasury: Some(new_treasury),
         min_backing_spl: Some(5),
+        oracle_set: Some(OracleSet::new(&new_oracles, 1).unwrap()),
     };
     let events = h
-        .process_with_events(&[binary::update_config(admin.pubkey(), update)], &[&admin])
+        .process_with_events(
+            &[binary::propose_config_change(admin.pubkey(), update)],
+            &[&admin],
+        )
+        .await
+        .unwrap();
+    let proposed_at = h.now().await;
+    match binary_events(&events).as_slice() {
+        [BinaryEvent::ConfigChangeProposed(e)] => {
+            assert_eq!(
+                (e.update, e.applies_at),
+                (update, proposed_at + ADMIN_ACTION_TIMELOCK_SECS)
+            );
+        }
+        other => panic!("unexpected events {other:?}"),
+    }
+    // Nothing changes until it is applied.
+    assert_eq!(h.config().await.capital_loss_bps, 3_500);
+    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS).await;
+    let events = h
+        .process_with_events(&[binary::apply_config_change(admin.pubkey())], &[&admin])
         .await
         .unwrap();
     let config = h.config().await;
@@ -88,29 +110,22 @@ async fn admin_updates_config_oracles_and_pause_with_events() {
         (config.capital_loss_bps, config.crucible_share_bps),
         (4_000, 2_500)
     );
-    assert_eq!(config.resolution_timelock_secs, 7_200);
+    assert_eq!(config.resolution_timelock_secs, 3 * DAY);
     assert_eq!(config.max_resolution_delay_secs, 3 * DAY);
     assert_eq!(config.dispute_bond_lamports, 2 * SOL);
     assert_eq!(config.treasury, new_treasury);
     assert_eq!(config.min_backing_spl, 5);
-    match binary_events(&events).as_slice() {
-        [BinaryEvent::ConfigUpdated(e)] => {
-            assert_eq!((e.capital_loss_bps, e.treasury), (4_000, new_treasury));
-        }
-        other => panic!("unexpected events {other:?}"),
-    }
-
-    let new_oracles = vec![Keypair::new().pubkey(), Keypair::new().pubkey()];
-    h.process(
-        &[binary::set_oracles(admin.pubkey(), new_oracles.clone(), 1)],
-        &[&admin],
-    )
-    .await
-    .unwrap();
-    let config = h.config().await;
     assert_eq!(config.listed_oracles(), new_oracles.as_slice());
     assert_eq!(config.oracle_threshold, 1);
     assert_eq!(config.oracles[2], Default::default());
+    assert_eq!(config.pending_change, None);
+    match binary_events(&events).as_slice() {
+        [BinaryEvent::ConfigUpdated(c), BinaryEvent::OraclesUpdated(o)] => {
+            assert_eq!((c.capital_loss_bps, c.treasury), (4_000, new_treasury));
+            assert_eq!((o.oracles.clone(), o.threshold), (new_oracles, 1));
+        }
+        other => panic!("unexpected events {other:?}"),
+    }
 
     let events = h
         .process_with_events(&[binary::set_paused(admin.pubkey(), true)], &[&admin])
@@ -131,21 +146,31 @@ async fn config_changes_do_not_alter_existing_markets() {
     let mut h = Harness::start().await;
     let creator = h.wallets[0].insecure_clone();
     let id = h
-        .create_sol_market(&creator, MarketVariant::Yield, DAY)
+        .create_sol_market(&creator, MarketVariant::Yield, 7 * DAY)
         .await;
     let admin = h.admin.insecure_clone();
     let update = ConfigUpdate {
-        capital_loss_bps: Some(9_000),
+        capital_loss_bps: Some(MAX_CAPITAL_LOSS_BPS),
         ..Default::default()
     };
-    h.process(&[binary::update_config(admin.pubkey(), update)], &[&admin])
+    h.process(
+        &[binary::propose_config_change(admin.pubkey(), update)],
+        &[&admin],
+    )
+    .await
+    .unwrap();
+    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS).await;
+    h.process(&[binary::apply_config_change(admin.pubkey())], &[&admin])
         .await
         .unwrap();
     assert_eq!(h.market(&id).await.capital_loss_bps, 3_500);
     let later = h
         .create_sol_market(&creator, MarketVariant::Yield, DAY)
         .await;
-    assert_eq!(h.market(&later).await.capital_loss_bps, 9_000);
+    assert_eq!(
+        h.market(&later).await.capital_loss_bps,
+        MAX_CAPITAL_LOSS_BPS
+    );
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ use anchor_lang::{AccountSerialize, Space};
 use binary_vault::constants::*;
 use binary_vault::error::BinaryError;
 use binary_vault::instructions::{ConfigUpdate, CreateMarketArgs};
-use binary_vault::state::{Config, DisputeAction, MarketSource, MarketVariant, Side};
+use binary_vault::state::{DisputeAction, Market, MarketSource, MarketVariant, OracleSet, Side};
 use integration_tests::native::program_test;
 use integration_tests::*;
 use narrative_sdk::{binary, pda};
@@ -137,15 +137,15 @@ async fn claiming_from_a_fake_vault_is_rejected() {
 }
 
 #[tokio::test]
-async fn forged_config_listing_an_attacker_as_oracle_is_rejected() {
+async fn forged_market_listing_an_attacker_as_oracle_is_rejected() {
     let mut h = Harness::start().await;
     let id = open_market(&mut h).await;
     h.warp_by(DAY).await;
     let attacker = h.wallets[2].insecure_clone();
-    let mut config: Config = h.config().await;
-    config.set_oracles(&[attacker.pubkey()], 1).unwrap();
-    let mut data = Vec::with_capacity(8 + Config::INIT_SPACE);
-    config.try_serialize(&mut data).unwrap();
+    let mut market: Market = h.market(&id).await;
+    market.oracle_set = OracleSet::new(&[attacker.pubkey()], 1).unwrap();
+    let mut data = Vec::with_capacity(8 + Market::INIT_SPACE);
+    market.try_serialize(&mut data).unwrap();
     let forged = Keypair::new().pubkey();
     h.plant_account(
         forged,
@@ -159,7 +159,7 @@ async fn forged_config_listing_an_attacker_as_oracle_is_rejected() {
     );
     let ix = swap_account(
         binary::submit_oracle_resolution(attacker.pubkey(), &id, Side::No, 9_000),
-        pda::binary::config(),
+        pda::binary::market(&id),
         forged,
     );
     assert_custom_error(
@@ -465,17 +465,26 @@ async fn classic_loser_claim_is_rejected() {
 }
 
 #[tokio::test]
-async fn config_updates_by_others_or_out_of_bounds_are_rejected() {
+async fn config_changes_by_others_out_of_bounds_or_early_are_rejected() {
     let mut h = Harness::start().await;
     let outsider = h.wallets[0].insecure_clone();
-    let ix = binary::update_config(outsider.pubkey(), ConfigUpdate::default());
-    assert_custom_error(h.process(&[ix], &[&outsider]).await, BinaryError::NotAdmin);
+    for ix in [
+        binary::propose_config_change(outsider.pubkey(), ConfigUpdate::default()),
+        binary::apply_config_change(outsider.pubkey()),
+        binary::cancel_config_change(outsider.pubkey()),
+    ] {
+        assert_custom_error(h.process(&[ix], &[&outsider]).await, BinaryError::NotAdmin);
+    }
 
     let admin = h.admin.insecure_clone();
+    let keys: Vec<Pubkey> = (0..6).map(|_| Keypair::new().pubkey()).collect();
+    let mut oversized = OracleSet::new(&keys[..2], 1).unwrap();
+    oversized.threshold = 3;
     let cases = [
         (
             ConfigUpdate {
-                capital_loss_bps: Some(10_001),
+                // Losers keep at least half of a Yield market's losing side.
+                capital_loss_bps: Some(MAX_CAPITAL_LOSS_BPS + 1),
                 ..Default::default()
             },
             BinaryError::InvalidBps,
@@ -489,7 +498,8 @@ async fn config_updates_by_others_or_out_of_bounds_are_rejected() {
         ),
         (
             ConfigUpdate {
-                resolution_timelock_secs: Some(60),
+                // The hold never goes under the specification's 172800 s.
+                resolution_timelock_secs: Some(DEFAULT_RESOLUTION_TIMELOCK_SECS - 1),
                 ..Default::default()
             },
             BinaryError::InvalidDuration,
@@ -515,15 +525,18 @@ async fn config_updates_by_others_or_out_of_bounds_are_rejected() {
             },
             BinaryError::WrongTreasury,
         ),
+        (
+            ConfigUpdate {
+                oracle_set: Some(oversized),
+                ..Default::default()
+            },
+            BinaryError::InvalidOracleSet,
+        ),
     ];
     for (update, error) in cases {
-        assert_custom_error(
-            h.process(&[binary::update_config(admin.pubkey(), update)], &[&admin])
-                .await,
-            error,
-        );
+        let ix = binary::propose_config_change(admin.pubkey(), update);
+        assert_custom_error(h.process(&[ix], &[&admin]).await, error);
     }
-    let keys: Vec<Pubkey> = (0..6).map(|_| Keypair::new().pubkey()).collect();
     for (oracles, threshold) in [
         (keys.clone(), 1),
         (keys[..2].to_vec(), 3),
@@ -531,13 +544,148 @@ async fn config_updates_by_others_or_out_of_bounds_are_rejected() {
         (vec![keys[0], keys[0]], 1),
         (vec![], 0),
     ] {
-        let ix = binary::set_oracles(admin.pubkey(), oracles, threshold);
-        assert_custom_error(
-            h.process(&[ix], &[&admin]).await,
-            BinaryError::InvalidOracleSet,
-        );
+        assert!(OracleSet::new(&oracles, threshold).is_err());
     }
+    assert!(h.config().await.pending_change.is_none());
+
+    // One change at a time, applied only after the timelock, and cancellable.
+    assert_custom_error(
+        h.process(&[binary::apply_config_change(admin.pubkey())], &[&admin])
+            .await,
+        BinaryError::NoPendingChange,
+    );
+    let update = ConfigUpdate {
+        capital_loss_bps: Some(4_000),
+        ..Default::default()
+    };
+    h.process(
+        &[binary::propose_config_change(admin.pubkey(), update)],
+        &[&admin],
+    )
+    .await
+    .unwrap();
+    assert_custom_error(
+        h.process(
+            &[binary::propose_config_change(admin.pubkey(), update)],
+            &[&admin],
+        )
+        .await,
+        BinaryError::ChangePending,
+    );
+    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS - 1).await;
+    assert_custom_error(
+        h.process(&[binary::apply_config_change(admin.pubkey())], &[&admin])
+            .await,
+        BinaryError::AdminTimelockNotElapsed,
+    );
+    h.process(&[binary::cancel_config_change(admin.pubkey())], &[&admin])
+        .await
+        .unwrap();
+    h.warp_by(1).await;
+    assert_custom_error(
+        h.process(&[binary::apply_config_change(admin.pubkey())], &[&admin])
+            .await,
+        BinaryError::NoPendingChange,
+    );
     assert_eq!(h.config().await.capital_loss_bps, 3_500);
+}
+
+#[tokio::test]
+async fn a_new_oracle_set_cannot_decide_a_market_created_before_it() {
+    let mut h = Harness::start().await;
+    let id = open_market(&mut h).await;
+    // The admin names itself sole oracle; the change waits out the timelock.
+    let admin = h.admin.insecure_clone();
+    let update = ConfigUpdate {
+        oracle_set: Some(OracleSet::new(&[admin.pubkey()], 1).unwrap()),
+        ..Default::default()
+    };
+    h.process(
+        &[binary::propose_config_change(admin.pubkey(), update)],
+        &[&admin],
+    )
+    .await
+    .unwrap();
+    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS).await;
+    h.process(&[binary::apply_config_change(admin.pubkey())], &[&admin])
+        .await
+        .unwrap();
+    assert_eq!(h.config().await.listed_oracles(), &[admin.pubkey()]);
+    // Past the deadline, the new set cannot vote on the older market...
+    let ix = binary::submit_oracle_resolution(admin.pubkey(), &id, Side::No, 9_000);
+    assert_custom_error(h.process(&[ix], &[&admin]).await, BinaryError::NotOracle);
+    // ...which its own set still decides, against its own threshold (2).
+    h.vote(0, &id, Side::Yes, 9_000).await.unwrap();
+    assert_eq!(h.market(&id).await.outcome, None);
+    h.vote(1, &id, Side::Yes, 9_000).await.unwrap();
+    assert_eq!(h.market(&id).await.outcome, Some(Side::Yes));
+    // A market created now is the new set's.
+    let creator = h.wallets[3].insecure_clone();
+    let later = h
+        .create_sol_market(&creator, MarketVariant::Yield, DAY)
+        .await;
+    assert_eq!(
+        h.market(&later).await.oracle_set.listed(),
+        &[admin.pubkey()]
+    );
+}
+
+#[tokio::test]
+async fn the_admin_role_moves_only_when_the_successor_accepts() {
+    let mut h = Harness::start().await;
+    let admin = h.admin.insecure_clone();
+    let [successor, outsider] = [2, 3].map(|i| h.wallets[i].insecure_clone());
+    assert_custom_error(
+        h.process(
+            &[binary::propose_admin(
+                outsider.pubkey(),
+                Some(outsider.pubkey()),
+            )],
+            &[&outsider],
+        )
+        .await,
+        BinaryError::NotAdmin,
+    );
+    h.process(
+        &[binary::propose_admin(
+            admin.pubkey(),
+            Some(successor.pubkey()),
+        )],
+        &[&admin],
+    )
+    .await
+    .unwrap();
+    assert_eq!(h.program_state().await.admin, admin.pubkey());
+    assert_custom_error(
+        h.process(&[binary::accept_admin(outsider.pubkey())], &[&outsider])
+            .await,
+        BinaryError::NotPendingAdmin,
+    );
+    h.process(&[binary::accept_admin(successor.pubkey())], &[&successor])
+        .await
+        .unwrap();
+    let state = h.program_state().await;
+    assert_eq!(
+        (state.admin, state.pending_admin),
+        (successor.pubkey(), None)
+    );
+    assert_custom_error(
+        h.process(&[binary::set_paused(admin.pubkey(), true)], &[&admin])
+            .await,
+        BinaryError::NotAdmin,
+    );
+    h.process(
+        &[binary::set_paused(successor.pubkey(), true)],
+        &[&successor],
+    )
+    .await
+    .unwrap();
+    // Nothing pending: a second acceptance is refused.
+    assert_custom_error(
+        h.process(&[binary::accept_admin(successor.pubkey())], &[&successor])
+            .await,
+        BinaryError::NotPendingAdmin,
+    );
 }
 
 #[tokio::test]

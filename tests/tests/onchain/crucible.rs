@@ -459,3 +459,67 @@ async fn donations_to_the_next_epoch_and_a_receipt_do_not_block_them() {
     .unwrap();
     assert_eq!(h.epoch(&SOL_MINT, 0).await.claimed, SOL);
 }
+
+#[tokio::test]
+async fn the_crucible_admin_role_moves_only_when_the_successor_accepts() {
+    let mut h = Harness::start().await;
+    let admin = h.admin.insecure_clone();
+    let [successor, outsider] = [2, 3].map(|i| h.wallets[i].insecure_clone());
+    assert_custom_error(
+        h.process(
+            &[crucible::propose_admin(
+                outsider.pubkey(),
+                Some(outsider.pubkey()),
+            )],
+            &[&outsider],
+        )
+        .await,
+        CrucibleError::NotAdmin,
+    );
+    h.process(
+        &[crucible::propose_admin(
+            admin.pubkey(),
+            Some(successor.pubkey()),
+        )],
+        &[&admin],
+    )
+    .await
+    .unwrap();
+    assert_custom_error(
+        h.process(&[crucible::accept_admin(outsider.pubkey())], &[&outsider])
+            .await,
+        CrucibleError::NotPendingAdmin,
+    );
+    h.process(&[crucible::accept_admin(successor.pubkey())], &[&successor])
+        .await
+        .unwrap();
+    let state: crucible_pool::state::CrucibleState = h.account(pda::crucible::state()).await;
+    assert_eq!(
+        (state.admin, state.pending_admin),
+        (successor.pubkey(), None)
+    );
+    // The old key has lost the role; the new one has it.
+    let source = Keypair::new().pubkey();
+    assert_custom_error(
+        h.process(
+            &[crucible::set_authorized_source(
+                admin.pubkey(),
+                source,
+                true,
+            )],
+            &[&admin],
+        )
+        .await,
+        CrucibleError::NotAdmin,
+    );
+    h.process(
+        &[crucible::set_authorized_source(
+            successor.pubkey(),
+            source,
+            true,
+        )],
+        &[&successor],
+    )
+    .await
+    .unwrap();
+}

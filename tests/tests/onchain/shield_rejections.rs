@@ -614,3 +614,57 @@ async fn a_late_backer_earns_none_of_the_yield_that_arrived_before_it() {
         "{paid}"
     );
 }
+
+#[tokio::test]
+async fn the_shield_admin_role_moves_only_when_the_successor_accepts() {
+    let mut h = Harness::start().await;
+    let admin = h.admin.insecure_clone();
+    let [successor, outsider] = [2, 3].map(|i| h.wallets[i].insecure_clone());
+    assert_custom_error(
+        h.process(
+            &[shield::propose_admin(
+                outsider.pubkey(),
+                Some(outsider.pubkey()),
+            )],
+            &[&outsider],
+        )
+        .await,
+        ShieldError::NotAdmin,
+    );
+    h.process(
+        &[shield::propose_admin(
+            admin.pubkey(),
+            Some(successor.pubkey()),
+        )],
+        &[&admin],
+    )
+    .await
+    .unwrap();
+    assert_custom_error(
+        h.process(&[shield::accept_admin(outsider.pubkey())], &[&outsider])
+            .await,
+        ShieldError::NotPendingAdmin,
+    );
+    h.process(&[shield::accept_admin(successor.pubkey())], &[&successor])
+        .await
+        .unwrap();
+    let state: shield_vault::state::ShieldProgramState =
+        h.account(pda::shield::program_state()).await;
+    assert_eq!(
+        (state.admin, state.pending_admin),
+        (successor.pubkey(), None)
+    );
+    assert_custom_error(
+        h.process(&[shield::cancel_admin_change(admin.pubkey())], &[&admin])
+            .await,
+        ShieldError::NotAdmin,
+    );
+    assert_custom_error(
+        h.process(
+            &[shield::cancel_admin_change(successor.pubkey())],
+            &[&successor],
+        )
+        .await,
+        ShieldError::NoPendingChange,
+    );
+}

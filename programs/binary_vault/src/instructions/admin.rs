@@ -1,24 +1,19 @@
-//! Admin-only settings: config values, the oracle set, the pause switch.
+//! Admin-only settings: config values and the oracle set (proposed, then applied after the
+//! admin timelock), the pause switch, and the two-step rotation of the admin key.
 
 use anchor_lang::prelude::*;
 
 use crate::constants::*;
 use crate::error::BinaryError;
-use crate::events::{ConfigUpdated, OraclesUpdated, PauseChanged};
-use crate::state::{Config, ProgramState};
+use vault_common::SafeMath;
 
-/// Fields left `None` keep their value. Changes apply to markets created afterwards; existing
-/// markets keep the terms they were created with.
-#[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, Default)]
-pub struct ConfigUpdate {
-    pub capital_loss_bps: Option<u16>,
-    pub crucible_share_bps: Option<u16>,
-    pub resolution_timelock_secs: Option<i64>,
-    pub max_resolution_delay_secs: Option<i64>,
-    pub dispute_bond_lamports: Option<u64>,
-    pub treasury: Option<Pubkey>,
-    pub min_backing_spl: Option<u64>,
-}
+use crate::events::{
+    AdminProposed, AdminRotated, ConfigChangeCancelled, ConfigChangeProposed, ConfigUpdated,
+    OraclesUpdated, PauseChanged,
+};
+use crate::state::{Config, PendingConfigChange, ProgramState};
+
+pub use crate::state::ConfigUpdate;
 
 #[event_cpi]
 #[derive(Accounts)]
@@ -36,7 +31,7 @@ pub struct AdminConfig<'info> {
 
 #[event_cpi]
 #[derive(Accounts)]
-pub struct SetPaused<'info> {
+pub struct AdminState<'info> {
     pub admin: Signer<'info>,
     #[account(
         mut,
@@ -47,30 +42,37 @@ pub struct SetPaused<'info> {
     pub program_state: Account<'info, ProgramState>,
 }
 
-pub fn update_config(ctx: Context<AdminConfig>, update: ConfigUpdate) -> Result<()> {
+/// Proposes a change of config values and/or the oracle set. It is checked now (against the
+/// config as it would become) and again when applied, `ADMIN_ACTION_TIMELOCK_SECS` later, so
+/// that backers see it coming; one change waits at a time.
+pub fn propose_config_change(ctx: Context<AdminConfig>, update: ConfigUpdate) -> Result<()> {
+    let now = Clock::get()?.unix_timestamp;
     let config = &mut ctx.accounts.config;
-    if let Some(v) = update.capital_loss_bps {
-        config.capital_loss_bps = v;
-    }
-    if let Some(v) = update.crucible_share_bps {
-        config.crucible_share_bps = v;
-    }
-    if let Some(v) = update.resolution_timelock_secs {
-        config.resolution_timelock_secs = v;
-    }
-    if let Some(v) = update.max_resolution_delay_secs {
-        config.max_resolution_delay_secs = v;
-    }
-    if let Some(v) = update.dispute_bond_lamports {
-        config.dispute_bond_lamports = v;
-    }
-    if let Some(v) = update.treasury {
-        config.treasury = v;
-    }
-    if let Some(v) = update.min_backing_spl {
-        config.min_backing_spl = v;
-    }
-    config.validate()?;
+    require!(config.pending_change.is_none(), BinaryError::ChangePending);
+    let mut preview = (**config).clone();
+    preview.apply(&update)?;
+    config.pending_change = Some(PendingConfigChange {
+        update,
+        proposed_at: now,
+    });
+    emit_cpi!(ConfigChangeProposed {
+        update,
+        applies_at: now.safe_add(ADMIN_ACTION_TIMELOCK_SECS)?,
+    });
+    Ok(())
+}
+
+/// Applies the pending change once the admin timelock has passed; admin only.
+pub fn apply_config_change(ctx: Context<AdminConfig>) -> Result<()> {
+    let now = Clock::get()?.unix_timestamp;
+    let config = &mut ctx.accounts.config;
+    let pending = config.pending_change.ok_or(BinaryError::NoPendingChange)?;
+    require!(
+        now >= pending.proposed_at.safe_add(ADMIN_ACTION_TIMELOCK_SECS)?,
+        BinaryError::AdminTimelockNotElapsed
+    );
+    config.apply(&pending.update)?;
+    config.pending_change = None;
     emit_cpi!(ConfigUpdated {
         capital_loss_bps: config.capital_loss_bps,
         crucible_share_bps: config.crucible_share_bps,
@@ -80,16 +82,65 @@ pub fn update_config(ctx: Context<AdminConfig>, update: ConfigUpdate) -> Result<
         treasury: config.treasury,
         min_backing_spl: config.min_backing_spl,
     });
+    if pending.update.oracle_set.is_some() {
+        emit_cpi!(OraclesUpdated {
+            oracles: config.listed_oracles().to_vec(),
+            threshold: config.oracle_threshold,
+        });
+    }
     Ok(())
 }
 
-pub fn set_oracles(ctx: Context<AdminConfig>, oracles: Vec<Pubkey>, threshold: u8) -> Result<()> {
-    ctx.accounts.config.set_oracles(&oracles, threshold)?;
-    emit_cpi!(OraclesUpdated { oracles, threshold });
+/// Drops the pending change; admin only.
+pub fn cancel_config_change(ctx: Context<AdminConfig>) -> Result<()> {
+    let config = &mut ctx.accounts.config;
+    require!(
+        config.pending_change.take().is_some(),
+        BinaryError::NoPendingChange
+    );
+    emit_cpi!(ConfigChangeCancelled {});
     Ok(())
 }
 
-pub fn set_paused(ctx: Context<SetPaused>, paused: bool) -> Result<()> {
+/// The admin names its successor (`None` withdraws the proposal); the role moves only when the
+/// successor accepts, so a mistyped key cannot orphan the program.
+pub fn propose_admin(ctx: Context<AdminState>, new_admin: Option<Pubkey>) -> Result<()> {
+    if let Some(key) = new_admin {
+        require_keys_neq!(key, Pubkey::default(), BinaryError::ZeroKey);
+    }
+    ctx.accounts.program_state.pending_admin = new_admin;
+    emit_cpi!(AdminProposed { new_admin });
+    Ok(())
+}
+
+#[event_cpi]
+#[derive(Accounts)]
+pub struct AcceptAdmin<'info> {
+    pub new_admin: Signer<'info>,
+    #[account(
+        mut,
+        seeds = [PROGRAM_STATE_SEED],
+        bump = program_state.bump,
+        constraint = program_state.pending_admin == Some(new_admin.key())
+            @ BinaryError::NotPendingAdmin,
+    )]
+    pub program_state: Account<'info, ProgramState>,
+}
+
+/// The proposed successor takes the admin role.
+pub fn accept_admin(ctx: Context<AcceptAdmin>) -> Result<()> {
+    let state = &mut ctx.accounts.program_state;
+    let previous = state.admin;
+    state.admin = ctx.accounts.new_admin.key();
+    state.pending_admin = None;
+    emit_cpi!(AdminRotated {
+        previous,
+        admin: state.admin,
+    });
+    Ok(())
+}
+
+pub fn set_paused(ctx: Context<AdminState>, paused: bool) -> Result<()> {
     ctx.accounts.program_state.paused = paused;
     emit_cpi!(PauseChanged { paused });
     Ok(())

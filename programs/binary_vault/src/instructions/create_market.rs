@@ -107,6 +107,7 @@ pub fn create_new_market<'info>(
         bump,
         yes_vault_bump,
         no_vault_bump,
+        oracle_set: config.oracle_set(),
     };
     vault_common::init_account(
         payer,

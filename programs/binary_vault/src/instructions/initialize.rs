@@ -55,6 +55,7 @@ pub fn handler(ctx: Context<Initialize>, args: InitializeArgs) -> Result<()> {
             market_count: 0,
             cpi_authority_bump,
             bump: state_bump,
+            pending_admin: None,
         },
     )?;
 
@@ -70,6 +71,7 @@ pub fn handler(ctx: Context<Initialize>, args: InitializeArgs) -> Result<()> {
         treasury: args.treasury,
         min_backing_spl: args.min_backing_spl,
         bump: ctx.bumps.config,
+        pending_change: None,
     };
     config.set_oracles(&args.oracles, args.oracle_threshold)?;
     config.validate()?;

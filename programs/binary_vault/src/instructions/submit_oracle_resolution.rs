@@ -5,19 +5,23 @@ use vault_common::SafeMath;
 use crate::constants::*;
 use crate::error::BinaryError;
 use crate::events::{OracleVoteSubmitted, ResolutionProposed};
-use crate::state::{Config, Market, OracleVote, Side};
+use crate::state::{Market, OracleVote, Side};
 
-/// A listed oracle's vote, after the deadline. The vote account is created here, so an oracle
+/// A vote by a member of the market's oracle set (the set in force at its creation), after the
+/// deadline. The vote account is created here, so an oracle
 /// votes once per market. The first side to reach the threshold becomes the proposed outcome
 /// and starts the payout hold; voting then closes (disagreement goes through a dispute).
 #[event_cpi]
 #[derive(Accounts)]
 pub struct SubmitOracleResolution<'info> {
-    #[account(mut, constraint = config.is_oracle(&oracle.key()) @ BinaryError::NotOracle)]
+    #[account(mut)]
     pub oracle: Signer<'info>,
-    #[account(seeds = [CONFIG_SEED], bump = config.bump)]
-    pub config: Account<'info, Config>,
-    #[account(mut, seeds = [MARKET_SEED, market.market_id.as_ref()], bump = market.bump)]
+    #[account(
+        mut,
+        seeds = [MARKET_SEED, market.market_id.as_ref()],
+        bump = market.bump,
+        constraint = market.oracle_set.contains(&oracle.key()) @ BinaryError::NotOracle,
+    )]
     pub market: Account<'info, Market>,
     /// CHECK: created by the handler at this PDA (see vault_common::account); its existence is
     /// what refuses a second vote, and a donation to the address cannot block the first.
@@ -80,7 +84,7 @@ pub fn handler(
             bump: ctx.bumps.vote,
         },
     )?;
-    let proposed = votes >= ctx.accounts.config.oracle_threshold;
+    let proposed = votes >= market.oracle_set.threshold;
     if proposed {
         market.outcome = Some(vote);
         market.resolution_proposed_at = now;

@@ -1,6 +1,7 @@
 use anchor_lang::prelude::*;
 
 use crate::constants::*;
+use crate::state::OracleSet;
 
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
 pub enum Side {
@@ -101,6 +102,9 @@ pub struct Market {
     /// Bumps of the YES/NO vaults (lamport vaults for SOL, token vaults for SPL).
     pub yes_vault_bump: u8,
     pub no_vault_bump: u8,
+    /// The oracle set in force at creation: only its members vote on this market, against its
+    /// threshold, so a later change of the set cannot decide a market created before it.
+    pub oracle_set: OracleSet,
 }
 
 impl Market {

@@ -11,4 +11,6 @@ pub struct ProgramState {
     /// Bump of the `binary_cpi_auth` signer PDA, found once at initialisation.
     pub cpi_authority_bump: u8,
     pub bump: u8,
+    /// The admin's proposed successor, who must accept (`accept_admin`).
+    pub pending_admin: Option<Pubkey>,
 }

@@ -53,6 +53,7 @@ pub fn handler(ctx: Context<Initialize>, args: InitializeArgs) -> Result<()> {
         epoch_duration_secs: args.epoch_duration_secs,
         claim_window_secs: args.claim_window_secs,
         bump: ctx.bumps.state,
+        pending_admin: None,
     };
     vault_common::init_account(
         &ctx.accounts.admin.to_account_info(),

@@ -11,6 +11,7 @@ pub mod init_sol_pool;
 pub mod init_token_pool;
 pub mod initialize;
 pub mod rollover;
+pub mod rotate_admin;
 pub mod set_authorized_source;
 pub mod update_settings;
 
@@ -24,5 +25,6 @@ pub use init_sol_pool::*;
 pub use init_token_pool::*;
 pub use initialize::*;
 pub use rollover::*;
+pub use rotate_admin::*;
 pub use set_authorized_source::*;
 pub use update_settings::*;

@@ -16,6 +16,8 @@ pub struct CrucibleState {
     pub epoch_duration_secs: i64,
     pub claim_window_secs: i64,
     pub bump: u8,
+    /// The admin's proposed successor, who must accept (`accept_admin`).
+    pub pending_admin: Option<Pubkey>,
 }
 
 impl CrucibleState {

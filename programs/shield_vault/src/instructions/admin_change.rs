@@ -7,7 +7,10 @@ use vault_common::SafeMath;
 
 use crate::constants::*;
 use crate::error::ShieldError;
-use crate::events::{AdminChangeApplied, AdminChangeCancelled, AdminChangeProposed};
+use crate::events::{
+    AdminChangeApplied, AdminChangeCancelled, AdminChangeProposed, ShieldAdminProposed,
+    ShieldAdminRotated,
+};
 use crate::state::{AdminChange, PendingChange, ShieldProgramState};
 
 #[event_cpi]
@@ -70,6 +73,44 @@ pub fn cancel(ctx: Context<AdminOnly>) -> Result<()> {
         .ok_or(ShieldError::NoPendingChange)?;
     emit_cpi!(AdminChangeCancelled {
         change: pending.change,
+    });
+    Ok(())
+}
+
+/// The admin names its successor (`None` withdraws the proposal); the role moves only when the
+/// successor accepts, so a mistyped key cannot orphan the program.
+pub fn propose_admin(ctx: Context<AdminOnly>, new_admin: Option<Pubkey>) -> Result<()> {
+    if let Some(key) = new_admin {
+        require_keys_neq!(key, Pubkey::default(), ShieldError::ZeroKey);
+    }
+    ctx.accounts.program_state.pending_admin = new_admin;
+    emit_cpi!(ShieldAdminProposed { new_admin });
+    Ok(())
+}
+
+#[event_cpi]
+#[derive(Accounts)]
+pub struct AcceptShieldAdmin<'info> {
+    pub new_admin: Signer<'info>,
+    #[account(
+        mut,
+        seeds = [PROGRAM_STATE_SEED],
+        bump = program_state.bump,
+        constraint = program_state.pending_admin == Some(new_admin.key())
+            @ ShieldError::NotPendingAdmin,
+    )]
+    pub program_state: Account<'info, ShieldProgramState>,
+}
+
+/// The proposed successor takes the admin role.
+pub fn accept_admin(ctx: Context<AcceptShieldAdmin>) -> Result<()> {
+    let state = &mut ctx.accounts.program_state;
+    let previous = state.admin;
+    state.admin = ctx.accounts.new_admin.key();
+    state.pending_admin = None;
+    emit_cpi!(ShieldAdminRotated {
+        previous,
+        admin: state.admin,
     });
     Ok(())
 }

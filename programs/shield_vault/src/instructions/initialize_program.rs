@@ -68,6 +68,7 @@ pub fn handler(ctx: Context<InitializeProgram>, args: InitializeProgramArgs) -> 
         pending_change: None,
         cpi_authority_bump,
         bump: ctx.bumps.program_state,
+        pending_admin: None,
     };
     state.apply(&oracle_set);
     vault_common::init_account(

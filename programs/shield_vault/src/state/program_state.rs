@@ -61,6 +61,8 @@ pub struct ShieldProgramState {
     pub pending_change: Option<PendingChange>,
     pub cpi_authority_bump: u8,
     pub bump: u8,
+    /// The admin's proposed successor, who must accept (`accept_admin`).
+    pub pending_admin: Option<Pubkey>,
 }
 
 impl ShieldProgramState {
