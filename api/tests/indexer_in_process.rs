@@ -81,6 +81,7 @@ async fn the_api_process_indexes_when_a_source_is_configured() {
         bump: 255,
         safe_vault_bump: 254,
         exploit_vault_bump: 253,
+        seam_forwarded: false,
     };
     let mut data = Vec::new();
     coverage.try_serialize(&mut data).unwrap();

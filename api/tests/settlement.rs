@@ -216,6 +216,12 @@ async fn resolve_settle_claim_and_the_profiles_change() {
     let market = ledger.harness.lock().await.market(&market_id).await;
     assert!(market.finalized);
     assert_eq!(market.outcome, Some(Side::Yes));
+    // The losing side forfeited: the job forwarded the crucible share after finalising.
+    assert!(market.crucible_amount > 0);
+    assert!(
+        market.crucible_forwarded,
+        "the crucible share was forwarded"
+    );
     eventually("finalized in the settlement status", || async {
         server.get(&progress).await.1["settlement"]["stage"] == "finalized"
     })

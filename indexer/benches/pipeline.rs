@@ -168,6 +168,7 @@ fn realistic_updates(n: usize) -> Vec<AccountUpdate> {
                     1,
                 )
                 .unwrap(),
+                crucible_forwarded: false,
             };
             push(
                 key(1, m),
@@ -243,6 +244,7 @@ fn realistic_updates(n: usize) -> Vec<AccountUpdate> {
                 bump: 255,
                 safe_vault_bump: 254,
                 exploit_vault_bump: 253,
+                seam_forwarded: false,
             };
             push(
                 key(9, s),

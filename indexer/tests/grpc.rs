@@ -152,6 +152,7 @@ async fn events_of_a_market_are_stored_in_order() {
             "OracleVoteSubmitted",
             "ResolutionProposed",
             "MarketFinalized",
+            "CrucibleShareForwarded",
             "Claimed",
             "OracleVoteClosed",
         ]

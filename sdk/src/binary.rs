@@ -141,6 +141,8 @@ pub fn create_market(
             market: pda::binary::market(&id),
             yes_vault: pda::binary::sol_vault(&id, Side::Yes),
             no_vault: pda::binary::sol_vault(&id, Side::No),
+            crucible_state: pda::crucible::state(),
+            crucible_sol_pool: pda::crucible::asset_pool(&crucible_pool::SOL_MINT),
             system_program: system_program::ID,
             event_authority,
             program,
@@ -168,6 +170,7 @@ pub fn create_market_spl(
             yes_vault: pda::binary::token_vault(&id, Side::Yes),
             no_vault: pda::binary::token_vault(&id, Side::No),
             crucible_asset_pool: pda::crucible::asset_pool(&mint),
+            crucible_state: pda::crucible::state(),
             token_program: token::ID,
             system_program: system_program::ID,
             event_authority,
@@ -306,10 +309,24 @@ pub fn lapse_dispute(market_id: &[u8; 32], treasury: Pubkey) -> Instruction {
     )
 }
 
-pub fn finalize_resolution(market_id: &[u8; 32], crucible: &CrucibleTarget) -> Instruction {
+/// Finalises a SOL or SPL market; moves no money.
+pub fn finalize_resolution(market_id: &[u8; 32]) -> Instruction {
     let (event_authority, program) = event_accounts();
     build(
         acc::FinalizeResolution {
+            market: pda::binary::market(market_id),
+            event_authority,
+            program,
+        },
+        ix::FinalizeResolution {},
+    )
+}
+
+/// Sends a finalised SOL Yield market's crucible share into `crucible`'s current epoch.
+pub fn forward_crucible_share(market_id: &[u8; 32], crucible: &CrucibleTarget) -> Instruction {
+    let (event_authority, program) = event_accounts();
+    build(
+        acc::ForwardCrucibleShare {
             program_state: pda::binary::program_state(),
             market: pda::binary::market(market_id),
             yes_vault: pda::binary::sol_vault(market_id, Side::Yes),
@@ -325,14 +342,15 @@ pub fn finalize_resolution(market_id: &[u8; 32], crucible: &CrucibleTarget) -> I
             event_authority,
             program,
         },
-        ix::FinalizeResolution {},
+        ix::ForwardCrucibleShare {},
     )
 }
 
-pub fn finalize_resolution_spl(market_id: &[u8; 32], crucible: &CrucibleTarget) -> Instruction {
+/// [`forward_crucible_share`] for an SPL market (`crucible.mint` is the market's mint).
+pub fn forward_crucible_share_spl(market_id: &[u8; 32], crucible: &CrucibleTarget) -> Instruction {
     let (event_authority, program) = event_accounts();
     build(
-        acc::FinalizeResolutionSpl {
+        acc::ForwardCrucibleShareSpl {
             program_state: pda::binary::program_state(),
             market: pda::binary::market(market_id),
             mint: crucible.mint,
@@ -349,11 +367,11 @@ pub fn finalize_resolution_spl(market_id: &[u8; 32], crucible: &CrucibleTarget) 
             event_authority,
             program,
         },
-        ix::FinalizeResolutionSpl {},
+        ix::ForwardCrucibleShareSpl {},
     )
 }
 
-/// Pass the recorded `disputer` when the market is stuck in a dispute; `None` otherwise.
+/// Refunds a market no oracle threshold resolved, after the delay; anyone.
 pub fn trigger_timeout_refund(market_id: &[u8; 32]) -> Instruction {
     let (event_authority, program) = event_accounts();
     build(

@@ -101,6 +101,7 @@ by_discriminator!(
         DisputeOpened => binary_types::DisputeOpened,
         DisputeSettled => binary_types::DisputeSettled,
         MarketFinalized => binary_types::MarketFinalized,
+        CrucibleShareForwarded => binary_types::CrucibleShareForwarded,
         RefundTriggered => binary_types::RefundTriggered,
         OracleVoteClosed => binary_types::OracleVoteClosed,
         Claimed => binary_types::Claimed,
@@ -150,6 +151,7 @@ by_discriminator!(
         VoteSubmitted => shield_types::ShieldVoteSubmitted,
         OutcomeProposed => shield_types::ShieldOutcomeProposed,
         Finalized => shield_types::ShieldFinalized,
+        SeamShareForwarded => shield_types::SeamShareForwarded,
         RefundAll => shield_types::ShieldRefundAll,
         Claimed => shield_types::ShieldClaimed,
         VoteClosed => shield_types::ShieldVoteClosed,
@@ -243,6 +245,7 @@ impl ProgramEvent {
                 B::DisputeOpened(e) => about(&e.market_id, Some(e.disputer)),
                 B::DisputeSettled(e) => about(&e.market_id, None),
                 B::MarketFinalized(e) => about(&e.market_id, None),
+                B::CrucibleShareForwarded(e) => about(&e.market_id, None),
                 B::RefundTriggered(e) => about(&e.market_id, None),
                 B::Claimed(e) => about(&e.market_id, Some(e.backer)),
                 B::OracleVoteClosed(e) => EventKeys {
@@ -294,6 +297,7 @@ impl ProgramEvent {
                 S::VoteSubmitted(e) => about(&e.protocol_id, Some(e.oracle)),
                 S::OutcomeProposed(e) => about(&e.protocol_id, None),
                 S::Finalized(e) => about(&e.protocol_id, None),
+                S::SeamShareForwarded(e) => about(&e.protocol_id, None),
                 // The zero key: the timeout refund, nobody's call.
                 S::RefundAll(e) => about(
                     &e.protocol_id,

@@ -190,7 +190,6 @@ pub fn finalize_resolution(
     protocol_id: &[u8; 32],
     protocol_wallet: Option<Pubkey>,
     treasury: Pubkey,
-    crucible_epoch: u64,
 ) -> Instruction {
     let (event_authority, program) = event_accounts();
     build(
@@ -201,6 +200,27 @@ pub fn finalize_resolution(
             exploit_vault: pda::shield::vault(protocol_id, ShieldSide::Exploit),
             protocol_wallet,
             treasury,
+            system_program: system_program::ID,
+            event_authority,
+            program,
+        },
+        ix::FinalizeResolution {},
+    )
+}
+
+/// Sends a resolved coverage's seam share from the `loser` side's vault into crucible_pool's
+/// current SOL epoch `crucible_epoch`.
+pub fn forward_seam_share(
+    protocol_id: &[u8; 32],
+    loser: ShieldSide,
+    crucible_epoch: u64,
+) -> Instruction {
+    let (event_authority, program) = event_accounts();
+    build(
+        acc::ForwardSeamShare {
+            program_state: pda::shield::program_state(),
+            coverage: pda::shield::coverage(protocol_id),
+            loser_vault: pda::shield::vault(protocol_id, loser),
             cpi_authority: pda::shield::cpi_authority(),
             crucible_state: pda::crucible::state(),
             crucible_asset_pool: pda::crucible::sol_asset_pool(),
@@ -212,7 +232,7 @@ pub fn finalize_resolution(
             event_authority,
             program,
         },
-        ix::FinalizeResolution {},
+        ix::ForwardSeamShare {},
     )
 }
 

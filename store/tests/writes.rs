@@ -87,6 +87,7 @@ fn market(yes_total: u64) -> Market {
             1,
         )
         .unwrap(),
+        crucible_forwarded: false,
     }
 }
 

@@ -461,9 +461,34 @@ impl Harness {
         self.process(&[ix], &[&oracle]).await
     }
 
+    /// Finalises a market, then forwards a Yield market's crucible share as a keeper would.
     pub async fn finalize(&mut self, market_id: &[u8; 32]) -> Result<(), BanksClientError> {
-        let target = self.crucible_target(crucible_pool::SOL_MINT).await;
-        let ix = binary::finalize_resolution(market_id, &target);
+        self.finalize_only(market_id).await?;
+        self.forward_crucible_share(market_id).await
+    }
+
+    /// `finalize_resolution` alone.
+    pub async fn finalize_only(&mut self, market_id: &[u8; 32]) -> Result<(), BanksClientError> {
+        self.process(&[binary::finalize_resolution(market_id)], &[])
+            .await
+    }
+
+    /// Forwards a finalised market's crucible share if one waits (SOL or SPL).
+    pub async fn forward_crucible_share(
+        &mut self,
+        market_id: &[u8; 32],
+    ) -> Result<(), BanksClientError> {
+        let market = self.market(market_id).await;
+        if market.crucible_amount == 0 || market.crucible_forwarded {
+            return Ok(());
+        }
+        let ix = if market.is_sol() {
+            let target = self.crucible_target(crucible_pool::SOL_MINT).await;
+            binary::forward_crucible_share(market_id, &target)
+        } else {
+            let target = self.crucible_target(market.mint).await;
+            binary::forward_crucible_share_spl(market_id, &target)
+        };
         self.process(&[ix], &[]).await
     }
 

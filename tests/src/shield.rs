@@ -100,18 +100,36 @@ impl Harness {
     ) -> narrative_sdk::Instruction {
         let coverage = self.coverage(protocol_id).await;
         let wallet = (coverage.kind == ShieldKind::Partnership).then_some(coverage.protocol_wallet);
-        let epoch = self
-            .asset_pool(&crucible_pool::SOL_MINT)
-            .await
-            .current_epoch;
-        shield::finalize_resolution(protocol_id, wallet, self.treasury, epoch)
+        shield::finalize_resolution(protocol_id, wallet, self.treasury)
     }
 
+    /// Finalises, then forwards the seam share as a keeper would.
     pub async fn shield_finalize(
         &mut self,
         protocol_id: &[u8; 32],
     ) -> Result<(), BanksClientError> {
         let ix = self.shield_finalize_ix(protocol_id).await;
+        self.process(&[ix], &[]).await?;
+        self.forward_seam_share(protocol_id).await
+    }
+
+    /// Forwards a resolved coverage's seam share if one waits.
+    pub async fn forward_seam_share(
+        &mut self,
+        protocol_id: &[u8; 32],
+    ) -> Result<(), BanksClientError> {
+        let coverage = self.coverage(protocol_id).await;
+        let (Some(winner), false) = (coverage.outcome, coverage.seam_forwarded) else {
+            return Ok(());
+        };
+        if coverage.seam_payout == 0 {
+            return Ok(());
+        }
+        let epoch = self
+            .asset_pool(&crucible_pool::SOL_MINT)
+            .await
+            .current_epoch;
+        let ix = shield::forward_seam_share(protocol_id, winner.opposite(), epoch);
         self.process(&[ix], &[]).await
     }
 

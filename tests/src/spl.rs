@@ -155,8 +155,7 @@ impl Harness {
         market_id: &[u8; 32],
         mint: Pubkey,
     ) -> Result<(), solana_program_test::BanksClientError> {
-        let target = self.crucible_target(mint).await;
-        let ix = narrative_sdk::binary::finalize_resolution_spl(market_id, &target);
-        self.process(&[ix], &[]).await
+        assert_eq!(self.market(market_id).await.mint, mint);
+        self.finalize(market_id).await
     }
 }

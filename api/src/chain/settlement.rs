@@ -1,10 +1,12 @@
 //! Settlement of a resolved narrative on chain, as a durable job (`settle_narrative`): the
 //! service's oracle key signs `submit_oracle_resolution` with the agent's verdict, and once the
 //! payout hold has passed on the ledger's clock with no dispute open, it sends
-//! `finalize_resolution`. Every run first reads the chain, so a run repeated after a crash or a
-//! lost answer does nothing twice: a vote already cast is not sent again, a finalized market
-//! ends the job. Waiting (the hold, a dispute, other oracles) reschedules the job without
-//! counting as a failure; a transaction that fails is retried with backoff.
+//! `finalize_resolution`, then `forward_crucible_share` for a Yield market's forfeit (a separate
+//! transaction: crucible_pool refusing it must not stop the finalisation). Every run first reads
+//! the chain, so a run repeated after a crash or a lost answer does nothing twice: a vote
+//! already cast is not sent again, a finalized market whose share has left ends the job.
+//! Waiting (the hold, a dispute, other oracles) reschedules the job without counting as a
+//! failure; a transaction that fails is retried with backoff.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -75,6 +77,14 @@ impl Settler {
             .await?;
         let market: Market = decode(&accounts[0], "the market")?;
         if market.finalized {
+            if market.crucible_amount == 0 || market.crucible_forwarded {
+                return Ok(JobOutcome::Done);
+            }
+            let forward = forward_instruction(ledger, &market_id, &market).await?;
+            send_and_confirm(ledger, oracle, &[forward])
+                .await
+                .context("forward the crucible share")?;
+            self.refresh(market_address).await?;
             return Ok(JobOutcome::Done);
         }
         let now = self.clock.now();
@@ -110,30 +120,13 @@ impl Settler {
                 return Ok(JobOutcome::Later(now + RECHECK_SECS));
             }
         }
-        let mint = market.mint;
-        let pool_mint = if mint == Pubkey::default() {
-            narrative_sdk::crucible_pool::SOL_MINT
-        } else {
-            mint
-        };
-        let (_, pool) = ledger
-            .accounts(&[pda::crucible::asset_pool(&pool_mint)])
-            .await?;
-        let pool: AssetPool = decode(&pool[0], "the crucible asset pool")?;
-        let target = CrucibleTarget {
-            mint: pool_mint,
-            current_epoch: pool.current_epoch,
-        };
-        let finalize = if mint == Pubkey::default() {
-            narrative_sdk::binary::finalize_resolution(&market_id, &target)
-        } else {
-            narrative_sdk::binary::finalize_resolution_spl(&market_id, &target)
-        };
+        let finalize = narrative_sdk::binary::finalize_resolution(&market_id);
         send_and_confirm(ledger, oracle, &[finalize])
             .await
             .context("finalize")?;
         self.refresh(market_address).await?;
-        Ok(JobOutcome::Done)
+        // Look again at once: a Yield market's crucible share is forwarded next.
+        Ok(JobOutcome::Later(now))
     }
 
     async fn refresh(&self, market: Pubkey) -> anyhow::Result<()> {
@@ -149,6 +142,32 @@ impl Settler {
         .await?;
         Ok(())
     }
+}
+
+/// The instruction that forwards `market`'s crucible share into crucible_pool's current epoch.
+async fn forward_instruction(
+    ledger: &dyn Ledger,
+    market_id: &[u8; 32],
+    market: &Market,
+) -> anyhow::Result<Instruction> {
+    let pool_mint = if market.is_sol() {
+        narrative_sdk::crucible_pool::SOL_MINT
+    } else {
+        market.mint
+    };
+    let (_, pool) = ledger
+        .accounts(&[pda::crucible::asset_pool(&pool_mint)])
+        .await?;
+    let pool: AssetPool = decode(&pool[0], "the crucible asset pool")?;
+    let target = CrucibleTarget {
+        mint: pool_mint,
+        current_epoch: pool.current_epoch,
+    };
+    Ok(if market.is_sol() {
+        narrative_sdk::binary::forward_crucible_share(market_id, &target)
+    } else {
+        narrative_sdk::binary::forward_crucible_share_spl(market_id, &target)
+    })
 }
 
 /// Sends `instructions` paid and signed by `signer`, and waits for `confirmed`.

@@ -175,8 +175,14 @@ pub async fn record_scenario() -> Recording {
     let target =
         r.h.crucible_target(narrative_sdk::crucible_pool::SOL_MINT)
             .await;
-    r.run(&[binary::finalize_resolution(&id, &target)], &[])
-        .await;
+    r.run(
+        &[
+            binary::finalize_resolution(&id),
+            binary::forward_crucible_share(&id, &target),
+        ],
+        &[],
+    )
+    .await;
     r.run(&[binary::claim(w0.pubkey(), &id, Side::Yes)], &[&w0])
         .await;
     r.run(

@@ -88,4 +88,8 @@ pub enum BinaryError {
     NotPendingAdmin,
     #[msg("Key must not be the zero key")]
     ZeroKey,
+    #[msg("crucible_pool would not take this market's forfeit (source not authorised or no asset pool)")]
+    CrucibleRefusesForfeits,
+    #[msg("Nothing to forward to crucible_pool")]
+    NothingToForward,
 }

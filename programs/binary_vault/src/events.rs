@@ -170,3 +170,11 @@ pub struct Claimed {
     pub principal: u64,
     pub payout: u64,
 }
+
+#[event]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrucibleShareForwarded {
+    pub market_id: [u8; 32],
+    /// Lamports or base units sent to crucible_pool.
+    pub amount: u64,
+}

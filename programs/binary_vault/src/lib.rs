@@ -105,14 +105,19 @@ pub mod binary_vault {
         instructions::lapse_dispute::handler(ctx)
     }
 
-    /// Finalises a SOL market after the hold; anyone.
+    /// Finalises a market (SOL or SPL) after the hold; anyone. Moves no money.
     pub fn finalize_resolution(ctx: Context<FinalizeResolution>) -> Result<()> {
         instructions::finalize_resolution::handler(ctx)
     }
 
-    /// Finalises an SPL market after the hold; anyone.
-    pub fn finalize_resolution_spl(ctx: Context<FinalizeResolutionSpl>) -> Result<()> {
-        instructions::finalize_resolution_spl::handler(ctx)
+    /// Sends a finalised SOL Yield market's crucible share to crucible_pool; anyone, once.
+    pub fn forward_crucible_share(ctx: Context<ForwardCrucibleShare>) -> Result<()> {
+        instructions::forward_crucible_share::handler(ctx)
+    }
+
+    /// Sends a finalised SPL Yield market's crucible share to crucible_pool; anyone, once.
+    pub fn forward_crucible_share_spl(ctx: Context<ForwardCrucibleShareSpl>) -> Result<()> {
+        instructions::forward_crucible_share_spl::handler(ctx)
     }
 
     /// Sends a market no oracle threshold resolved to refund after the delay; anyone.

@@ -149,6 +149,7 @@ mod tests {
             yes_vault_bump: 0,
             no_vault_bump: 0,
             oracle_set: crate::state::OracleSet::new(&[Pubkey::new_unique()], 1).unwrap(),
+            crucible_forwarded: false,
         }
     }
 

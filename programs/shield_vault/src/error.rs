@@ -80,4 +80,8 @@ pub enum ShieldError {
     ResolutionDelayNotElapsed,
     #[msg("Signer is not the proposed admin")]
     NotPendingAdmin,
+    #[msg("Nothing to forward to the seam pool")]
+    NothingToForward,
+    #[msg("Account is not the losing side's vault")]
+    WrongVault,
 }

@@ -143,3 +143,10 @@ pub struct ShieldAdminRotated {
     pub previous: Pubkey,
     pub admin: Pubkey,
 }
+
+#[event]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeamShareForwarded {
+    pub protocol_id: [u8; 32],
+    pub amount: u64,
+}

@@ -97,6 +97,11 @@ pub mod shield_vault {
         instructions::finalize_resolution::handler(ctx)
     }
 
+    /// Sends a resolved coverage's seam share to crucible_pool; anyone, once.
+    pub fn forward_seam_share(ctx: Context<ForwardSeamShare>) -> Result<()> {
+        instructions::forward_seam_share::handler(ctx)
+    }
+
     /// SAFE backer of a SAFE outcome: principal, own-side yield, pro-rata EXPLOIT principal.
     pub fn claim_safe_winner(ctx: Context<ShieldClaim>) -> Result<()> {
         instructions::claim::handler(ctx, ClaimKind::SafeWinner)

@@ -24,7 +24,7 @@ use binary_vault::state::{DisputeAction, MarketVariant, Side};
 use crucible_pool::SOL_MINT;
 use integration_tests::rng::Rng;
 use integration_tests::*;
-use narrative_sdk::{binary, pda};
+use narrative_sdk::{binary, crucible, pda};
 use solana_keypair::Keypair;
 use solana_signer::Signer;
 
@@ -101,7 +101,9 @@ impl World {
             46..=61 => self.vote().await,
             62..=64 => self.dispute().await,
             65..=67 => self.rule().await,
-            68..=79 => self.finalize().await,
+            68..=76 => self.finalize().await,
+            77..=78 => self.forward().await,
+            79 => self.toggle_crucible_source().await,
             80..=81 => self.timeout_refund().await,
             _ => self.claim().await,
         }
@@ -136,7 +138,12 @@ impl World {
             return;
         }
         let creator = self.wallets[self.rng.below(WALLETS as u64) as usize].insecure_clone();
-        let variant = if self.rng.chance(50) {
+        // While crucible_pool refuses binary_vault's forfeits, only Classic markets can open
+        // (a refused Yield creation is tested in binary_lifecycle).
+        let crucible: crucible_pool::state::CrucibleState =
+            self.h.account(pda::crucible::state()).await;
+        let yield_allowed = crucible.is_authorized(&pda::binary::cpi_authority());
+        let variant = if yield_allowed && self.rng.chance(50) {
             MarketVariant::Yield
         } else {
             MarketVariant::Classic
@@ -270,13 +277,41 @@ impl World {
         self.log.push(format!("rule m{m} {ruling:?} -> {ok}"));
     }
 
+    /// Finalises; the crucible share is forwarded right after, or left for `forward`. Whether
+    /// the market finalised is what counts: crucible_pool may refuse the share.
     async fn finalize_market(&mut self, m: usize) -> bool {
-        let (spl, id) = (self.markets[m].spl, self.markets[m].id);
-        if spl {
-            self.h.finalize_spl(&id, self.mint).await.is_ok()
-        } else {
-            self.h.finalize(&id).await.is_ok()
+        let id = self.markets[m].id;
+        if self.h.finalize_only(&id).await.is_err() {
+            return false;
         }
+        if self.rng.chance(50) {
+            let ok = self.h.forward_crucible_share(&id).await.is_ok();
+            self.log.push(format!("forward m{m} -> {ok}"));
+        }
+        true
+    }
+
+    async fn forward(&mut self) {
+        let pending = |m: &binary_vault::state::Market, _: i64| {
+            m.finalized && m.crucible_amount > 0 && !m.crucible_forwarded
+        };
+        let Some(m) = self.pick_market(pending).await else {
+            return;
+        };
+        let id = self.markets[m].id;
+        let ok = self.h.forward_crucible_share(&id).await.is_ok();
+        self.log.push(format!("forward m{m} -> {ok}"));
+    }
+
+    /// crucible_pool's admin revokes or restores binary_vault as a source: markets must settle
+    /// and pay out either way.
+    async fn toggle_crucible_source(&mut self) {
+        let allowed = self.rng.chance(50);
+        let admin = self.h.admin.insecure_clone();
+        let ix =
+            crucible::set_authorized_source(admin.pubkey(), pda::binary::cpi_authority(), allowed);
+        self.h.process(&[ix], &[&admin]).await.unwrap();
+        self.log.push(format!("crucible source allowed={allowed}"));
     }
 
     async fn finalize(&mut self) {
@@ -414,18 +449,23 @@ impl World {
             );
             assert_eq!(market.total_paid_out, t.paid, "market m{m} paid-out books");
             assert_eq!(market.claims_count, t.claims, "market m{m} claim count");
+            // A share not yet forwarded is still in the losing vault, counted in `left`.
+            let forwarded = if market.crucible_forwarded {
+                market.crucible_amount
+            } else {
+                0
+            };
             assert_eq!(
-                t.paid + market.crucible_amount + left,
+                t.paid + forwarded + left,
                 t.backed,
-                "m{m}: paid {} + crucible {} + left {left} != backed {}",
+                "m{m}: paid {} + forwarded {forwarded} + left {left} != backed {}",
                 t.paid,
-                market.crucible_amount,
                 t.backed
             );
             if t.spl {
-                crucible_spl += market.crucible_amount;
+                crucible_spl += forwarded;
             } else {
-                crucible_sol += market.crucible_amount;
+                crucible_sol += forwarded;
             }
         }
         let crucible_sol_vault =
@@ -443,6 +483,11 @@ impl World {
 
     /// Drives every market to resolution or refund and claims every backing.
     async fn settle_everything(&mut self) {
+        // crucible_pool accepts again, so every waiting share can leave.
+        let admin = self.h.admin.insecure_clone();
+        let allow =
+            crucible::set_authorized_source(admin.pubkey(), pda::binary::cpi_authority(), true);
+        self.h.process(&[allow], &[&admin]).await.unwrap();
         for m in 0..self.markets.len() {
             let id = self.markets[m].id;
             for _ in 0..6 {
@@ -473,6 +518,10 @@ impl World {
                 }
             }
             assert!(self.h.market(&id).await.finalized, "m{m} settles");
+            self.h
+                .forward_crucible_share(&id)
+                .await
+                .expect("a waiting crucible share forwards once crucible_pool accepts");
             if let Some(dispute) = self
                 .h
                 .try_account::<binary_vault::state::Dispute>(pda::binary::dispute(&id))

@@ -12,7 +12,7 @@ use binary_vault::state::{
 use crucible_pool::SOL_MINT;
 use integration_tests::*;
 use narrative_sdk::decode::{BinaryEvent, CrucibleEvent, ProgramEvent};
-use narrative_sdk::{binary, pda};
+use narrative_sdk::{binary, crucible, pda};
 use solana_keypair::Keypair;
 use solana_signer::Signer;
 
@@ -406,7 +406,7 @@ async fn oracle_votes_propose_the_first_side_to_reach_the_threshold() {
 /// YES: a 3 SOL, b 1 SOL; NO: c 2 SOL; YES wins. Forfeit 35 % of 2 SOL = 0.7 SOL, half to
 /// crucible_pool; winners share 0.35 SOL pro rata; c keeps 1.3 SOL.
 #[tokio::test]
-async fn yield_market_settles_with_the_spec_split_and_crucible_cpi() {
+async fn yield_market_settles_with_the_spec_split_and_forwards_the_crucible_share() {
     let mut h = Harness::start().await;
     let [a, b, c, creator] = [0, 1, 2, 3].map(|i| h.wallets[i].insecure_clone());
     let id = h
@@ -420,9 +420,8 @@ async fn yield_market_settles_with_the_spec_split_and_crucible_cpi() {
     h.warp_by(HOLD).await;
 
     let crucible_vault_before = h.lamports(pda::crucible::sol_vault()).await;
-    let target = h.crucible_target(SOL_MINT).await;
     let events = h
-        .process_with_events(&[binary::finalize_resolution(&id, &target)], &[])
+        .process_with_events(&[binary::finalize_resolution(&id)], &[])
         .await
         .unwrap();
     let m = h.market(&id).await;
@@ -433,6 +432,25 @@ async fn yield_market_settles_with_the_spec_split_and_crucible_cpi() {
     assert_eq!(
         (m.crucible_amount, m.winner_bonus_pool, m.loser_refund_pool),
         (350_000_000, 350_000_000, 1_300_000_000)
+    );
+    assert!(binary_events(&events).iter().any(|e| matches!(e,
+        BinaryEvent::MarketFinalized(f) if f.crucible_amount == 350_000_000 && f.oracle_status == ORACLE_STATUS_RESOLVED)));
+    // Finalisation moves no money: the crucible share waits in the losing vault.
+    assert!(!m.crucible_forwarded);
+    assert_eq!(h.vault_balance(&id, Side::No).await, 2 * SOL);
+
+    let target = h.crucible_target(SOL_MINT).await;
+    let events = h
+        .process_with_events(&[binary::forward_crucible_share(&id, &target)], &[])
+        .await
+        .unwrap();
+    assert!(h.market(&id).await.crucible_forwarded);
+    assert!(binary_events(&events).iter().any(|e| matches!(e,
+        BinaryEvent::CrucibleShareForwarded(f) if f.amount == 350_000_000 && f.market_id == id)));
+    assert_custom_error(
+        h.process(&[binary::forward_crucible_share(&id, &target)], &[])
+            .await,
+        BinaryError::NothingToForward,
     );
     assert_eq!(
         h.lamports(pda::crucible::sol_vault()).await - crucible_vault_before,
@@ -450,8 +468,6 @@ async fn yield_market_settles_with_the_spec_split_and_crucible_cpi() {
         (deposit.amount, deposit.source, deposit.epoch),
         (350_000_000, pda::binary::cpi_authority(), 0)
     );
-    assert!(binary_events(&events).iter().any(|e| matches!(e,
-        BinaryEvent::MarketFinalized(f) if f.crucible_amount == 350_000_000 && f.oracle_status == ORACLE_STATUS_RESOLVED)));
 
     for (wallet, side, expected) in [
         (&a, Side::Yes, 3 * SOL + 262_500_000),
@@ -855,4 +871,63 @@ async fn oracles_reclaim_vote_rent_only_after_finalisation() {
         h.vote(0, &id, Side::No, 9_000).await,
         BinaryError::MarketNotOpen,
     );
+}
+
+#[tokio::test]
+async fn a_revoked_crucible_source_freezes_nothing_and_the_share_forwards_once_allowed_again() {
+    let mut h = Harness::start().await;
+    let [a, c, creator] = [0, 2, 3].map(|i| h.wallets[i].insecure_clone());
+    let id = h
+        .create_sol_market(&creator, MarketVariant::Yield, DAY)
+        .await;
+    h.back(&a, &id, Side::Yes, SOL).await.unwrap();
+    h.back(&c, &id, Side::No, 2 * SOL).await.unwrap();
+    // crucible_pool's admin removes binary_vault from its sources after the backings.
+    let admin = h.admin.insecure_clone();
+    let revoke =
+        crucible::set_authorized_source(admin.pubkey(), pda::binary::cpi_authority(), false);
+    h.process(std::slice::from_ref(&revoke), &[&admin])
+        .await
+        .unwrap();
+    h.resolve(&id, Side::Yes).await;
+    h.warp_by(HOLD).await;
+    h.finalize_only(&id).await.unwrap();
+    assert_custom_error(
+        h.forward_crucible_share(&id).await,
+        crucible_pool::error::CrucibleError::UnauthorizedSource,
+    );
+    // Every backer claims in full; the crucible share (0.35 SOL) waits in the NO vault.
+    let before = h.lamports(a.pubkey()).await;
+    h.claim(&a, &id, Side::Yes).await.unwrap();
+    assert_eq!(h.lamports(a.pubkey()).await - before, SOL + 350_000_000);
+    let before = h.lamports(c.pubkey()).await;
+    h.claim(&c, &id, Side::No).await.unwrap();
+    assert_eq!(h.lamports(c.pubkey()).await - before, 1_300_000_000);
+    assert_eq!(h.vault_balance(&id, Side::No).await, 350_000_000);
+    assert_eq!(h.vault_balance(&id, Side::Yes).await, 0);
+    // Allowed again, anyone forwards it, once.
+    let allow = crucible::set_authorized_source(admin.pubkey(), pda::binary::cpi_authority(), true);
+    h.process(&[allow], &[&admin]).await.unwrap();
+    h.forward_crucible_share(&id).await.unwrap();
+    assert_eq!(h.vault_balance(&id, Side::No).await, 0);
+    assert_eq!(h.epoch(&SOL_MINT, 0).await.deposited, 350_000_000);
+    // New Yield markets are refused while crucible_pool would refuse their forfeit.
+    h.process(&[revoke], &[&admin]).await.unwrap();
+    let refused = binary::create_market(
+        creator.pubkey(),
+        None,
+        CreateMarketArgs {
+            market_id: h.next_market_id(),
+            variant: MarketVariant::Yield,
+            source: MarketSource::Seed,
+            deadline: h.now().await + DAY,
+        },
+    );
+    assert_custom_error(
+        h.process(&[refused], &[&creator]).await,
+        BinaryError::CrucibleRefusesForfeits,
+    );
+    // A Classic market forfeits nothing and is still allowed.
+    h.create_sol_market(&creator, MarketVariant::Classic, DAY)
+        .await;
 }

@@ -253,7 +253,7 @@ async fn deposit_from_an_unauthorised_source_is_rejected() {
 }
 
 #[tokio::test]
-async fn revoking_binary_vault_as_a_source_stops_its_forfeits() {
+async fn revoking_binary_vault_as_a_source_stops_its_forfeits_not_its_markets() {
     let mut h = Harness::start().await;
     let [yes, no] = [0, 1].map(|i| h.wallets[i].insecure_clone());
     let id = h
@@ -279,8 +279,11 @@ async fn revoking_binary_vault_as_a_source_stops_its_forfeits() {
     h.resolve(&id, binary_vault::state::Side::Yes).await;
     h.warp_by(binary_vault::constants::DEFAULT_RESOLUTION_TIMELOCK_SECS)
         .await;
+    // The market finalises; only the forwarding of its forfeit is refused.
     assert_custom_error(h.finalize(&id).await, CrucibleError::UnauthorizedSource);
-    assert!(!h.market(&id).await.finalized);
+    let market = h.market(&id).await;
+    assert!(market.finalized && !market.crucible_forwarded);
+    assert_eq!(h.epoch(&SOL_MINT, 0).await.deposited, 0);
 }
 
 #[tokio::test]

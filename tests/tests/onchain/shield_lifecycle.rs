@@ -6,7 +6,7 @@ use crucible_pool::SOL_MINT;
 use integration_tests::*;
 use narrative_sdk::decode::{CrucibleEvent, ProgramEvent, ShieldEvent};
 use narrative_sdk::shield::Claim;
-use narrative_sdk::{pda, shield};
+use narrative_sdk::{crucible, pda, shield};
 use shield_vault::constants::*;
 use shield_vault::error::ShieldError;
 use shield_vault::state::{
@@ -243,7 +243,8 @@ async fn safe_outcome_gives_the_exploit_principal_to_safe_backers_and_keeps_yiel
 }
 
 /// EXPLOIT wins a partnership shield: of 10 SOL of SAFE principal, 5 to the protocol wallet,
-/// 3.5 to EXPLOIT backers pro rata, 1.2 to the treasury, 0.3 to the seam pool by CPI.
+/// 3.5 to EXPLOIT backers pro rata, 1.2 to the treasury, 0.3 to the seam pool (forwarded by CPI
+/// after finalisation).
 #[tokio::test]
 async fn exploit_outcome_on_a_partnership_splits_the_safe_principal_per_spec() {
     let mut h = Harness::start().await;
@@ -263,7 +264,7 @@ async fn exploit_outcome_on_a_partnership_splits_the_safe_principal_per_spec() {
     );
     let crucible_before = h.lamports(pda::crucible::sol_vault()).await;
     let ix = h.shield_finalize_ix(&id).await;
-    let events = h.process_with_events(&[ix], &[]).await.unwrap();
+    let finalized = h.process_with_events(&[ix], &[]).await.unwrap();
     assert_eq!(
         h.lamports(protocol.pubkey()).await - protocol_before,
         5 * SOL
@@ -272,6 +273,11 @@ async fn exploit_outcome_on_a_partnership_splits_the_safe_principal_per_spec() {
         h.lamports(h.treasury).await - treasury_before,
         1_200_000_000
     );
+    assert!(finalized.iter().any(|e| matches!(e,
+        ProgramEvent::Shield(ShieldEvent::Finalized(f)) if f.winner_bonus_pool == 3_500_000_000 && !f.refunded)));
+    assert_eq!(h.shield_vault_balance(&id, SAFE).await, 300_000_000);
+    let ix = shield::forward_seam_share(&id, SAFE, 0);
+    let events = h.process_with_events(&[ix], &[]).await.unwrap();
     assert_eq!(
         h.lamports(pda::crucible::sol_vault()).await - crucible_before,
         300_000_000
@@ -280,7 +286,7 @@ async fn exploit_outcome_on_a_partnership_splits_the_safe_principal_per_spec() {
     assert!(events.iter().any(|e| matches!(e,
         ProgramEvent::Crucible(CrucibleEvent::Deposited(d)) if d.source == pda::shield::cpi_authority() && d.amount == 300_000_000)));
     assert!(events.iter().any(|e| matches!(e,
-        ProgramEvent::Shield(ShieldEvent::Finalized(f)) if f.winner_bonus_pool == 3_500_000_000 && !f.refunded)));
+        ProgramEvent::Shield(ShieldEvent::SeamShareForwarded(f)) if f.amount == 300_000_000)));
     assert_eq!(h.shield_vault_balance(&id, SAFE).await, 0);
     assert_eq!(h.shield_vault_balance(&id, EXPLOIT).await, 6_500_000_000);
 
@@ -308,7 +314,7 @@ async fn exploit_outcome_on_a_community_shield_splits_58_39_3() {
     h.back_shield(&c, &id, EXPLOIT, 2 * SOL).await.unwrap();
     resolve_shield(&mut h, &id, EXPLOIT).await;
     let treasury_before = h.lamports(h.treasury).await;
-    let ix = shield::finalize_resolution(&id, None, h.treasury, 0);
+    let ix = shield::finalize_resolution(&id, None, h.treasury);
     h.process(&[ix], &[]).await.unwrap();
     assert_eq!(
         h.lamports(h.treasury).await - treasury_before,
@@ -323,6 +329,54 @@ async fn exploit_outcome_on_a_community_shield_splits_58_39_3() {
         claim_delta(&mut h, Claim::ExploitWinner, &c, &id, EXPLOIT).await,
         7_800_000_000
     );
+    // The seam share waited in the SAFE vault; forwarding sends it to crucible_pool's epoch.
+    assert_eq!(h.shield_vault_balance(&id, SAFE).await, 300_000_000);
+    let before = h.epoch(&crucible_pool::SOL_MINT, 0).await.deposited;
+    h.forward_seam_share(&id).await.unwrap();
+    assert_eq!(
+        h.epoch(&crucible_pool::SOL_MINT, 0).await.deposited - before,
+        300_000_000
+    );
+    assert_eq!(h.shield_vault_balance(&id, SAFE).await, 0);
+    assert!(h.coverage(&id).await.seam_forwarded);
+    let ix = shield::forward_seam_share(&id, SAFE, 0);
+    assert_custom_error(
+        h.process(&[ix], &[]).await,
+        shield_vault::error::ShieldError::NothingToForward,
+    );
+}
+
+#[tokio::test]
+async fn a_revoked_seam_source_freezes_no_shield() {
+    let mut h = Harness::start().await;
+    let [a, c] = [0, 2].map(|i| h.wallets[i].insecure_clone());
+    let id = community(&mut h).await;
+    h.back_shield(&a, &id, SAFE, 10 * SOL).await.unwrap();
+    h.back_shield(&c, &id, EXPLOIT, 2 * SOL).await.unwrap();
+    let admin = h.admin.insecure_clone();
+    let revoke =
+        crucible::set_authorized_source(admin.pubkey(), pda::shield::cpi_authority(), false);
+    h.process(&[revoke], &[&admin]).await.unwrap();
+    resolve_shield(&mut h, &id, EXPLOIT).await;
+    let ix = h.shield_finalize_ix(&id).await;
+    h.process(&[ix], &[]).await.unwrap();
+    assert_custom_error(
+        h.forward_seam_share(&id).await,
+        crucible_pool::error::CrucibleError::UnauthorizedSource,
+    );
+    // The winner claims in full; the seam share waits, booked as held, never as yield.
+    assert_eq!(
+        claim_delta(&mut h, Claim::ExploitWinner, &c, &id, EXPLOIT).await,
+        7_800_000_000
+    );
+    assert_custom_error(
+        h.harvest(&id, SAFE).await,
+        shield_vault::error::ShieldError::NothingToHarvest,
+    );
+    let allow = crucible::set_authorized_source(admin.pubkey(), pda::shield::cpi_authority(), true);
+    h.process(&[allow], &[&admin]).await.unwrap();
+    h.forward_seam_share(&id).await.unwrap();
+    assert_eq!(h.shield_vault_balance(&id, SAFE).await, 0);
 }
 
 #[tokio::test]

@@ -224,17 +224,17 @@ async fn finalize_with_another_protocol_wallet_or_treasury_is_rejected() {
     h.shield_vote(0, &id, EXPLOIT).await.unwrap();
     h.warp_by(RESOLUTION_TIMELOCK_SECS).await;
     let thief = Keypair::new().pubkey();
-    let ix = shield::finalize_resolution(&id, Some(thief), h.treasury, 0);
+    let ix = shield::finalize_resolution(&id, Some(thief), h.treasury);
     assert_custom_error(
         h.process(&[ix], &[]).await,
         ShieldError::WrongProtocolWallet,
     );
-    let ix = shield::finalize_resolution(&id, None, h.treasury, 0);
+    let ix = shield::finalize_resolution(&id, None, h.treasury);
     assert_custom_error(
         h.process(&[ix], &[]).await,
         ShieldError::WrongProtocolWallet,
     );
-    let ix = shield::finalize_resolution(&id, Some(protocol.pubkey()), thief, 0);
+    let ix = shield::finalize_resolution(&id, Some(protocol.pubkey()), thief);
     assert_custom_error(h.process(&[ix], &[]).await, ShieldError::WrongTreasury);
     assert_eq!(h.lamports(thief).await, 0);
 }

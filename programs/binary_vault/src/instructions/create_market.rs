@@ -6,6 +6,7 @@ use crate::constants::*;
 use crate::error::BinaryError;
 use crate::events::MarketCreated;
 use crate::state::{Config, Market, MarketSource, MarketVariant, ProgramState};
+use crucible_pool::state::{AssetPool as CrucibleAssetPool, CrucibleState};
 
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug)]
 pub struct CreateMarketArgs {
@@ -40,7 +41,31 @@ pub struct CreateMarket<'info> {
     pub yes_vault: SystemAccount<'info>,
     #[account(mut, seeds = [NO_VAULT_SEED, args.market_id.as_ref()], bump)]
     pub no_vault: SystemAccount<'info>,
+    /// crucible_pool's state: a Yield market needs binary_vault among its sources.
+    #[account(
+        seeds = [crucible_pool::constants::STATE_SEED],
+        bump = crucible_state.bump,
+        seeds::program = crucible_pool::ID,
+    )]
+    pub crucible_state: Account<'info, CrucibleState>,
+    /// crucible_pool's SOL pool: its existence is what a Yield forfeit needs.
+    #[account(
+        seeds = [crucible_pool::constants::ASSET_POOL_SEED, crucible_pool::SOL_MINT.as_ref()],
+        bump = crucible_sol_pool.bump,
+        seeds::program = crucible_pool::ID,
+    )]
+    pub crucible_sol_pool: Account<'info, CrucibleAssetPool>,
     pub system_program: Program<'info, System>,
+}
+
+/// Whether crucible_pool takes deposits signed by binary_vault's CPI authority.
+pub fn crucible_accepts(state: &CrucibleState, program_state: &ProgramState) -> Result<bool> {
+    let authority = Pubkey::create_program_address(
+        &[CPI_AUTHORITY_SEED, &[program_state.cpi_authority_bump]],
+        &crate::ID,
+    )
+    .map_err(|_| ProgramError::InvalidSeeds)?;
+    Ok(state.is_authorized(&authority))
 }
 
 /// Everything two creation paths share: checks, the new market's fields, the market counter.
@@ -48,6 +73,8 @@ pub struct NewMarket<'a> {
     pub args: &'a CreateMarketArgs,
     pub creator: Pubkey,
     pub admin_signed: bool,
+    /// Whether crucible_pool would take this market's forfeit (a Yield market needs it).
+    pub crucible_accepts: bool,
     pub mint: Pubkey,
     pub min_backing: u64,
     pub bumps: (u8, u8, u8),
@@ -71,6 +98,10 @@ pub fn create_new_market<'info>(
     require!(
         args.source == MarketSource::Seed || new.admin_signed,
         BinaryError::SourceNeedsAdmin
+    );
+    require!(
+        args.variant != MarketVariant::Yield || new.crucible_accepts,
+        BinaryError::CrucibleRefusesForfeits
     );
     let (bump, yes_vault_bump, no_vault_bump) = new.bumps;
     let market = Market {
@@ -108,6 +139,7 @@ pub fn create_new_market<'info>(
         yes_vault_bump,
         no_vault_bump,
         oracle_set: config.oracle_set(),
+        crucible_forwarded: false,
     };
     vault_common::init_account(
         payer,
@@ -134,6 +166,7 @@ pub fn created_event(market: &Market, address: Pubkey) -> MarketCreated {
 
 pub fn handler(mut ctx: Context<CreateMarket>, args: CreateMarketArgs) -> Result<()> {
     let accounts = &mut ctx.accounts;
+    let accepts = crucible_accepts(&accounts.crucible_state, &accounts.program_state)?;
     let market = create_new_market(
         &mut accounts.program_state,
         &accounts.config,
@@ -143,6 +176,7 @@ pub fn handler(mut ctx: Context<CreateMarket>, args: CreateMarketArgs) -> Result
             args: &args,
             creator: accounts.creator.key(),
             admin_signed: accounts.admin.is_some(),
+            crucible_accepts: accepts,
             mint: Pubkey::default(),
             min_backing: MIN_BACKING_LAMPORTS,
             bumps: (ctx.bumps.market, ctx.bumps.yes_vault, ctx.bumps.no_vault),

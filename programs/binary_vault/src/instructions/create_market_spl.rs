@@ -1,11 +1,11 @@
 use anchor_lang::prelude::*;
 use anchor_spl::token::{Mint, Token};
-use crucible_pool::state::AssetPool as CrucibleAssetPool;
+use crucible_pool::state::{AssetPool as CrucibleAssetPool, CrucibleState};
 
 use crate::constants::*;
 use crate::error::BinaryError;
 use crate::instructions::create_market::{
-    create_new_market, created_event, CreateMarketArgs, NewMarket,
+    create_new_market, created_event, crucible_accepts, CreateMarketArgs, NewMarket,
 };
 use crate::state::{Config, ProgramState};
 
@@ -39,6 +39,13 @@ pub struct CreateMarketSpl<'info> {
         seeds::program = crucible_pool::ID,
     )]
     pub crucible_asset_pool: Account<'info, CrucibleAssetPool>,
+    /// crucible_pool's state: a Yield market needs binary_vault among its sources.
+    #[account(
+        seeds = [crucible_pool::constants::STATE_SEED],
+        bump = crucible_state.bump,
+        seeds::program = crucible_pool::ID,
+    )]
+    pub crucible_state: Account<'info, CrucibleState>,
     pub token_program: Program<'info, Token>,
     pub system_program: Program<'info, System>,
 }
@@ -46,6 +53,7 @@ pub struct CreateMarketSpl<'info> {
 pub fn handler(mut ctx: Context<CreateMarketSpl>, args: CreateMarketArgs) -> Result<()> {
     let accounts = &mut ctx.accounts;
     let min_backing = accounts.config.min_backing_spl;
+    let accepts = crucible_accepts(&accounts.crucible_state, &accounts.program_state)?;
     let creator = accounts.creator.to_account_info();
     let market = create_new_market(
         &mut accounts.program_state,
@@ -56,6 +64,7 @@ pub fn handler(mut ctx: Context<CreateMarketSpl>, args: CreateMarketArgs) -> Res
             args: &args,
             creator: accounts.creator.key(),
             admin_signed: accounts.admin.is_some(),
+            crucible_accepts: accepts,
             mint: accounts.mint.key(),
             min_backing,
             bumps: (ctx.bumps.market, ctx.bumps.yes_vault, ctx.bumps.no_vault),

@@ -105,6 +105,9 @@ pub struct Market {
     /// The oracle set in force at creation: only its members vote on this market, against its
     /// threshold, so a later change of the set cannot decide a market created before it.
     pub oracle_set: OracleSet,
+    /// Whether `crucible_amount` has left the losing vault for crucible_pool. Until then it
+    /// waits there (claims never touch it), so finalisation never depends on crucible_pool.
+    pub crucible_forwarded: bool,
 }
 
 impl Market {

@@ -1,5 +1,4 @@
 use anchor_lang::prelude::*;
-use crucible_pool::program::CruciblePool;
 
 use vault_common::SafeMath;
 
@@ -11,9 +10,10 @@ use crate::state::{Coverage, CoverageStatus, ShieldKind, ShieldProgramState, Shi
 
 /// Executes the splits once the outcome's 172800 s timelock has elapsed (anyone may call). The
 /// losing side's principal leaves its vault: the winners' share moves into the winning vault,
-/// and on an exploit the protocol wallet (partnership), treasury and seam pool (by CPI into
-/// crucible_pool, signed by `shield_cpi_auth`) are paid. Yield stays on its own side. If
-/// nobody backed the winning side, the shield refunds instead.
+/// and on an exploit the protocol wallet (partnership) and treasury are paid. The seam-pool share
+/// waits in the losing vault for `forward_seam_share`, so crucible_pool's state can never stop a
+/// coverage from finalising. Yield stays on its own side. If nobody backed the winning side, the
+/// shield refunds instead.
 #[event_cpi]
 #[derive(Accounts)]
 pub struct FinalizeResolution<'info> {
@@ -32,23 +32,6 @@ pub struct FinalizeResolution<'info> {
     /// CHECK: must be the configured treasury.
     #[account(mut, address = program_state.treasury @ ShieldError::WrongTreasury)]
     pub treasury: UncheckedAccount<'info>,
-    /// CHECK: signer PDA for the seam-pool deposit; address fixed by its seeds.
-    #[account(seeds = [CPI_AUTHORITY_SEED], bump = program_state.cpi_authority_bump)]
-    pub cpi_authority: UncheckedAccount<'info>,
-    /// CHECK: crucible_pool's state; checked by crucible_pool during the CPI.
-    pub crucible_state: UncheckedAccount<'info>,
-    /// CHECK: crucible_pool's SOL asset pool; checked by crucible_pool.
-    #[account(mut)]
-    pub crucible_asset_pool: UncheckedAccount<'info>,
-    /// CHECK: crucible_pool's current SOL epoch; checked by crucible_pool.
-    #[account(mut)]
-    pub crucible_epoch: UncheckedAccount<'info>,
-    /// CHECK: crucible_pool's SOL vault; checked by crucible_pool.
-    #[account(mut)]
-    pub crucible_vault: UncheckedAccount<'info>,
-    /// CHECK: crucible_pool's event authority; checked by crucible_pool.
-    pub crucible_event_authority: UncheckedAccount<'info>,
-    pub crucible_program: Program<'info, CruciblePool>,
     pub system_program: Program<'info, System>,
 }
 
@@ -99,8 +82,12 @@ fn finalize(ctx: &mut Context<FinalizeResolution>) -> Result<ShieldFinalized> {
     coverage.protocol_payout = parts.protocol_payout;
     coverage.treasury_payout = parts.treasury_payout;
     coverage.seam_payout = parts.seam_payout;
+    // The seam share stays in the losing vault, still counted as held, until forwarded.
     let loser_pool = coverage.pool_mut(loser);
-    loser_pool.held = loser_pool.held.safe_sub(loser_principal)?;
+    loser_pool.held = loser_pool
+        .held
+        .safe_sub(loser_principal)?
+        .safe_add(parts.seam_payout)?;
     let winner_pool = coverage.pool_mut(winner);
     winner_pool.held = winner_pool.held.safe_add(parts.winner_bonus_pool)?;
 
@@ -141,32 +128,11 @@ fn finalize(ctx: &mut Context<FinalizeResolution>) -> Result<ShieldFinalized> {
         )?;
     }
     vault_common::transfer_sol(
-        loser_vault.clone(),
+        loser_vault,
         accounts.treasury.to_account_info(),
         parts.treasury_payout,
         &[loser_seeds],
     )?;
-    if parts.seam_payout > 0 {
-        let auth_bump = [accounts.program_state.cpi_authority_bump];
-        crucible_pool::cpi::deposit_sol(
-            CpiContext::new_with_signer(
-                crucible_pool::ID,
-                crucible_pool::cpi::accounts::DepositSol {
-                    authority: accounts.cpi_authority.to_account_info(),
-                    source: loser_vault,
-                    state: accounts.crucible_state.to_account_info(),
-                    asset_pool: accounts.crucible_asset_pool.to_account_info(),
-                    epoch: accounts.crucible_epoch.to_account_info(),
-                    sol_vault: accounts.crucible_vault.to_account_info(),
-                    system_program: accounts.system_program.to_account_info(),
-                    event_authority: accounts.crucible_event_authority.to_account_info(),
-                    program: accounts.crucible_program.to_account_info(),
-                },
-                &[&[CPI_AUTHORITY_SEED, &auth_bump], loser_seeds],
-            ),
-            parts.seam_payout,
-        )?;
-    }
     Ok(ShieldFinalized {
         protocol_id,
         outcome: winner,

@@ -95,6 +95,7 @@ pub fn handler(mut ctx: Context<OpenCoverage>, args: OpenCoverageArgs) -> Result
         bump: ctx.bumps.coverage,
         safe_vault_bump: ctx.bumps.safe_vault,
         exploit_vault_bump: ctx.bumps.exploit_vault,
+        seam_forwarded: false,
     };
     let admin = accounts.admin.to_account_info();
     vault_common::init_account(

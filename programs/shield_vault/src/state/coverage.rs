@@ -121,6 +121,9 @@ pub struct Coverage {
     pub bump: u8,
     pub safe_vault_bump: u8,
     pub exploit_vault_bump: u8,
+    /// Whether `seam_payout` has left the losing vault for crucible_pool. Until then it waits
+    /// there (counted in the losing side's `held`), so finalisation never depends on it.
+    pub seam_forwarded: bool,
 }
 
 impl Coverage {
