@@ -265,6 +265,28 @@ pub fn rollover(mint: Pubkey, expired_epoch: u64, current_epoch: u64) -> Instruc
     )
 }
 
+/// The admin vetoes `mint`'s epoch `vetoed_epoch`'s root during its challenge delay.
+pub fn veto_epoch_root(
+    admin: Pubkey,
+    mint: Pubkey,
+    vetoed_epoch: u64,
+    current_epoch: u64,
+) -> Instruction {
+    let (event_authority, program) = event_accounts();
+    build(
+        acc::VetoEpochRoot {
+            admin,
+            state: pda::crucible::state(),
+            asset_pool: pda::crucible::asset_pool(&mint),
+            vetoed_epoch: pda::crucible::epoch(&mint, vetoed_epoch),
+            current_epoch: pda::crucible::epoch(&mint, current_epoch),
+            event_authority,
+            program,
+        },
+        ix::VetoEpochRoot {},
+    )
+}
+
 /// Closes `wallet`'s receipt of `mint`'s epoch `epoch` (after it rolled over).
 pub fn close_claim_receipt(wallet: Pubkey, mint: Pubkey, epoch: u64) -> Instruction {
     let (event_authority, program) = event_accounts();

@@ -119,6 +119,7 @@ by_discriminator!(
         EpochClosed => crucible_types::EpochClosed,
         EpochClaimed => crucible_types::EpochClaimed,
         EpochRolledOver => crucible_types::EpochRolledOver,
+        EpochRootVetoed => crucible_types::EpochRootVetoed,
         ClaimReceiptClosed => crucible_types::ClaimReceiptClosed,
         AdminProposed => crucible_types::CrucibleAdminProposed,
         AdminRotated => crucible_types::CrucibleAdminRotated,
@@ -272,6 +273,7 @@ impl ProgramEvent {
                 C::EpochClosed(e) => epoch(&e.mint, e.epoch, None),
                 C::EpochClaimed(e) => epoch(&e.mint, e.epoch, Some(e.wallet)),
                 C::EpochRolledOver(e) => epoch(&e.mint, e.epoch, None),
+                C::EpochRootVetoed(e) => epoch(&e.mint, e.epoch, None),
                 C::ClaimReceiptClosed(e) => {
                     let epoch_key = crate::pda::crucible::epoch(&e.mint, e.epoch);
                     EventKeys {

@@ -25,3 +25,7 @@ pub const DEFAULT_CLAIM_WINDOW_SECS: i64 = 30 * 24 * 60 * 60;
 /// Bounds on both durations: at least one hour, at most a year.
 pub const MIN_DURATION_SECS: i64 = 60 * 60;
 pub const MAX_DURATION_SECS: i64 = 366 * 24 * 60 * 60;
+/// A posted Merkle root becomes claimable only this long after it is posted; until then the
+/// admin may veto it (its distribution then rolls into the open epoch). 48 h, like the payout
+/// hold of binary_vault and shield_vault.
+pub const ROOT_CHALLENGE_DELAY_SECS: i64 = 172_800;

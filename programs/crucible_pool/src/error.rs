@@ -46,4 +46,8 @@ pub enum CrucibleError {
     WrongMint,
     #[msg("Signer is not the proposed admin, or the proposed key is the zero key")]
     NotPendingAdmin,
+    #[msg("The epoch's root is in its challenge delay")]
+    RootInChallenge,
+    #[msg("The epoch's challenge delay is over")]
+    ChallengeDelayOver,
 }

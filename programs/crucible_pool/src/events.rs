@@ -55,6 +55,8 @@ pub struct EpochClosed {
     pub carried_to_next: u64,
     pub merkle_root: [u8; 32],
     pub claim_deadline: i64,
+    /// Claims open here, after the root's challenge delay.
+    pub claimable_at: i64,
 }
 
 #[event]
@@ -94,4 +96,14 @@ pub struct CrucibleAdminProposed {
 pub struct CrucibleAdminRotated {
     pub previous: Pubkey,
     pub admin: Pubkey,
+}
+
+#[event]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EpochRootVetoed {
+    pub mint: Pubkey,
+    pub epoch: u64,
+    pub into_epoch: u64,
+    /// The vetoed root's distribution, carried into `into_epoch`.
+    pub amount: u64,
 }

@@ -96,6 +96,12 @@ pub mod crucible_pool {
         instructions::close_claim_receipt::handler(ctx)
     }
 
+    /// Vetoes a posted root during its challenge delay; its distribution rolls into the open
+    /// epoch. Admin only.
+    pub fn veto_epoch_root(ctx: Context<VetoEpochRoot>) -> Result<()> {
+        instructions::veto_epoch_root::handler(ctx)
+    }
+
     /// Carries an expired epoch's unclaimed remainder into the current epoch; anyone.
     pub fn rollover(ctx: Context<Rollover>) -> Result<()> {
         instructions::rollover::handler(ctx)

@@ -3,6 +3,7 @@
 
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::Space;
+use crucible_pool::constants::ROOT_CHALLENGE_DELAY_SECS;
 use crucible_pool::error::CrucibleError;
 use crucible_pool::instructions::{CloseEpochArgs, UpdateSettingsArgs};
 use crucible_pool::state::{ClaimReceipt, EpochStatus};
@@ -139,8 +140,18 @@ async fn epoch_distribution_claims_and_rollover_keep_the_vault_balanced() {
         (EpochStatus::Closed, 6 * SOL, 3 * SOL)
     );
     assert_eq!(
-        (e0.merkle_root, e0.closed_at, e0.claim_deadline),
-        (dist.root(), closed_at, closed_at + CLAIM_WINDOW)
+        (
+            e0.merkle_root,
+            e0.closed_at,
+            e0.claimable_at,
+            e0.claim_deadline
+        ),
+        (
+            dist.root(),
+            closed_at,
+            closed_at + ROOT_CHALLENGE_DELAY_SECS,
+            closed_at + ROOT_CHALLENGE_DELAY_SECS + CLAIM_WINDOW
+        )
     );
     let e1 = h.epoch(&SOL_MINT, 1).await;
     assert_eq!(
@@ -149,8 +160,19 @@ async fn epoch_distribution_claims_and_rollover_keep_the_vault_balanced() {
     );
     assert_eq!(h.asset_pool(&SOL_MINT).await.current_epoch, 1);
 
+    // The root is claimable only after its challenge delay.
     let receipt_rent = h.rent_for(8 + ClaimReceipt::INIT_SPACE).await;
     let (amount, proof) = dist.proof(&w0.pubkey()).unwrap();
+    h.warp_to(closed_at + ROOT_CHALLENGE_DELAY_SECS - 1).await;
+    assert_custom_error(
+        h.process(
+            &[crucible::claim_sol(w0.pubkey(), 0, amount, proof.clone())],
+            &[&w0],
+        )
+        .await,
+        CrucibleError::RootInChallenge,
+    );
+    h.warp_by(1).await;
     let before = h.lamports(w0.pubkey()).await;
     h.process(
         &[crucible::claim_sol(w0.pubkey(), 0, amount, proof.clone())],
@@ -211,7 +233,8 @@ async fn epoch_distribution_claims_and_rollover_keep_the_vault_balanced() {
         h.process(std::slice::from_ref(&rollover), &[]).await,
         CrucibleError::ClaimWindowOpen,
     );
-    h.warp_to(closed_at + CLAIM_WINDOW + 1).await;
+    h.warp_to(closed_at + ROOT_CHALLENGE_DELAY_SECS + CLAIM_WINDOW + 1)
+        .await;
     let (w2_amount, w2_proof) = dist.proof(&w2.pubkey()).unwrap();
     let ix = crucible::claim_sol(w2.pubkey(), 0, w2_amount, w2_proof);
     assert_custom_error(
@@ -299,6 +322,7 @@ async fn claims_cannot_exceed_the_posted_pools() {
     close(&mut h, SOL_MINT, 4 * SOL, SOL, dist.root())
         .await
         .unwrap();
+    h.warp_by(ROOT_CHALLENGE_DELAY_SECS).await;
     let (a, p) = dist.proof(&w0.pubkey()).unwrap();
     h.process(&[crucible::claim_sol(w0.pubkey(), 0, a, p)], &[&w0])
         .await
@@ -337,6 +361,7 @@ async fn token_epochs_pay_claims_from_the_mint_vault() {
         .await
         .unwrap();
     assert_eq!(h.epoch(&mint, 1).await.rolled_in, 150_000);
+    h.warp_by(ROOT_CHALLENGE_DELAY_SECS).await;
     let (amount, proof) = dist.proof(&w0.pubkey()).unwrap();
     let before = h.token_balance(&tokens[0]).await;
     h.process(
@@ -453,6 +478,7 @@ async fn donations_to_the_next_epoch_and_a_receipt_do_not_block_them() {
     h.warp_by(EPOCH_DURATION).await;
     let dist = Distribution::new(&epoch0, &[(w0.pubkey(), SOL)]);
     close(&mut h, SOL_MINT, SOL, 0, dist.root()).await.unwrap();
+    h.warp_by(ROOT_CHALLENGE_DELAY_SECS).await;
     let (amount, proof) = dist.proof(&w0.pubkey()).unwrap();
     h.process(
         &[crucible::claim_sol(w0.pubkey(), 0, amount, proof)],
@@ -522,6 +548,68 @@ async fn the_crucible_admin_role_moves_only_when_the_successor_accepts() {
             true,
         )],
         &[&successor],
+    )
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn the_admin_vetoes_a_root_in_its_challenge_delay_and_its_pools_roll_forward() {
+    let mut h = Harness::start().await;
+    let source = authorised_source(&mut h).await;
+    let w0 = h.wallets[0].insecure_clone();
+    deposit(&mut h, &source, 5 * SOL).await.unwrap();
+    h.warp_by(EPOCH_DURATION).await;
+    // The keeper posts a root paying everything to one wallet.
+    let epoch0 = pda::crucible::epoch(&SOL_MINT, 0);
+    let dist = Distribution::new(&epoch0, &[(w0.pubkey(), 5 * SOL)]);
+    close(&mut h, SOL_MINT, 4 * SOL, SOL, dist.root())
+        .await
+        .unwrap();
+    let keeper = h.keeper.insecure_clone();
+    let admin = h.admin.insecure_clone();
+    let veto = |by: &Keypair| crucible::veto_epoch_root(by.pubkey(), SOL_MINT, 0, 1);
+    assert_custom_error(
+        h.process(&[veto(&keeper)], &[&keeper]).await,
+        CrucibleError::NotAdmin,
+    );
+    h.process(&[veto(&admin)], &[&admin]).await.unwrap();
+    let e0 = h.epoch(&SOL_MINT, 0).await;
+    assert_eq!(
+        (e0.status, e0.rolled_out),
+        (EpochStatus::RolledOver, 5 * SOL)
+    );
+    assert_eq!(h.epoch(&SOL_MINT, 1).await.rolled_in, 5 * SOL);
+    // The vetoed root pays nobody, even after its delay.
+    h.warp_by(ROOT_CHALLENGE_DELAY_SECS).await;
+    let (amount, proof) = dist.proof(&w0.pubkey()).unwrap();
+    assert_custom_error(
+        h.process(
+            &[crucible::claim_sol(w0.pubkey(), 0, amount, proof)],
+            &[&w0],
+        )
+        .await,
+        CrucibleError::EpochNotClosed,
+    );
+    assert_eq!(vault_above_reserve(&mut h).await, owed(&mut h).await);
+
+    // A root past its delay can no longer be vetoed.
+    h.warp_by(EPOCH_DURATION).await;
+    let epoch1 = pda::crucible::epoch(&SOL_MINT, 1);
+    let dist = Distribution::new(&epoch1, &[(w0.pubkey(), 5 * SOL)]);
+    close(&mut h, SOL_MINT, 5 * SOL, 0, dist.root())
+        .await
+        .unwrap();
+    h.warp_by(ROOT_CHALLENGE_DELAY_SECS).await;
+    let late = crucible::veto_epoch_root(admin.pubkey(), SOL_MINT, 1, 2);
+    assert_custom_error(
+        h.process(&[late], &[&admin]).await,
+        CrucibleError::ChallengeDelayOver,
+    );
+    let (amount, proof) = dist.proof(&w0.pubkey()).unwrap();
+    h.process(
+        &[crucible::claim_sol(w0.pubkey(), 1, amount, proof)],
+        &[&w0],
     )
     .await
     .unwrap();

@@ -56,6 +56,7 @@ pub fn record_claim(
         epoch.status == EpochStatus::Closed,
         CrucibleError::EpochNotClosed
     );
+    require!(now >= epoch.claimable_at, CrucibleError::RootInChallenge);
     require!(
         now <= epoch.claim_deadline,
         CrucibleError::ClaimWindowClosed

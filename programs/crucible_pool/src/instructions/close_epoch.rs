@@ -69,7 +69,8 @@ pub fn handler(ctx: Context<CloseEpoch>, args: CloseEpochArgs) -> Result<()> {
 
     epoch.status = EpochStatus::Closed;
     epoch.closed_at = now;
-    epoch.claim_deadline = now.safe_add(state.claim_window_secs)?;
+    epoch.claimable_at = now.safe_add(ROOT_CHALLENGE_DELAY_SECS)?;
+    epoch.claim_deadline = epoch.claimable_at.safe_add(state.claim_window_secs)?;
     epoch.conviction_pool = args.conviction_pool;
     epoch.creator_pool = args.creator_pool;
     epoch.merkle_root = args.merkle_root;
@@ -96,6 +97,7 @@ pub fn handler(ctx: Context<CloseEpoch>, args: CloseEpochArgs) -> Result<()> {
         carried_to_next: carried,
         merkle_root: args.merkle_root,
         claim_deadline: epoch.claim_deadline,
+        claimable_at: epoch.claimable_at,
     });
     Ok(())
 }

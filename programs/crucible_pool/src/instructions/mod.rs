@@ -14,6 +14,7 @@ pub mod rollover;
 pub mod rotate_admin;
 pub mod set_authorized_source;
 pub mod update_settings;
+pub mod veto_epoch_root;
 
 pub use claim_sol::*;
 pub use claim_spl::*;
@@ -28,3 +29,4 @@ pub use rollover::*;
 pub use rotate_admin::*;
 pub use set_authorized_source::*;
 pub use update_settings::*;
+pub use veto_epoch_root::*;

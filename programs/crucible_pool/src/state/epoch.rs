@@ -6,7 +6,7 @@ use vault_common::SafeMath;
 pub enum EpochStatus {
     /// Receiving deposits and rollovers.
     Open,
-    /// Root posted; wallets claim with proofs until `claim_deadline`.
+    /// Root posted; wallets claim with proofs from `claimable_at` until `claim_deadline`.
     Closed,
     /// What was not claimed moved into a later epoch.
     RolledOver,
@@ -34,6 +34,8 @@ pub struct Epoch {
     /// Unclaimed amount moved on after the claim window.
     pub rolled_out: u64,
     pub bump: u8,
+    /// End of the root's challenge delay: claims open here, and the admin's veto closes.
+    pub claimable_at: i64,
 }
 
 impl Epoch {
@@ -55,6 +57,7 @@ impl Epoch {
             claims: 0,
             rolled_out: 0,
             bump,
+            claimable_at: 0,
         }
     }
 

@@ -1,0 +1,60 @@
+use anchor_lang::prelude::*;
+
+use vault_common::SafeMath;
+
+use crate::constants::*;
+use crate::error::CrucibleError;
+use crate::events::EpochRootVetoed;
+use crate::state::{AssetPool, CrucibleState, Epoch, EpochStatus};
+
+/// The admin's veto of a posted root during its challenge delay (`ROOT_CHALLENGE_DELAY_SECS`):
+/// nothing has been claimed yet, and the whole distribution rolls into the open epoch, whose
+/// next root redistributes it. The keeper alone therefore cannot drain an epoch with a bad root,
+/// and the admin cannot take anything either: a veto only moves money forward.
+#[event_cpi]
+#[derive(Accounts)]
+pub struct VetoEpochRoot<'info> {
+    pub admin: Signer<'info>,
+    #[account(seeds = [STATE_SEED], bump = state.bump, has_one = admin @ CrucibleError::NotAdmin)]
+    pub state: Account<'info, CrucibleState>,
+    #[account(seeds = [ASSET_POOL_SEED, asset_pool.mint.as_ref()], bump = asset_pool.bump)]
+    pub asset_pool: Account<'info, AssetPool>,
+    #[account(
+        mut,
+        seeds = [EPOCH_SEED, asset_pool.mint.as_ref(), &vetoed_epoch.epoch.to_le_bytes()],
+        bump = vetoed_epoch.bump,
+    )]
+    pub vetoed_epoch: Account<'info, Epoch>,
+    #[account(
+        mut,
+        seeds = [EPOCH_SEED, asset_pool.mint.as_ref(), &asset_pool.current_epoch.to_le_bytes()],
+        bump = current_epoch.bump,
+    )]
+    pub current_epoch: Account<'info, Epoch>,
+}
+
+pub fn handler(ctx: Context<VetoEpochRoot>) -> Result<()> {
+    let now = Clock::get()?.unix_timestamp;
+    let vetoed = &mut ctx.accounts.vetoed_epoch;
+    require!(
+        vetoed.status == EpochStatus::Closed,
+        CrucibleError::EpochNotClosed
+    );
+    require!(now < vetoed.claimable_at, CrucibleError::ChallengeDelayOver);
+    let current = &mut ctx.accounts.current_epoch;
+    require!(
+        current.status == EpochStatus::Open,
+        CrucibleError::EpochNotOpen
+    );
+    let amount = vetoed.unclaimed()?;
+    vetoed.rolled_out = amount;
+    vetoed.status = EpochStatus::RolledOver;
+    current.rolled_in = current.rolled_in.safe_add(amount)?;
+    emit_cpi!(EpochRootVetoed {
+        mint: ctx.accounts.asset_pool.mint,
+        epoch: vetoed.epoch,
+        into_epoch: current.epoch,
+        amount,
+    });
+    Ok(())
+}
