@@ -180,7 +180,6 @@ impl Meta {
                 max_resolution_delay_secs: a.max_resolution_delay_secs,
                 dispute_bond_lamports: n("dispute_bond_lamports", a.dispute_bond_lamports)?,
                 treasury: key(&a.treasury),
-                min_backing_spl: n("min_backing_spl", a.min_backing_spl)?,
                 slot,
                 write_version,
                 closed,

@@ -28,7 +28,8 @@ pub const START_TIME: i64 = 1_767_225_600;
 pub const DAY: i64 = 86_400;
 pub const DISPUTE_BOND: u64 = SOL;
 pub const MAX_RESOLUTION_DELAY: i64 = 7 * DAY;
-pub const MIN_BACKING_SPL: u64 = 1_000;
+/// The backing minimum of an SPL market on the harness's 6-decimal mint: 0.01 token.
+pub const MIN_BACKING_SPL: u64 = 10_000;
 pub const EPOCH_DURATION: i64 = 7 * DAY;
 pub const CLAIM_WINDOW: i64 = 30 * DAY;
 
@@ -160,7 +161,6 @@ impl Harness {
                 oracle_threshold: options.threshold,
                 dispute_bond_lamports: DISPUTE_BOND,
                 max_resolution_delay_secs: MAX_RESOLUTION_DELAY,
-                min_backing_spl: MIN_BACKING_SPL,
             },
         );
         let init_crucible = crucible::initialize(

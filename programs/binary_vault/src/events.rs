@@ -23,7 +23,6 @@ pub struct ConfigUpdated {
     pub max_resolution_delay_secs: i64,
     pub dispute_bond_lamports: u64,
     pub treasury: Pubkey,
-    pub min_backing_spl: u64,
 }
 
 #[event]

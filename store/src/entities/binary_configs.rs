@@ -15,7 +15,6 @@ pub struct Model {
     pub max_resolution_delay_secs: i64,
     pub dispute_bond_lamports: i64,
     pub treasury: String,
-    pub min_backing_spl: i64,
     pub slot: i64,
     pub write_version: i64,
     pub closed: bool,

@@ -52,7 +52,6 @@ async fn initialize_sets_defaults_roles_and_crucible_source() {
     assert_eq!(config.max_resolution_delay_secs, MAX_RESOLUTION_DELAY);
     assert_eq!(config.dispute_bond_lamports, DISPUTE_BOND);
     assert_eq!(config.treasury, h.treasury);
-    assert_eq!(config.min_backing_spl, MIN_BACKING_SPL);
     assert_eq!((config.oracle_count, config.oracle_threshold), (3, 2));
     let oracles: Vec<_> = h.oracles.iter().map(|o| o.pubkey()).collect();
     assert_eq!(config.listed_oracles(), oracles.as_slice());
@@ -78,7 +77,6 @@ async fn admin_changes_config_and_oracles_after_the_timelock_and_pauses_with_eve
         max_resolution_delay_secs: Some(3 * DAY),
         dispute_bond_lamports: Some(2 * SOL),
         treasury: Some(new_treasury),
-        min_backing_spl: Some(5),
         oracle_set: Some(OracleSet::new(&new_oracles, 1).unwrap()),
     };
     let events = h
@@ -114,7 +112,6 @@ async fn admin_changes_config_and_oracles_after_the_timelock_and_pauses_with_eve
     assert_eq!(config.max_resolution_delay_secs, 3 * DAY);
     assert_eq!(config.dispute_bond_lamports, 2 * SOL);
     assert_eq!(config.treasury, new_treasury);
-    assert_eq!(config.min_backing_spl, 5);
     assert_eq!(config.listed_oracles(), new_oracles.as_slice());
     assert_eq!(config.oracle_threshold, 1);
     assert_eq!(config.oracles[2], Default::default());

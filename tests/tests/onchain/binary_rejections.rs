@@ -778,7 +778,6 @@ async fn initialize_by_anyone_but_the_upgrade_authority_is_rejected() {
             oracle_threshold: 1,
             dispute_bond_lamports: SOL,
             max_resolution_delay_secs: MAX_RESOLUTION_DELAY,
-            min_backing_spl: 1,
         },
     );
     let tx = solana_transaction::Transaction::new_signed_with_payer(

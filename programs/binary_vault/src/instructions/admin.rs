@@ -80,7 +80,6 @@ pub fn apply_config_change(ctx: Context<AdminConfig>) -> Result<()> {
         max_resolution_delay_secs: config.max_resolution_delay_secs,
         dispute_bond_lamports: config.dispute_bond_lamports,
         treasury: config.treasury,
-        min_backing_spl: config.min_backing_spl,
     });
     if pending.update.oracle_set.is_some() {
         emit_cpi!(OraclesUpdated {

@@ -9,8 +9,10 @@ use crate::instructions::create_market::{
 };
 use crate::state::{Config, ProgramState};
 
-/// An SPL-denominated market: token vaults owned by the market PDA. The mint must already have
-/// a crucible_pool asset pool, so that a Yield forfeit always has somewhere to go.
+/// An SPL-denominated market: token vaults owned by the market PDA. Its backing minimum is a
+/// hundredth of one whole token of its mint (as 0.01 SOL for SOL markets), from the decimals.
+/// The mint must already have a crucible_pool asset pool, so that a Yield forfeit always has
+/// somewhere to go.
 #[event_cpi]
 #[derive(Accounts)]
 #[instruction(args: CreateMarketArgs)]
@@ -52,7 +54,7 @@ pub struct CreateMarketSpl<'info> {
 
 pub fn handler(mut ctx: Context<CreateMarketSpl>, args: CreateMarketArgs) -> Result<()> {
     let accounts = &mut ctx.accounts;
-    let min_backing = accounts.config.min_backing_spl;
+    let min_backing = min_backing_spl(accounts.mint.decimals)?;
     let accepts = crucible_accepts(&accounts.crucible_state, &accounts.program_state)?;
     let creator = accounts.creator.to_account_info();
     let market = create_new_market(
@@ -89,4 +91,28 @@ pub fn handler(mut ctx: Context<CreateMarketSpl>, args: CreateMarketArgs) -> Res
     }
     emit_cpi!(created_event(&market, ctx.accounts.market.key()));
     Ok(())
+}
+
+/// A hundredth of one whole token of a mint with `decimals` (at least one base unit), the SPL
+/// counterpart of `MIN_BACKING_LAMPORTS`; refuses a mint whose whole token overflows a u64.
+pub fn min_backing_spl(decimals: u8) -> Result<u64> {
+    10u64
+        .checked_pow(decimals as u32)
+        .map(|whole| (whole / 100).max(1))
+        .ok_or_else(|| BinaryError::WrongMint.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::min_backing_spl;
+
+    #[test]
+    fn the_spl_minimum_is_a_hundredth_of_a_whole_token() {
+        assert_eq!(min_backing_spl(0).unwrap(), 1);
+        assert_eq!(min_backing_spl(2).unwrap(), 1);
+        assert_eq!(min_backing_spl(6).unwrap(), 10_000);
+        assert_eq!(min_backing_spl(9).unwrap(), 10_000_000);
+        assert_eq!(min_backing_spl(19).unwrap(), 100_000_000_000_000_000);
+        assert!(min_backing_spl(20).is_err());
+    }
 }

@@ -13,7 +13,6 @@ pub struct InitializeArgs {
     pub oracle_threshold: u8,
     pub dispute_bond_lamports: u64,
     pub max_resolution_delay_secs: i64,
-    pub min_backing_spl: u64,
 }
 
 /// Creates program state and config with the spec's defaults (capital loss 3500 bps, crucible
@@ -69,7 +68,6 @@ pub fn handler(ctx: Context<Initialize>, args: InitializeArgs) -> Result<()> {
         max_resolution_delay_secs: args.max_resolution_delay_secs,
         dispute_bond_lamports: args.dispute_bond_lamports,
         treasury: args.treasury,
-        min_backing_spl: args.min_backing_spl,
         bump: ctx.bumps.config,
         pending_change: None,
     };

@@ -58,7 +58,6 @@ pub struct ConfigUpdate {
     pub max_resolution_delay_secs: Option<i64>,
     pub dispute_bond_lamports: Option<u64>,
     pub treasury: Option<Pubkey>,
-    pub min_backing_spl: Option<u64>,
     pub oracle_set: Option<OracleSet>,
 }
 
@@ -89,8 +88,6 @@ pub struct Config {
     pub max_resolution_delay_secs: i64,
     pub dispute_bond_lamports: u64,
     pub treasury: Pubkey,
-    /// Backing minimum of SPL markets, in the mint's base units.
-    pub min_backing_spl: u64,
     pub bump: u8,
     /// At most one change waits for the admin timelock.
     pub pending_change: Option<PendingConfigChange>,
@@ -148,9 +145,6 @@ impl Config {
         if let Some(v) = update.treasury {
             self.treasury = v;
         }
-        if let Some(v) = update.min_backing_spl {
-            self.min_backing_spl = v;
-        }
         if let Some(set) = update.oracle_set {
             require!(set.is_valid(), BinaryError::InvalidOracleSet);
             self.set_oracle_set(set);
@@ -172,10 +166,7 @@ impl Config {
                     .contains(&self.max_resolution_delay_secs),
             BinaryError::InvalidDuration
         );
-        require!(
-            self.min_backing_spl > 0 && self.dispute_bond_lamports > 0,
-            BinaryError::ZeroAmount
-        );
+        require!(self.dispute_bond_lamports > 0, BinaryError::ZeroAmount);
         require_keys_neq!(self.treasury, Pubkey::default(), BinaryError::WrongTreasury);
         Ok(())
     }
