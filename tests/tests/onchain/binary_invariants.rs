@@ -1,12 +1,15 @@
 //! Conservation under random sequences of instructions.
 //!
 //! A seeded generator drives random interleavings of create / back / vote / dispute / ruling /
-//! finalize / timeout refund / claim across several wallets and markets (SOL and SPL, Yield and
-//! Classic), on program-test. Whatever the programs accept or refuse, after every step and for
-//! every market:
-//! - what was paid out + what went to crucible_pool + what is left in the vaults = what was
-//!   backed (lamports and tokens), and the market's own totals agree;
-//! - crucible_pool's vaults hold exactly the markets' crucible shares;
+//! lapse / finalize / forward of the crucible share / timeout refund / claim across several
+//! wallets and markets (SOL and SPL, Yield and Classic), on program-test, while crucible_pool's
+//! admin revokes and restores binary_vault as a source and binary_vault's admin proposes,
+//! applies and cancels config and oracle-set changes. Whatever the programs accept or refuse,
+//! after every step and for every market:
+//! - what was paid out + what was forwarded to crucible_pool + what is left in the vaults = what
+//!   was backed (lamports and tokens), and the market's own totals agree;
+//! - crucible_pool's vaults hold exactly the forwarded crucible shares;
+//! - a market's terms and oracle set are those of its creation, whatever the config became;
 //! - no backing is paid twice;
 //!
 //! and once every market is settled and every backing claimed, the dust left per market is
@@ -20,7 +23,8 @@ use std::collections::BTreeSet;
 use anchor_lang::prelude::Pubkey;
 use binary_vault::constants::*;
 use binary_vault::error::BinaryError;
-use binary_vault::state::{DisputeAction, MarketVariant, Side};
+use binary_vault::instructions::ConfigUpdate;
+use binary_vault::state::{DisputeAction, MarketVariant, OracleSet, Side};
 use crucible_pool::SOL_MINT;
 use integration_tests::rng::Rng;
 use integration_tests::*;
@@ -44,6 +48,8 @@ struct Tracked {
     claims: u32,
     backings: BTreeSet<(usize, u8)>,
     claimed: BTreeSet<(usize, u8)>,
+    /// (capital loss bps, crucible share bps, hold, oracle set) at creation.
+    terms: (u16, u16, i64, OracleSet),
 }
 
 struct World {
@@ -102,8 +108,9 @@ impl World {
             62..=64 => self.dispute().await,
             65..=67 => self.rule().await,
             68..=76 => self.finalize().await,
-            77..=78 => self.forward().await,
-            79 => self.toggle_crucible_source().await,
+            77 => self.forward().await,
+            78 => self.toggle_crucible_source().await,
+            79 => self.admin_change().await,
             80..=81 => self.timeout_refund().await,
             _ => self.claim().await,
         }
@@ -165,6 +172,13 @@ impl World {
             self.markets.len()
         ));
         let truth = side_of(&mut self.rng);
+        let config = self.h.config().await;
+        let terms = (
+            config.capital_loss_bps,
+            config.crucible_share_bps,
+            config.resolution_timelock_secs,
+            config.oracle_set(),
+        );
         self.markets.push(Tracked {
             id,
             spl,
@@ -175,6 +189,7 @@ impl World {
             claims: 0,
             backings: BTreeSet::new(),
             claimed: BTreeSet::new(),
+            terms,
         });
     }
 
@@ -301,6 +316,39 @@ impl World {
         let id = self.markets[m].id;
         let ok = self.h.forward_crucible_share(&id).await.is_ok();
         self.log.push(format!("forward m{m} -> {ok}"));
+    }
+
+    /// binary_vault's admin proposes a change (economics, hold, oracle set), applies the pending
+    /// one (sometimes before its timelock, which is refused) or cancels it.
+    async fn admin_change(&mut self) {
+        let admin = self.h.admin.insecure_clone();
+        let ix = match self.rng.below(3) {
+            0 => {
+                let oracles: Vec<Pubkey> = self.h.oracles.iter().map(|o| o.pubkey()).collect();
+                let (set, threshold) = match self.rng.below(3) {
+                    0 => (&oracles[..], 2),
+                    1 => (&oracles[1..], 1),
+                    _ => (&oracles[..], 3),
+                };
+                let update = ConfigUpdate {
+                    capital_loss_bps: Some(self.rng.range(0, MAX_CAPITAL_LOSS_BPS as u64) as u16),
+                    crucible_share_bps: Some(self.rng.range(0, 10_000) as u16),
+                    resolution_timelock_secs: Some(
+                        self.rng.range(HOLD as u64, 2 * HOLD as u64) as i64
+                    ),
+                    oracle_set: self
+                        .rng
+                        .chance(50)
+                        .then(|| OracleSet::new(set, threshold).unwrap()),
+                    ..ConfigUpdate::default()
+                };
+                binary::propose_config_change(admin.pubkey(), update)
+            }
+            1 => binary::apply_config_change(admin.pubkey()),
+            _ => binary::cancel_config_change(admin.pubkey()),
+        };
+        let ok = self.h.process(&[ix], &[&admin]).await.is_ok();
+        self.log.push(format!("admin change -> {ok}"));
     }
 
     /// crucible_pool's admin revokes or restores binary_vault as a source: markets must settle
@@ -443,6 +491,16 @@ impl World {
             let left = self.left_in_vaults(m).await;
             let t = &self.markets[m];
             assert_eq!(
+                (
+                    market.capital_loss_bps,
+                    market.crucible_share_bps,
+                    market.resolution_timelock_secs,
+                    market.oracle_set
+                ),
+                t.terms,
+                "m{m}: terms changed after creation"
+            );
+            assert_eq!(
                 market.yes_total + market.no_total,
                 t.backed,
                 "market m{m} totals"
@@ -504,7 +562,7 @@ impl World {
                         .expect("ruling");
                 } else if market.outcome.is_some() {
                     self.h
-                        .warp_to(now.max(market.resolution_proposed_at + HOLD))
+                        .warp_to(now.max(market.hold_ends_at().unwrap()))
                         .await;
                     assert!(self.finalize_market(m).await, "finalize after the hold");
                 } else {

@@ -105,7 +105,7 @@ async fn spl_classic_market_and_refund_pay_out_in_tokens() {
         .await
         .unwrap();
     for (w, account, side) in [(&a, tokens[0], Side::Yes), (&b, tokens[1], Side::No)] {
-        let ix = binary::back_market_spl(w.pubkey(), &classic, mint, account, side, 5_000);
+        let ix = binary::back_market_spl(w.pubkey(), &classic, mint, account, side, 50_000);
         h.process(&[ix], &[w]).await.unwrap();
     }
     h.resolve(&classic, Side::No).await;
@@ -125,7 +125,7 @@ async fn spl_classic_market_and_refund_pay_out_in_tokens() {
     )
     .await
     .unwrap();
-    assert_eq!(h.token_balance(&tokens[1]).await - before, 10_000);
+    assert_eq!(h.token_balance(&tokens[1]).await - before, 100_000);
     let ix = binary::claim_spl(a.pubkey(), &classic, Side::Yes, mint, tokens[0]);
     assert_custom_error(
         h.process(&[ix], &[&a]).await,
@@ -136,7 +136,7 @@ async fn spl_classic_market_and_refund_pay_out_in_tokens() {
         .create_spl_market(&creator, mint, MarketVariant::Yield, DAY)
         .await
         .unwrap();
-    let ix = binary::back_market_spl(a.pubkey(), &refunded, mint, tokens[0], Side::Yes, 7_000);
+    let ix = binary::back_market_spl(a.pubkey(), &refunded, mint, tokens[0], Side::Yes, 70_000);
     h.process(&[ix], &[&a]).await.unwrap();
     h.warp_by(DAY + MAX_RESOLUTION_DELAY).await;
     h.process(&[binary::trigger_timeout_refund(&refunded)], &[])
@@ -155,7 +155,7 @@ async fn spl_classic_market_and_refund_pay_out_in_tokens() {
     )
     .await
     .unwrap();
-    assert_eq!(h.token_balance(&tokens[0]).await - before, 7_000);
+    assert_eq!(h.token_balance(&tokens[0]).await - before, 70_000);
 }
 
 #[tokio::test]

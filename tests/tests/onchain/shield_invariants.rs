@@ -9,7 +9,10 @@
 //! - principal is conserved: principal in = principal returned + bonus paid + splits +
 //!   principal still owed to unclaimed backings;
 //! - per side, yield paid ≤ yield harvested, and the books match the vaults;
-//! - no backing is claimed twice.
+//! - no backing is claimed twice;
+//!
+//! while crucible_pool's admin revokes and restores shield_vault as a source and seam shares
+//! are forwarded late or at once.
 //!
 //! Once every shield is settled and every backing claimed, the principal left behind is below
 //! the number of claims. `SHIELD_INVARIANT_SEQUENCES` (default 200) and `SHIELD_INVARIANT_SEED`
@@ -21,7 +24,7 @@ use anchor_lang::prelude::Pubkey;
 use integration_tests::rng::Rng;
 use integration_tests::*;
 use narrative_sdk::shield::Claim;
-use narrative_sdk::{pda, shield};
+use narrative_sdk::{crucible, pda, shield};
 use shield_vault::constants::*;
 use shield_vault::state::{CoverageStatus, ShieldKind, ShieldSide};
 use solana_keypair::Keypair;
@@ -130,7 +133,9 @@ impl World {
             66..=75 => self.vote().await,
             76 => self.refund_all().await,
             77 => self.timeout_refund().await,
-            78..=85 => self.finalize().await,
+            78..=83 => self.finalize().await,
+            84 => self.forward().await,
+            85 => self.toggle_seam_source().await,
             _ => self.claim().await,
         }
     }
@@ -245,7 +250,34 @@ impl World {
             return;
         };
         let id = self.shields[s].0;
-        let _ = self.h.shield_finalize(&id).await;
+        if self.rng.chance(50) {
+            // Finalise and forward the seam share at once (refused while crucible_pool is).
+            let _ = self.h.shield_finalize(&id).await;
+        } else {
+            let ix = self.h.shield_finalize_ix(&id).await;
+            let _ = self.h.process(&[ix], &[]).await;
+        }
+    }
+
+    async fn forward(&mut self) {
+        let pending = |c: &shield_vault::state::Coverage, _: i64| {
+            c.status == CoverageStatus::Resolved && c.seam_payout > 0 && !c.seam_forwarded
+        };
+        let Some(s) = self.pick_shield(pending).await else {
+            return;
+        };
+        let id = self.shields[s].0;
+        let _ = self.h.forward_seam_share(&id).await;
+    }
+
+    /// crucible_pool's admin revokes or restores shield_vault as a source: shields must settle
+    /// and pay out either way.
+    async fn toggle_seam_source(&mut self) {
+        let allowed = self.rng.chance(50);
+        let admin = self.h.admin.insecure_clone();
+        let ix =
+            crucible::set_authorized_source(admin.pubkey(), pda::shield::cpi_authority(), allowed);
+        self.h.process(&[ix], &[&admin]).await.unwrap();
     }
 
     async fn claim(&mut self) {
@@ -314,9 +346,11 @@ impl World {
             let safe = self.h.shield_vault_balance(&id, ShieldSide::Safe).await;
             let exploit = self.h.shield_vault_balance(&id, ShieldSide::Exploit).await;
             let t = &self.shields[s].1;
-            let splits = c.protocol_payout + c.treasury_payout + c.seam_payout;
+            // A seam share not yet forwarded is still in the losing vault.
+            let seam_out = if c.seam_forwarded { c.seam_payout } else { 0 };
+            let splits = c.protocol_payout + c.treasury_payout + seam_out;
             treasury_paid += c.treasury_payout;
-            seam_paid += c.seam_payout;
+            seam_paid += seam_out;
             assert_eq!(
                 c.safe.principal + c.exploit.principal,
                 t.backed,
@@ -372,6 +406,10 @@ impl World {
 
     /// Drives every shield to resolution or refund and claims every backing with its claim.
     async fn settle_everything(&mut self) {
+        let admin = self.h.admin.insecure_clone();
+        let allow =
+            crucible::set_authorized_source(admin.pubkey(), pda::shield::cpi_authority(), true);
+        self.h.process(&[allow], &[&admin]).await.unwrap();
         for s in 0..self.shields.len() {
             let id = self.shields[s].0;
             for _ in 0..4 {
@@ -391,6 +429,10 @@ impl World {
                     self.h.shield_finalize(&id).await.expect("finalize");
                 }
             }
+            self.h
+                .forward_seam_share(&id)
+                .await
+                .expect("a waiting seam share forwards once crucible_pool accepts");
             let c = self.h.coverage(&id).await;
             assert_ne!(c.status, CoverageStatus::Active, "shield {s} settles");
             let pending: Vec<(usize, u8)> = self.shields[s]
