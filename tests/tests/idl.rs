@@ -35,3 +35,57 @@ fn committed_idl_names_every_program_account() {
     );
     assert_eq!(idl["address"], binary_vault::ID.to_string());
 }
+
+/// Every PDA the committed IDL describes is one a client can derive with the program's own
+/// bytes; the accounts whose seeds are expressions (a side's vault seed, the next epoch's
+/// number) carry no PDA description, so TypeScript clients ask for them instead of deriving
+/// a wrong address.
+#[test]
+fn committed_idl_describes_only_pdas_a_client_derives_correctly() {
+    let mut described = Vec::new();
+    let mut undescribed = Vec::new();
+    for program in idl_export::PROGRAMS {
+        let idl: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(idl_export::idl_path(program)).unwrap())
+                .unwrap();
+        for instruction in idl["instructions"].as_array().unwrap() {
+            for account in instruction["accounts"].as_array().unwrap() {
+                let name = format!(
+                    "{program}.{}.{}",
+                    instruction["name"].as_str().unwrap(),
+                    account["name"].as_str().unwrap()
+                );
+                match account.get("pda") {
+                    Some(pda) => described.push((name, pda["seeds"].clone())),
+                    None => undescribed.push(name),
+                }
+            }
+        }
+    }
+    for (name, seeds) in &described {
+        for seed in seeds.as_array().unwrap() {
+            if let Some(path) = seed["path"].as_str() {
+                assert!(
+                    path.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+                        && !path.ends_with("side"),
+                    "{name}: seed {seed}"
+                );
+            }
+        }
+    }
+    for name in [
+        "binary_vault.back_market.vault",
+        "binary_vault.back_market_spl.vault",
+        "shield_vault.back_shield.vault",
+        "shield_vault.harvest_yield.vault",
+        "shield_vault.claim_safe_winner.vault",
+        "shield_vault.claim_exploit_winner.vault",
+        "shield_vault.claim_loser_yield.vault",
+        "shield_vault.claim_refund.vault",
+        "crucible_pool.close_epoch.next_epoch",
+    ] {
+        assert!(undescribed.iter().any(|n| n == name), "{name} has a PDA");
+    }
+    assert!(described.len() > 80, "{} PDAs described", described.len());
+}

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use anchor_lang_idl::types::{IdlInstructionAccountItem, IdlSeed};
 use anyhow::{Context, Result};
 
 /// Programs whose IDL is exported, by their folder under `programs/`.
@@ -52,12 +53,52 @@ pub fn build_idl_json(program: &str) -> Result<String> {
     // be its own (see the module comment).
     std::env::remove_var("RUSTUP_TOOLCHAIN");
     std::env::set_var("CARGO_TARGET_DIR", idl_target_dir());
-    let idl = anchor_lang_idl::build::IdlBuilder::new()
+    let mut idl = anchor_lang_idl::build::IdlBuilder::new()
         .program_path(workspace_root().join("programs").join(program))
         .skip_lint(false)
         .build()
         .with_context(|| format!("building the IDL of {program}"))?;
+    for instruction in &mut idl.instructions {
+        drop_inexpressible_pdas(&mut instruction.accounts);
+    }
     Ok(serde_json::to_string_pretty(&idl)? + "\n")
+}
+
+/// Whether a client deriving this seed from the IDL gets the bytes the program uses. Anchor
+/// writes the first token of a seed expression: `side.vault_seed()` becomes the raw `side`
+/// argument (or `backing.side`), and `current_epoch.safe_add(1)?` a path no client can read.
+/// The program uses other bytes, so a client following such a seed derives a wrong address.
+fn seed_is_expressible(seed: &IdlSeed) -> bool {
+    let path = match seed {
+        IdlSeed::Const(_) => return true,
+        IdlSeed::Arg(arg) => &arg.path,
+        IdlSeed::Account(account) => &account.path,
+    };
+    let is_identifier_path = path
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    is_identifier_path && path.rsplit('.').next() != Some("side")
+}
+
+/// Removes the PDA description of every account whose seeds the IDL cannot state: such an
+/// account is then one the client passes (the sdk derives it), never one it derives wrongly.
+fn drop_inexpressible_pdas(accounts: &mut [IdlInstructionAccountItem]) {
+    for item in accounts {
+        match item {
+            IdlInstructionAccountItem::Single(account) => {
+                let wrong = account
+                    .pda
+                    .as_ref()
+                    .is_some_and(|pda| !pda.seeds.iter().all(seed_is_expressible));
+                if wrong {
+                    account.pda = None;
+                }
+            }
+            IdlInstructionAccountItem::Composite(group) => {
+                drop_inexpressible_pdas(&mut group.accounts)
+            }
+        }
+    }
 }
 
 /// Whether the committed IDL of `program` equals the one it builds to now; `Err` names the
