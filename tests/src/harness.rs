@@ -99,6 +99,8 @@ pub struct Harness {
     pub wallets: Vec<Keypair>,
     seen: HashSet<solana_signature::Signature>,
     market_counter: u128,
+    /// Numbers the keypairs of mints and token accounts, so a run's addresses repeat.
+    address_counter: u32,
 }
 
 fn funded(lamports: u64) -> Account {
@@ -148,6 +150,7 @@ impl Harness {
             wallets,
             seen: HashSet::new(),
             market_counter: 0,
+            address_counter: 0,
         };
         h.warp_to(START_TIME).await;
 
@@ -396,6 +399,12 @@ impl Harness {
             mint,
             current_epoch,
         }
+    }
+
+    /// A keypair for a new mint or token account, the same in every run of a test.
+    pub fn next_keypair(&mut self) -> Keypair {
+        self.address_counter += 1;
+        keypair(8, self.address_counter)
     }
 
     /// A fresh market id (UUID-derived, deterministic per harness).

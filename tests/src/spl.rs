@@ -12,7 +12,7 @@ use crate::harness::Harness;
 impl Harness {
     /// A new mint whose authority is the context payer.
     pub async fn create_mint(&mut self, decimals: u8) -> Pubkey {
-        let mint = Keypair::new();
+        let mint = self.next_keypair();
         let payer = self.payer();
         let rent = self.rent_for(spl_token::state::Mint::LEN).await;
         let ixs = [
@@ -43,7 +43,7 @@ impl Harness {
         owner: &Pubkey,
         amount: u64,
     ) -> Pubkey {
-        let account = Keypair::new();
+        let account = self.next_keypair();
         let payer = self.payer();
         let rent = self.rent_for(spl_token::state::Account::LEN).await;
         let mut ixs = vec![
