@@ -646,6 +646,17 @@ async fn the_admin_role_moves_only_when_the_successor_accepts() {
         .await,
         BinaryError::NotAdmin,
     );
+    assert_custom_error(
+        h.process(
+            &[binary::propose_admin(
+                admin.pubkey(),
+                Some(Pubkey::default()),
+            )],
+            &[&admin],
+        )
+        .await,
+        BinaryError::ZeroKey,
+    );
     h.process(
         &[binary::propose_admin(
             admin.pubkey(),

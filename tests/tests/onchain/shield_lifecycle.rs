@@ -329,8 +329,14 @@ async fn exploit_outcome_on_a_community_shield_splits_58_39_3() {
         claim_delta(&mut h, Claim::ExploitWinner, &c, &id, EXPLOIT).await,
         7_800_000_000
     );
-    // The seam share waited in the SAFE vault; forwarding sends it to crucible_pool's epoch.
+    // The seam share waited in the SAFE vault; forwarding sends it to crucible_pool's epoch,
+    // from the losing vault only.
     assert_eq!(h.shield_vault_balance(&id, SAFE).await, 300_000_000);
+    assert_custom_error(
+        h.process(&[shield::forward_seam_share(&id, EXPLOIT, 0)], &[])
+            .await,
+        shield_vault::error::ShieldError::WrongVault,
+    );
     let before = h.epoch(&crucible_pool::SOL_MINT, 0).await.deposited;
     h.forward_seam_share(&id).await.unwrap();
     assert_eq!(
