@@ -9,7 +9,9 @@ use std::time::Duration;
 use anchor_lang::AccountSerialize;
 use common::mock_geyser::{self, MockGeyser};
 use common::recording::record_scenario;
-use common::{assert_key_fields, assert_store_matches, wait_for_checkpoint, wait_until_complete};
+use common::{
+    assert_key_fields, assert_store_matches, until, wait_for_checkpoint, wait_until_complete,
+};
 use narrative_indexer::metrics::Metrics;
 use narrative_indexer::source::grpc::GrpcSource;
 use narrative_indexer::{run_pipeline, PipelineConfig};
@@ -198,10 +200,13 @@ async fn out_of_order_and_duplicate_updates_leave_the_newest_row() {
         })
         .collect();
     let server = mock_geyser::start(MockGeyser::new(stream, Duration::ZERO), None).await;
-    let (stop, handle) = spawn_indexer(&db, &server.url, Metrics::new(), 1);
-    wait_for_checkpoint(&db.store, "grpc", 50, WITHIN).await;
-    // Let every update through (the checkpoint can be reached before the last one commits).
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let metrics = Metrics::new();
+    let (stop, handle) = spawn_indexer(&db, &server.url, metrics.clone(), 1);
+    // Every update committed, one batch each (the checkpoint reaches slot 50 with the first).
+    until("four committed batches", WITHIN, || {
+        metrics.batches.get() >= 4
+    })
+    .await;
     stop.send(()).unwrap();
     handle.await.unwrap().unwrap();
     let row = backings::Entity::find_by_id(address.to_string())
@@ -238,7 +243,11 @@ async fn a_cut_stream_and_a_restarted_server_resume_from_the_checkpoint() {
     let mid_slot = updates[total / 2 - 1].0;
     wait_for_checkpoint(&db.store, "grpc", mid_slot.saturating_sub(3), WITHIN).await;
     drop(server);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The indexer has seen the outage and is trying to reconnect: nothing more commits.
+    until("a reconnection attempt", WITHIN, || {
+        metrics.reconnects.get() >= 1
+    })
+    .await;
     let checkpoint = db
         .store
         .checkpoint("grpc")

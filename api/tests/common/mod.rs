@@ -222,7 +222,12 @@ pub async fn serve_locally(app: impl poem::Endpoint + 'static) -> String {
     format!("http://{addr}")
 }
 
-/// Polls `check` every 50 ms until it holds; fails the test after 5 s.
+/// How long a test waits for something a background task does before it fails.
+const WAIT_LIMIT: Duration = Duration::from_secs(5);
+/// How often the condition is looked at again while waiting.
+const POLL_EVERY: Duration = Duration::from_millis(50);
+
+/// Waits until `check` holds; fails the test when `WAIT_LIMIT` passes first.
 pub async fn eventually<F, Fut>(what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
@@ -235,19 +240,27 @@ where
     .await
 }
 
-/// Polls `find` every 50 ms until it finds something, and returns it; fails the test after 5 s.
+/// Waits until `find` finds something and returns it; fails the test when `WAIT_LIMIT` passes
+/// first. The condition is looked at on every tick of a `POLL_EVERY` interval (the first at
+/// once), and the whole wait is one bounded `timeout`: nothing waits a fixed time for a
+/// background task and hopes.
 pub async fn eventually_some<T, F, Fut>(what: &str, mut find: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
 {
-    for _ in 0..100 {
-        if let Some(found) = find().await {
-            return found;
+    let mut ticks = tokio::time::interval(POLL_EVERY);
+    let poll = async {
+        loop {
+            ticks.tick().await;
+            if let Some(found) = find().await {
+                return found;
+            }
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{what} did not happen within 5 s");
+    };
+    tokio::time::timeout(WAIT_LIMIT, poll)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not happen within {WAIT_LIMIT:?}"))
 }
 
 /// A manual clock at the start of an hour (so minute and hour windows are fresh), near now.

@@ -17,6 +17,25 @@ use sea_orm::{EntityTrait, PaginatorTrait};
 
 use recording::Recording;
 
+/// Waits until `check` holds, looking every 20 ms; fails the test when `within` passes first.
+pub async fn until<F>(what: &str, within: Duration, mut check: F)
+where
+    F: FnMut() -> bool,
+{
+    let mut ticks = tokio::time::interval(Duration::from_millis(20));
+    let poll = async {
+        loop {
+            ticks.tick().await;
+            if check() {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(within, poll)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not happen within {within:?}"));
+}
+
 /// Waits until checkpoint `name` reaches `slot`.
 pub async fn wait_for_checkpoint(store: &Store, name: &str, slot: u64, within: Duration) {
     let started = Instant::now();
