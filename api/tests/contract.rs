@@ -297,7 +297,8 @@ async fn an_amount_past_u64_is_a_400_on_every_field_that_carries_one() {
         }
     }
     // Two seeds that overflowed a u64 sum together before they were bounded: each is refused
-    // on its own, and two at the bound (1e9 SOL each) are summed without overflow.
+    // on its own, and two at the bound (1e9 SOL each) pass parsing and reach the creation rules
+    // (which refuse the unpaid fee) without a 5xx.
     let (status, answer) = server
         .post(
             "/v1/markets",
@@ -316,11 +317,17 @@ async fn an_amount_past_u64_is_a_400_on_every_field_that_carries_one() {
     let (status, answer) = server
         .post(
             "/v1/markets",
-            &json!({"variant": "yield", "question": "Q?", "deadline": 1_900_000_000,
+            &json!({"variant": "yield", "question": "Q?",
+                    "deadline": chrono::Utc::now().timestamp() + 30 * 86_400,
                     "seed_yes": 1e9, "seed_no": 1e9, "fee_tx_signature": "1111111111111111111111111111111111111111111111111111111111111111"}),
         )
         .await;
     assert!(status.is_client_error(), "{status} {answer}");
+    let error = answer["error"].as_str().unwrap();
+    assert!(
+        !error.starts_with("invalid request body") && !error.contains("deadline"),
+        "the seeds and the deadline were accepted: {answer}"
+    );
     server.stop().await;
 }
 

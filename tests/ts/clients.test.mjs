@@ -2,7 +2,7 @@
 // committed IDL (idl/*.json) and compares it with the Rust sdk's (fixture.json, written by
 // tests/tests/idl_clients.rs). Only the accounts the IDL cannot derive are passed; every other
 // account is resolved by the client, reading the accounts a program-test run left (served by a
-// stub connection). Exits non-zero on the first difference.
+// stub connection). Reports every difference; exits non-zero if there is any.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';

@@ -30,8 +30,8 @@ pub mod binary_vault {
         instructions::initialize::handler(ctx, args)
     }
 
-    /// Proposes a change of config values (bps, hold, refund delay, bond, treasury, SPL minimum)
-    /// and/or the oracle set; admin only. Applies after `ADMIN_ACTION_TIMELOCK_SECS`.
+    /// Proposes a change of config values (bps, hold, refund delay, bond, treasury) and/or
+    /// the oracle set; admin only. Applies after `ADMIN_ACTION_TIMELOCK_SECS`.
     pub fn propose_config_change(ctx: Context<AdminConfig>, update: ConfigUpdate) -> Result<()> {
         instructions::admin::propose_config_change(ctx, update)
     }

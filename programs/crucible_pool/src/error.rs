@@ -44,10 +44,12 @@ pub enum CrucibleError {
     EpochNotRolledOver,
     #[msg("Asset pool does not match the mint")]
     WrongMint,
-    #[msg("Signer is not the proposed admin, or the proposed key is the zero key")]
+    #[msg("Signer is not the proposed admin")]
     NotPendingAdmin,
     #[msg("The epoch's root is in its challenge delay")]
     RootInChallenge,
     #[msg("The epoch's challenge delay is over")]
     ChallengeDelayOver,
+    #[msg("Key must not be the zero key")]
+    ZeroKey,
 }

@@ -37,7 +37,6 @@ pub mod crucible_pool {
         instructions::update_settings::handler(ctx, args)
     }
 
-    /// Allows or forbids a depositing program's CPI signer; admin only.
     /// Names the admin's successor (or withdraws the proposal); admin only.
     pub fn propose_admin(ctx: Context<ProposeAdmin>, new_admin: Option<Pubkey>) -> Result<()> {
         instructions::rotate_admin::propose(ctx, new_admin)
@@ -48,6 +47,7 @@ pub mod crucible_pool {
         instructions::rotate_admin::accept(ctx)
     }
 
+    /// Allows or forbids a depositing program's CPI signer; admin only.
     pub fn set_authorized_source(
         ctx: Context<SetAuthorizedSource>,
         source: Pubkey,

@@ -478,8 +478,17 @@ async fn config_changes_by_others_out_of_bounds_or_early_are_rejected() {
 
     let admin = h.admin.insecure_clone();
     let keys: Vec<Pubkey> = (0..6).map(|_| Keypair::new().pubkey()).collect();
-    let mut oversized = OracleSet::new(&keys[..2], 1).unwrap();
-    oversized.threshold = 3;
+    // Sets the program must refuse however they were built: a threshold above the set, a zero
+    // threshold, a duplicate key, a key listed beyond `count`.
+    let valid = OracleSet::new(&keys[..2], 1).unwrap();
+    let mut threshold_above_count = valid;
+    threshold_above_count.threshold = 3;
+    let mut zero_threshold = valid;
+    zero_threshold.threshold = 0;
+    let mut duplicate = valid;
+    duplicate.oracles[1] = keys[0];
+    let mut beyond_count = valid;
+    beyond_count.oracles[2] = keys[2];
     let cases = [
         (
             ConfigUpdate {
@@ -525,14 +534,24 @@ async fn config_changes_by_others_out_of_bounds_or_early_are_rejected() {
             },
             BinaryError::WrongTreasury,
         ),
-        (
-            ConfigUpdate {
-                oracle_set: Some(oversized),
-                ..Default::default()
-            },
-            BinaryError::InvalidOracleSet,
-        ),
     ];
+    let cases = cases.into_iter().chain(
+        [
+            threshold_above_count,
+            zero_threshold,
+            duplicate,
+            beyond_count,
+        ]
+        .map(|set| {
+            (
+                ConfigUpdate {
+                    oracle_set: Some(set),
+                    ..Default::default()
+                },
+                BinaryError::InvalidOracleSet,
+            )
+        }),
+    );
     for (update, error) in cases {
         let ix = binary::propose_config_change(admin.pubkey(), update);
         assert_custom_error(h.process(&[ix], &[&admin]).await, error);

@@ -18,10 +18,9 @@ pub struct FinalizeResolution<'info> {
     pub market: Account<'info, Market>,
 }
 
-/// Checks the market may finalise and writes its settlement. Returns the losing side, whose
-/// vault pays the crucible share, or `None` when nobody backed the winning side and the market
-/// goes to refund instead.
-pub fn apply_finalization(market: &mut Market) -> Result<Option<Side>> {
+/// Checks the market may finalise and writes its settlement; a market nobody backed on the
+/// winning side goes to refund instead.
+fn apply_finalization(market: &mut Market) -> Result<()> {
     let now = Clock::get()?.unix_timestamp;
     require!(!market.finalized, BinaryError::AlreadyFinalized);
     require!(
@@ -42,7 +41,7 @@ pub fn apply_finalization(market: &mut Market) -> Result<Option<Side>> {
     market.finalized_at = now;
     if market.total(outcome) == 0 {
         market.oracle_status = ORACLE_STATUS_REFUND;
-        return Ok(None);
+        return Ok(());
     }
     let loser = outcome.opposite();
     let settlement = settle(
@@ -55,7 +54,7 @@ pub fn apply_finalization(market: &mut Market) -> Result<Option<Side>> {
     market.winner_bonus_pool = settlement.winner_bonus_pool;
     market.loser_refund_pool = settlement.loser_refund_pool;
     market.crucible_amount = settlement.crucible_amount;
-    Ok(Some(loser))
+    Ok(())
 }
 
 pub fn finalized_event(market: &Market) -> MarketFinalized {

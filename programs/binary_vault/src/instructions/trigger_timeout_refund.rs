@@ -10,7 +10,7 @@ use crate::state::Market;
 /// Permissionless escape hatch that sends a market no oracle threshold ever resolved to refund
 /// (status 4) once `deadline + max_resolution_delay_secs` has passed, so missing oracles cannot
 /// lock money. A dispute the admin never rules on is not a refund: anyone lapses it through
-/// `resolve_dispute` and the proposed outcome stands.
+/// `lapse_dispute` and the proposed outcome stands.
 #[event_cpi]
 #[derive(Accounts)]
 pub struct TriggerTimeoutRefund<'info> {

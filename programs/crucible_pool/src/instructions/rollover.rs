@@ -1,7 +1,5 @@
 use anchor_lang::prelude::*;
 
-use vault_common::SafeMath;
-
 use crate::constants::*;
 use crate::error::CrucibleError;
 use crate::events::EpochRolledOver;
@@ -42,10 +40,7 @@ pub fn handler(ctx: Context<Rollover>) -> Result<()> {
         CrucibleError::EpochNotOpen
     );
 
-    let amount = expired.unclaimed()?;
-    expired.rolled_out = amount;
-    expired.status = EpochStatus::RolledOver;
-    current.rolled_in = current.rolled_in.safe_add(amount)?;
+    let amount = expired.roll_into(current)?;
     emit_cpi!(EpochRolledOver {
         mint: ctx.accounts.asset_pool.mint,
         epoch: expired.epoch,

@@ -19,7 +19,7 @@ pub struct ProposeAdmin<'info> {
 /// successor accepts, so a mistyped key cannot orphan the program.
 pub fn propose(ctx: Context<ProposeAdmin>, new_admin: Option<Pubkey>) -> Result<()> {
     if let Some(key) = new_admin {
-        require_keys_neq!(key, Pubkey::default(), CrucibleError::NotPendingAdmin);
+        require_keys_neq!(key, Pubkey::default(), CrucibleError::ZeroKey);
     }
     ctx.accounts.state.pending_admin = new_admin;
     emit_cpi!(CrucibleAdminProposed { new_admin });

@@ -1,7 +1,5 @@
 use anchor_lang::prelude::*;
 
-use vault_common::SafeMath;
-
 use crate::constants::*;
 use crate::error::CrucibleError;
 use crate::events::EpochRootVetoed;
@@ -10,7 +8,8 @@ use crate::state::{AssetPool, CrucibleState, Epoch, EpochStatus};
 /// The admin's veto of a posted root during its challenge delay (`ROOT_CHALLENGE_DELAY_SECS`):
 /// nothing has been claimed yet, and the whole distribution rolls into the open epoch, whose
 /// next root redistributes it. The keeper alone therefore cannot drain an epoch with a bad root,
-/// and the admin cannot take anything either: a veto only moves money forward.
+/// and a veto itself only moves money forward. (The admin can still name a new keeper at once
+/// through `update_settings`; see docs/decisions.md.)
 #[event_cpi]
 #[derive(Accounts)]
 pub struct VetoEpochRoot<'info> {
@@ -46,10 +45,7 @@ pub fn handler(ctx: Context<VetoEpochRoot>) -> Result<()> {
         current.status == EpochStatus::Open,
         CrucibleError::EpochNotOpen
     );
-    let amount = vetoed.unclaimed()?;
-    vetoed.rolled_out = amount;
-    vetoed.status = EpochStatus::RolledOver;
-    current.rolled_in = current.rolled_in.safe_add(amount)?;
+    let amount = vetoed.roll_into(current)?;
     emit_cpi!(EpochRootVetoed {
         mint: ctx.accounts.asset_pool.mint,
         epoch: vetoed.epoch,

@@ -71,6 +71,16 @@ impl Epoch {
         self.conviction_pool.safe_add(self.creator_pool)
     }
 
+    /// Moves what this closed epoch still owes into `into` (an open epoch): it becomes part of
+    /// the next distribution. Returns the amount moved.
+    pub fn roll_into(&mut self, into: &mut Epoch) -> Result<u64> {
+        let amount = self.unclaimed()?;
+        self.rolled_out = amount;
+        self.status = EpochStatus::RolledOver;
+        into.rolled_in = into.rolled_in.safe_add(amount)?;
+        Ok(amount)
+    }
+
     /// What is still owed to wallets of a closed epoch.
     pub fn unclaimed(&self) -> Result<u64> {
         self.distributable()?.safe_sub(self.claimed)

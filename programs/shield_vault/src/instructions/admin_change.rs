@@ -1,5 +1,6 @@
 //! Timelocked admin changes (oracle set, treasury, harvest authority, self-hedge cap):
 //! propose, then apply after `ADMIN_ACTION_TIMELOCK_SECS`, or cancel. One change at a time.
+//! The admin key itself moves in two steps (propose, accept by the successor), not timelocked.
 
 use anchor_lang::prelude::*;
 

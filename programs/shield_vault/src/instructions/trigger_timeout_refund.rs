@@ -10,8 +10,9 @@ use crate::state::{Coverage, CoverageStatus};
 /// Permissionless exit: sends a coverage nobody resolved to refund mode, so that missing oracles
 /// or a finalisation that keeps failing cannot lock backers' money. Allowed
 /// `RESOLUTION_DELAY_SECS` after `period_end` while no outcome is proposed, or that long after
-/// the resolution timelock of a proposed outcome that was never finalised (finalisation itself
-/// is open to anyone from the end of the timelock, so this only opens when it could not happen).
+/// the resolution timelock of a proposed outcome that was never finalised. Finalisation is open
+/// to anyone, the winners first of all, for those 14 days; the exit trades a proposed outcome
+/// nobody finalised in that time for everyone's principal back.
 #[event_cpi]
 #[derive(Accounts)]
 pub struct TriggerShieldTimeoutRefund<'info> {

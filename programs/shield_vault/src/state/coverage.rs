@@ -60,7 +60,7 @@ pub struct SidePool {
     /// as yield of the shares already there.
     pub total_assets: u64,
     pub shares_total: u128,
-    /// Realised yield booked by `harvest_yield`.
+    /// Realised yield booked by `harvest_yield`, or by a backing before it mints.
     pub yield_harvested: u64,
     pub yield_paid: u64,
     /// Lamports the side vault must hold above its rent reserve.

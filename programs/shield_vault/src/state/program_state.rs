@@ -49,7 +49,8 @@ pub struct ShieldProgramState {
     pub oracle_count: u8,
     pub oracle_threshold: u8,
     pub treasury: Pubkey,
-    /// May book realised yield into the side vaults.
+    /// May book realised yield into the side vaults at any time (a backing also books what
+    /// arrived before it).
     pub harvest_authority: Pubkey,
     /// The seam pool's program (crucible_pool).
     pub seam_pool_program: Pubkey,
