@@ -204,8 +204,17 @@ async fn resolve_settle_claim_and_the_profiles_change() {
             .finalized
     );
 
-    // Two days pass, on the ledger and for the worker.
-    ledger.harness.lock().await.warp_by(2 * 86_400 + 60).await;
+    // The losing wallet disputes during the hold, and the admin never rules: once the market's
+    // resolution delay has passed on the ledger, the job lapses the dispute (the outcome stands,
+    // the bond goes to the treasury) and settles.
+    let (treasury, delay) = {
+        let mut h = ledger.harness.lock().await;
+        h.open_dispute(&loser, &market_id).await.unwrap();
+        let delay = h.market(&market_id).await.max_resolution_delay_secs;
+        (h.treasury, delay)
+    };
+    let treasury_before = ledger.harness.lock().await.lamports(treasury).await;
+    ledger.harness.lock().await.warp_by(delay + 60).await;
     let mut job = settle().await.into_active_model();
     job.run_at = sea_orm::ActiveValue::Set(chrono::Utc::now().timestamp());
     job.update(db).await.unwrap();
@@ -215,6 +224,19 @@ async fn resolve_settle_claim_and_the_profiles_change() {
     .await;
     let market = ledger.harness.lock().await.market(&market_id).await;
     assert!(market.finalized);
+    {
+        let mut h = ledger.harness.lock().await;
+        let dispute = h.dispute(&market_id).await;
+        assert_eq!(
+            dispute.status,
+            narrative_sdk::binary_vault::state::DisputeStatus::Lapsed
+        );
+        assert_eq!(
+            h.lamports(treasury).await - treasury_before,
+            dispute.bond_lamports,
+            "the unruled dispute's bond went to the treasury"
+        );
+    }
     assert_eq!(market.outcome, Some(Side::Yes));
     // The losing side forfeited: the job forwarded the crucible share after finalising.
     assert!(market.crucible_amount > 0);

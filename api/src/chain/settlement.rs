@@ -2,7 +2,9 @@
 //! service's oracle key signs `submit_oracle_resolution` with the agent's verdict, and once the
 //! payout hold has passed on the ledger's clock with no dispute open, it sends
 //! `finalize_resolution`, then `forward_crucible_share` for a Yield market's forfeit (a separate
-//! transaction: crucible_pool refusing it must not stop the finalisation). Every run first reads
+//! transaction: crucible_pool refusing it must not stop the finalisation). A dispute the admin
+//! leaves unruled past the market's resolution delay is lapsed (`lapse_dispute`) so the proposed
+//! outcome can finalise. Every run first reads
 //! the chain, so a run repeated after a crash or a lost answer does nothing twice: a vote
 //! already cast is not sent again, a finalized market whose share has left ends the job.
 //! Waiting (the hold, a dispute, other oracles) reschedules the job without counting as a
@@ -15,7 +17,7 @@ use anchor_lang::prelude::Clock;
 use anchor_lang::AccountDeserialize;
 use anyhow::{bail, Context};
 use narrative_sdk::binary::CrucibleTarget;
-use narrative_sdk::binary_vault::state::{Dispute, DisputeStatus, Market, Side};
+use narrative_sdk::binary_vault::state::{Config, Dispute, DisputeStatus, Market, Side};
 use narrative_sdk::crucible_pool::state::AssetPool;
 use narrative_sdk::{pda, Instruction, Pubkey};
 use narrative_store::Store;
@@ -117,7 +119,24 @@ impl Settler {
         if accounts[3].is_some() {
             let dispute: Dispute = decode(&accounts[3], "the dispute")?;
             if dispute.status == DisputeStatus::Open {
-                return Ok(JobOutcome::Later(now + RECHECK_SECS));
+                // The admin rules; if it has not within the market's resolution delay, the
+                // dispute lapses (the outcome stands) and settlement goes on.
+                let lapses_at = dispute
+                    .opened_at
+                    .checked_add(market.max_resolution_delay_secs)
+                    .context("lapse time overflows")?;
+                if clock.unix_timestamp < lapses_at {
+                    let wait = (lapses_at - clock.unix_timestamp).min(RECHECK_SECS);
+                    return Ok(JobOutcome::Later(now + wait));
+                }
+                let (_, config) = ledger.accounts(&[pda::binary::config()]).await?;
+                let config: Config = decode(&config[0], "the binary config")?;
+                let lapse = narrative_sdk::binary::lapse_dispute(&market_id, config.treasury);
+                send_and_confirm(ledger, oracle, &[lapse])
+                    .await
+                    .context("lapse the unruled dispute")?;
+                self.refresh(market_address).await?;
+                return Ok(JobOutcome::Later(now));
             }
         }
         let finalize = narrative_sdk::binary::finalize_resolution(&market_id);
