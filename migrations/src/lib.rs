@@ -21,6 +21,7 @@ mod m20261121_000009_narrative_groups;
 mod m20261121_000010_narrative_publishing;
 mod m20261121_000011_job_subjects;
 mod m20261123_000012_spl_minimum_per_mint;
+mod m20261123_000013_indexer_leases;
 
 pub struct Migrator;
 
@@ -40,6 +41,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000010_narrative_publishing::Migration),
             Box::new(m20261121_000011_job_subjects::Migration),
             Box::new(m20261123_000012_spl_minimum_per_mint::Migration),
+            Box::new(m20261123_000013_indexer_leases::Migration),
         ]
     }
 }

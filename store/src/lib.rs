@@ -9,6 +9,7 @@ pub mod csv;
 pub mod entities;
 pub mod error;
 pub mod indexed;
+pub mod lease;
 mod pg_bulk;
 pub mod rows;
 #[cfg(feature = "test-util")]
@@ -21,4 +22,5 @@ pub use writer::{PreparedBatch, WriteStats};
 pub use batch::{AccountUpdate, Batch, Closure, EventRecord};
 pub use connect::{Store, DEFAULT_SQLITE_URL};
 pub use error::StoreError;
+pub use lease::Lease;
 pub use rows::AccountRow;
