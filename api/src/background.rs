@@ -9,7 +9,7 @@ use narrative_indexer::config::SourceKind;
 use narrative_indexer::metrics::Metrics;
 use narrative_indexer::source::grpc::GrpcSource;
 use narrative_indexer::source::rpc::RpcSource;
-use narrative_indexer::{run_pipeline, PipelineConfig};
+use narrative_indexer::{run_as_leader, LeaseConfig, PipelineConfig};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -96,21 +96,37 @@ impl Background {
                 .map(|t| t.expose_secret().to_owned());
             let shutdown = stopped(rx.clone());
             tracing::info!(source = ?kind, "indexer running in process");
+            let rpc_url = config.solana_rpc_url.expose_secret().to_owned();
             tasks.push(tokio::spawn(async move {
+                // Several api processes may share the database: the lease makes one of them the
+                // writer and the others standbys.
                 let pipeline = PipelineConfig::default();
+                let lease = LeaseConfig::default();
                 let result = match kind {
                     SourceKind::Grpc => {
-                        let source = GrpcSource::new(endpoint, x_token, programs, metrics.clone());
-                        run_pipeline(store, source, pipeline, metrics, shutdown).await
+                        let new_source = || {
+                            GrpcSource::new(
+                                endpoint.clone(),
+                                x_token.clone(),
+                                rpc_url.clone(),
+                                programs.clone(),
+                                metrics.clone(),
+                            )
+                        };
+                        let m = metrics.clone();
+                        run_as_leader(store, new_source, pipeline, lease, m, shutdown).await
                     }
                     SourceKind::Rpc => {
-                        let source = RpcSource::new(
-                            endpoint,
-                            programs,
-                            Duration::from_secs(1),
-                            metrics.clone(),
-                        );
-                        run_pipeline(store, source, pipeline, metrics, shutdown).await
+                        let new_source = || {
+                            RpcSource::new(
+                                endpoint.clone(),
+                                programs.clone(),
+                                Duration::from_secs(1),
+                                metrics.clone(),
+                            )
+                        };
+                        let m = metrics.clone();
+                        run_as_leader(store, new_source, pipeline, lease, m, shutdown).await
                     }
                 };
                 if let Err(error) = result {

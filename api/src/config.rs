@@ -100,7 +100,9 @@ pub struct Config {
     #[arg(long, env = "WEBHOOK_SECRET", hide_env_values = true, value_parser = secret)]
     pub webhook_secret: Option<SecretString>,
 
-    /// Run the indexer in this process: `grpc` (Yellowstone) or `rpc` (JSON-RPC polling).
+    /// Run the indexer in this process: `grpc` (Yellowstone; its bootstrap snapshot and gap fills
+    /// go through SOLANA_RPC_URL) or `rpc` (JSON-RPC polling). Processes sharing a database elect
+    /// one writer through the checkpoint's lease.
     #[arg(long, env = "INDEXER_SOURCE", value_enum)]
     pub indexer_source: Option<narrative_indexer::config::SourceKind>,
 

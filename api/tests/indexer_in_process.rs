@@ -119,6 +119,8 @@ async fn the_api_process_indexes_when_a_source_is_configured() {
         .await
         .unwrap();
     assert!(metrics.contains("indexer_committed_slot 500"), "{metrics}");
+    // The only api process on this database holds the checkpoint's lease.
+    assert!(metrics.contains("indexer_leader 1"), "{metrics}");
     assert!(metrics.contains("http_requests_total"));
     server.stop().await;
 }

@@ -3,10 +3,9 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
 use narrative_indexer::config::{Args, SourceKind};
 use narrative_indexer::metrics::Metrics;
-use narrative_indexer::run_pipeline;
+use narrative_indexer::run_as_leader;
 use narrative_indexer::source::grpc::GrpcSource;
 use narrative_indexer::source::rpc::RpcSource;
 use narrative_store::Store;
@@ -20,7 +19,7 @@ async fn main() -> ExitCode {
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
         .init();
-    match run(Args::parse()).await {
+    match run(Args::parse_checked()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             error!("{e:#}");
@@ -41,16 +40,48 @@ async fn run(args: Args) -> anyhow::Result<()> {
     });
     info!(source = ?args.source, endpoint = %args.endpoint, programs = args.programs.len(), %metrics_addr, "indexer starting");
     let pipeline = args.pipeline();
+    let lease = args.lease();
     match args.source {
         SourceKind::Grpc => {
-            let source =
-                GrpcSource::new(args.endpoint, args.x_token, args.programs, metrics.clone());
-            run_pipeline(store, source, pipeline, metrics, shutdown_signal()).await
+            let rpc_url = args.rpc_url.clone().unwrap_or_default();
+            let new_source = || {
+                GrpcSource::new(
+                    args.endpoint.clone(),
+                    args.x_token.clone(),
+                    rpc_url.clone(),
+                    args.programs.clone(),
+                    metrics.clone(),
+                )
+            };
+            run_as_leader(
+                store,
+                new_source,
+                pipeline,
+                lease,
+                metrics.clone(),
+                shutdown_signal(),
+            )
+            .await
         }
         SourceKind::Rpc => {
             let interval = Duration::from_millis(args.poll_interval_ms);
-            let source = RpcSource::new(args.endpoint, args.programs, interval, metrics.clone());
-            run_pipeline(store, source, pipeline, metrics, shutdown_signal()).await
+            let new_source = || {
+                RpcSource::new(
+                    args.endpoint.clone(),
+                    args.programs.clone(),
+                    interval,
+                    metrics.clone(),
+                )
+            };
+            run_as_leader(
+                store,
+                new_source,
+                pipeline,
+                lease,
+                metrics.clone(),
+                shutdown_signal(),
+            )
+            .await
         }
     }?;
     info!("indexer stopped");

@@ -1,5 +1,6 @@
 //! Prometheus metrics of the indexer, served at `/metrics`: throughput, batch latency,
-//! update-to-commit latency, slot lag, reconnections.
+//! update-to-commit latency, slot lag, reconnections, reconciliations (bootstrap and gap fill)
+//! and leadership.
 
 use std::net::SocketAddr;
 
@@ -28,6 +29,15 @@ pub struct Metrics {
     pub slot_lag: IntGauge,
     pub reconnects: IntCounter,
     pub write_errors: IntCounter,
+    /// First starts reconciled from a snapshot and the programs' history.
+    pub bootstraps: IntCounter,
+    /// Outages longer than the stream's replay window, reconciled by snapshot and backfill.
+    pub gap_fills: IntCounter,
+    /// Slots between the checkpoint and the oldest replayable slot, at the last gap found
+    /// (0 when the server did not say which slot it still has).
+    pub gap_slots: IntGauge,
+    /// 1 while this indexer holds its checkpoint's lease and writes; 0 as a standby.
+    pub leader: IntGauge,
 }
 
 /// Fine around 100-300 ms, where the latency target (p99 < 250 ms) sits.
@@ -98,6 +108,26 @@ impl Metrics {
             IntCounter::new("reconnects_total", "Source reconnections").expect("metric");
         let write_errors =
             IntCounter::new("write_errors_total", "Failed batch writes (retried)").expect("metric");
+        let bootstraps = IntCounter::new(
+            "bootstraps_total",
+            "First starts reconciled from a snapshot and the programs' history",
+        )
+        .expect("metric");
+        let gap_fills = IntCounter::new(
+            "gap_fills_total",
+            "Outages beyond the replay window filled by snapshot and backfill",
+        )
+        .expect("metric");
+        let gap_slots = IntGauge::new(
+            "gap_slots",
+            "Slots between the checkpoint and the oldest replayable slot at the last gap",
+        )
+        .expect("metric");
+        let leader = IntGauge::new(
+            "leader",
+            "1 while this indexer holds its checkpoint's lease",
+        )
+        .expect("metric");
         for collector in [
             Box::new(updates.clone()) as Box<dyn prometheus::core::Collector>,
             Box::new(updates_per_second.clone()),
@@ -109,6 +139,10 @@ impl Metrics {
             Box::new(slot_lag.clone()),
             Box::new(reconnects.clone()),
             Box::new(write_errors.clone()),
+            Box::new(bootstraps.clone()),
+            Box::new(gap_fills.clone()),
+            Box::new(gap_slots.clone()),
+            Box::new(leader.clone()),
         ] {
             registry.register(collector).expect("unique metric");
         }
@@ -124,6 +158,10 @@ impl Metrics {
             slot_lag,
             reconnects,
             write_errors,
+            bootstraps,
+            gap_fills,
+            gap_slots,
+            leader,
         }
     }
 

@@ -184,7 +184,7 @@ fn assemble(envelopes: &[Envelope], metrics: &Metrics) -> Option<Batch> {
     let mut batch = Batch::default();
     for envelope in envelopes {
         let message = &envelope.message;
-        if let Some(slot) = message.data_slot() {
+        if let Some(slot) = message.data_slot().filter(|_| envelope.advances_checkpoint) {
             batch.checkpoint = Some(batch.checkpoint.map_or(slot, |c| c.max(slot)));
         }
         match message {

@@ -1,5 +1,6 @@
 //! The indexer's real Yellowstone client against a local Geyser server streaming a recorded
-//! program-test scenario, on SQLite or (with DATABASE_URL) Postgres.
+//! program-test scenario as a live chain (and a local JSON-RPC node for its bootstrap), on
+//! SQLite or (with DATABASE_URL) Postgres.
 
 mod common;
 
@@ -8,9 +9,11 @@ use std::time::Duration;
 
 use anchor_lang::AccountSerialize;
 use common::mock_geyser::{self, MockGeyser};
+use common::mock_rpc;
 use common::recording::record_scenario;
 use common::{
     assert_key_fields, assert_store_matches, until, wait_for_checkpoint, wait_until_complete,
+    LiveChain,
 };
 use narrative_indexer::metrics::Metrics;
 use narrative_indexer::source::grpc::GrpcSource;
@@ -39,10 +42,12 @@ fn config(batch_size: usize) -> PipelineConfig {
     }
 }
 
-/// Runs the pipeline in the background against `url` until the returned sender fires.
+/// Runs the pipeline in the background against `url` (and `rpc_url` for its bootstrap) until
+/// the returned sender fires.
 fn spawn_indexer(
     db: &TestDb,
     url: &str,
+    rpc_url: &str,
     metrics: Metrics,
     batch_size: usize,
 ) -> (
@@ -52,6 +57,7 @@ fn spawn_indexer(
     let source = GrpcSource::new(
         url.to_owned(),
         Some("secret-token".into()),
+        rpc_url.to_owned(),
         programs(),
         metrics.clone(),
     );
@@ -70,22 +76,28 @@ fn spawn_indexer(
 async fn grpc_round_trip_stores_every_account_and_event_field_by_field() {
     let recording = record_scenario().await;
     let db = TestDb::new().await;
-    let mock = MockGeyser::new(mock_geyser::updates(&recording), Duration::ZERO);
-    let server = mock_geyser::start(mock.clone(), None).await;
+    // A chain that has produced nothing yet, so the stream sees every update as it happens.
+    let chain = LiveChain::new(&recording, 0, |_| {});
+    let (server, node) = chain.serve().await;
     let metrics = Metrics::new();
-    let (stop, handle) = spawn_indexer(&db, &server.url, metrics.clone(), 7);
+    let (stop, handle) = spawn_indexer(&db, &server.url, &node.url, metrics.clone(), 7);
+    // The bootstrap finds an empty chain; from then on the stream carries everything.
+    until("the bootstrap", WITHIN, || metrics.bootstraps.get() == 1).await;
+    let _producer = chain.produce(Duration::from_millis(5));
 
     wait_until_complete(&db.store, "grpc", &recording, WITHIN).await;
     assert_store_matches(&db.store, &recording).await;
     assert_key_fields(&db.store, &recording).await;
 
     // The subscription the real client sent.
+    let mock = &chain.geyser;
     let request = &mock.subscriptions()[0];
     assert_eq!(request.commitment, Some(CommitmentLevel::Confirmed as i32));
     assert_eq!(
         request.from_slot, None,
-        "a fresh store starts from the beginning"
+        "a fresh store subscribes live and bootstraps the rest"
     );
+    assert_eq!(metrics.bootstraps.get(), 1);
     let owners: Vec<Pubkey> = request.accounts["programs"]
         .owner
         .iter()
@@ -119,12 +131,12 @@ async fn grpc_round_trip_stores_every_account_and_event_field_by_field() {
 async fn events_of_a_market_are_stored_in_order() {
     let recording = record_scenario().await;
     let db = TestDb::new().await;
-    let server = mock_geyser::start(
-        MockGeyser::new(mock_geyser::updates(&recording), Duration::ZERO),
-        None,
-    )
-    .await;
-    let (stop, handle) = spawn_indexer(&db, &server.url, Metrics::new(), 5);
+    let chain = LiveChain::new(&recording, 0, |_| {});
+    let (server, node) = chain.serve().await;
+    let metrics = Metrics::new();
+    let (stop, handle) = spawn_indexer(&db, &server.url, &node.url, metrics.clone(), 5);
+    until("the bootstrap", WITHIN, || metrics.bootstraps.get() == 1).await;
+    let _producer = chain.produce(Duration::from_millis(5));
     wait_until_complete(&db.store, "grpc", &recording, WITHIN).await;
     stop.send(()).unwrap();
     handle.await.unwrap().unwrap();
@@ -199,12 +211,17 @@ async fn out_of_order_and_duplicate_updates_leave_the_newest_row() {
             )
         })
         .collect();
-    let server = mock_geyser::start(MockGeyser::new(stream, Duration::ZERO), None).await;
+    let mock = MockGeyser::new(mock_geyser::blocks_of(stream), 0);
+    let server = mock_geyser::start(mock.clone(), None).await;
+    // A node with nothing on it: the bootstrap finds no account.
+    let node = mock_rpc::start(Default::default()).await;
     let metrics = Metrics::new();
-    let (stop, handle) = spawn_indexer(&db, &server.url, metrics.clone(), 1);
-    // Every update committed, one batch each (the checkpoint reaches slot 50 with the first).
-    until("four committed batches", WITHIN, || {
-        metrics.batches.get() >= 4
+    let (stop, handle) = spawn_indexer(&db, &server.url, &node.url, metrics.clone(), 1);
+    until("the bootstrap", WITHIN, || metrics.bootstraps.get() == 1).await;
+    mock.advance_to(4);
+    // Every update committed, one batch each, after the bootstrap's checkpoint.
+    until("five committed batches", WITHIN, || {
+        metrics.batches.get() >= 5
     })
     .await;
     stop.send(()).unwrap();
@@ -229,18 +246,23 @@ fn mock_geyser_update(a: &AccountUpdate) -> yellowstone_grpc_proto::geyser::Subs
 async fn a_cut_stream_and_a_restarted_server_resume_from_the_checkpoint() {
     let recording = record_scenario().await;
     let db = TestDb::new().await;
-    let updates = mock_geyser::updates(&recording);
-    let total = updates.len();
-    let first = MockGeyser::new(updates.clone(), Duration::from_millis(2));
-    *first.0.cut_after.lock().unwrap() = Some(total / 2);
-    first.0.refuse_after_cut.store(true, Ordering::SeqCst);
-    let server = mock_geyser::start(first.clone(), None).await;
+    let chain = LiveChain::new(&recording, 0, |m| m.pace = Duration::from_millis(2));
+    let total: usize = mock_geyser::messages(&chain.geyser.0.blocks).len();
+    *chain.geyser.0.cut_after.lock().unwrap() = Some(total / 2);
+    chain
+        .geyser
+        .0
+        .refuse_after_cut
+        .store(true, Ordering::SeqCst);
+    let (server, node) = chain.serve().await;
     let addr = server.addr;
     let metrics = Metrics::new();
-    let (stop, handle) = spawn_indexer(&db, &server.url, metrics.clone(), 3);
+    let (stop, handle) = spawn_indexer(&db, &server.url, &node.url, metrics.clone(), 3);
+    until("the bootstrap", WITHIN, || metrics.bootstraps.get() == 1).await;
+    chain.advance_to(chain.blocks());
 
     // The first server cuts its stream half-way; then it goes down altogether.
-    let mid_slot = updates[total / 2 - 1].0;
+    let mid_slot = mock_geyser::messages(&chain.geyser.0.blocks)[total / 2 - 1].0;
     wait_for_checkpoint(&db.store, "grpc", mid_slot.saturating_sub(3), WITHIN).await;
     let reconnects_before = metrics.reconnects.get();
     drop(server);
@@ -257,8 +279,8 @@ async fn a_cut_stream_and_a_restarted_server_resume_from_the_checkpoint() {
         .expect("a checkpoint before the outage");
     assert!(checkpoint < recording.last_slot());
 
-    // The server comes back on the same address with the whole history.
-    let second = MockGeyser::new(updates, Duration::ZERO);
+    // The server comes back on the same address, on the same chain, with its whole history.
+    let second = chain.geyser.sharing();
     let _server = mock_geyser::start(second.clone(), Some(addr)).await;
     wait_until_complete(&db.store, "grpc", &recording, WITHIN).await;
     assert_store_matches(&db.store, &recording).await;
@@ -274,6 +296,7 @@ async fn a_cut_stream_and_a_restarted_server_resume_from_the_checkpoint() {
         "resumed from {from}, checkpoint was {checkpoint}"
     );
     assert!(metrics.reconnects.get() >= 1);
+    assert_eq!(metrics.gap_fills.get(), 0, "no gap: the server replayed");
     stop.send(()).unwrap();
     handle.await.unwrap().unwrap();
 }

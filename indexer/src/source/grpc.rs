@@ -1,8 +1,20 @@
 //! Yellowstone gRPC: accounts owned by the programs and the transactions that touch them, at
 //! `confirmed`, answering the server's pings, reconnecting with backoff and resuming `from_slot`
 //! at the committed checkpoint.
+//!
+//! A stream only carries what happens while it is open, so two cases go through a JSON-RPC
+//! reconciliation (see [`reconcile`](crate::source::reconcile)) while the stream runs:
+//! - **bootstrap:** no checkpoint yet, so the accounts that already exist are snapshotted and
+//!   the programs' history backfilled;
+//! - **gap fill:** the checkpoint is older than the oldest slot the server can replay (it says
+//!   so through `SubscribeReplayInfo`, or it refuses the `from_slot`), so the stream starts live
+//!   and the accounts and transactions since the checkpoint come from JSON-RPC.
+//! Until the reconciliation has been handed over, everything is sent held: the checkpoint stays
+//! at its last durable value and a crash starts the reconciliation over.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
@@ -10,8 +22,9 @@ use futures::{SinkExt, StreamExt};
 use narrative_sdk::Pubkey;
 use narrative_store::AccountUpdate;
 use tokio::sync::mpsc;
+use tonic::{Code, Status};
 use tracing::{info, warn};
-use yellowstone_grpc_client::GeyserGrpcClient;
+use yellowstone_grpc_client::{GeyserGrpcClient, GeyserGrpcClientError};
 use yellowstone_grpc_proto::geyser::subscribe_update::UpdateOneof;
 use yellowstone_grpc_proto::geyser::{
     CommitmentLevel, SubscribeRequest, SubscribeRequestFilterAccounts, SubscribeRequestFilterSlots,
@@ -20,6 +33,7 @@ use yellowstone_grpc_proto::geyser::{
 };
 
 use crate::metrics::Metrics;
+use crate::source::reconcile::{reconcile, Reconcile};
 use crate::source::{
     Backoff, Envelope, InnerInstruction, ResumePoint, Source, SourceMessage, TransactionUpdate,
 };
@@ -32,21 +46,44 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct GrpcSource {
     pub endpoint: String,
     pub x_token: Option<String>,
+    /// JSON-RPC endpoint for the bootstrap snapshot and gap fills.
+    pub rpc_url: String,
     pub programs: Vec<Pubkey>,
     pub metrics: Metrics,
     pub backoff: Backoff,
 }
 
+/// How a session starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plan {
+    /// Replay from the checkpoint: the server still has it.
+    Resume(u64),
+    /// Start live and reconcile what the stream cannot replay.
+    Reconcile(Reconcile),
+}
+
+/// How a session ended, when it did not fail outright.
+enum Ended {
+    /// The stream closed (or the pipeline did); `true` when updates came through.
+    Closed(bool),
+    /// The server refused to replay from the checkpoint; it said its oldest slot if known.
+    ReplayRefused { oldest: Option<u64> },
+}
+
+type Reconciling<'a> = Pin<Box<dyn Future<Output = anyhow::Result<Option<u64>>> + Send + 'a>>;
+
 impl GrpcSource {
     pub fn new(
         endpoint: String,
         x_token: Option<String>,
+        rpc_url: String,
         programs: Vec<Pubkey>,
         metrics: Metrics,
     ) -> Self {
         GrpcSource {
             endpoint,
             x_token,
+            rpc_url,
             programs,
             metrics,
             backoff: Backoff::new(Duration::from_millis(200), Duration::from_secs(30)),
@@ -87,13 +124,30 @@ impl GrpcSource {
         }
     }
 
-    /// One connection: subscribe and forward until the stream ends or fails. `Ok(true)` when
-    /// at least one update came through (the backoff then starts over).
+    /// Whether this session can replay from the checkpoint, from what the server says it keeps.
+    /// A server without `SubscribeReplayInfo` is asked to replay, and a refusal is caught then.
+    fn plan(&self, checkpoint: Option<u64>, first_available: Option<u64>, refused: bool) -> Plan {
+        let Some(checkpoint) = checkpoint else {
+            return Plan::Reconcile(Reconcile::Bootstrap);
+        };
+        match first_available {
+            Some(first) if first > checkpoint => {
+                self.metrics.gap_slots.set((first - checkpoint) as i64);
+                Plan::Reconcile(Reconcile::Gap { since: checkpoint })
+            }
+            _ if refused => Plan::Reconcile(Reconcile::Gap { since: checkpoint }),
+            _ => Plan::Resume(checkpoint),
+        }
+    }
+
+    /// One connection: plan, subscribe and forward until the stream ends or fails, running the
+    /// reconciliation the plan asks for beside the stream.
     async fn session(
         &self,
-        from_slot: Option<u64>,
+        checkpoint: Option<u64>,
+        refused: bool,
         out: &mpsc::Sender<Envelope>,
-    ) -> anyhow::Result<bool> {
+    ) -> anyhow::Result<Ended> {
         let mut client = GeyserGrpcClient::build_from_shared(self.endpoint.clone())?
             .x_token(self.x_token.clone())?
             .connect_timeout(Duration::from_secs(10))
@@ -101,56 +155,165 @@ impl GrpcSource {
             .connect()
             .await
             .context("connecting")?;
-        let (mut sink, mut stream) = client
+        let first_available = match client.subscribe_replay_info().await {
+            Ok(info) => info.first_available,
+            // Older servers and some providers do not implement it.
+            Err(GeyserGrpcClientError::TonicStatus(status))
+                if status.code() == Code::Unimplemented =>
+            {
+                None
+            }
+            Err(error) => return Err(error).context("asking which slots can be replayed"),
+        };
+        let plan = self.plan(checkpoint, first_available, refused);
+        let from_slot = match plan {
+            Plan::Resume(slot) => Some(slot),
+            Plan::Reconcile(_) => None,
+        };
+        let subscribed = client
             .subscribe_with_request(Some(self.request(from_slot)))
-            .await
-            .context("subscribing")?;
-        info!(endpoint = %self.endpoint, ?from_slot, "subscribed");
+            .await;
+        let (mut sink, mut stream) = match subscribed {
+            Ok(subscribed) => subscribed,
+            Err(GeyserGrpcClientError::TonicStatus(status)) if from_slot.is_some() => {
+                if let Some(oldest) = replay_refusal(&status) {
+                    return Ok(Ended::ReplayRefused { oldest });
+                }
+                return Err(anyhow!(status).context("subscribing"));
+            }
+            Err(error) => return Err(error).context("subscribing"),
+        };
+        info!(endpoint = %self.endpoint, ?plan, "subscribed");
+        // Started once the stream is live (its first message), so it covers the reconciliation.
+        let mut to_reconcile = match plan {
+            Plan::Reconcile(what) => Some(what),
+            Plan::Resume(_) => None,
+        };
+        let mut reconciling: Option<(Reconcile, Reconciling<'_>)> = None;
+        // The newest slot streamed while reconciling (held, so not yet a checkpoint).
+        let mut held_up_to: Option<u64> = None;
         let mut received = false;
         loop {
-            let next = tokio::time::timeout(IDLE_TIMEOUT, stream.next())
-                .await
-                .map_err(|_| anyhow!("no message for {IDLE_TIMEOUT:?}"))?;
-            let Some(update) = next else {
-                return Ok(received);
-            };
-            let update = update.context("stream")?;
-            let message = match update.update_oneof {
-                Some(UpdateOneof::Account(account)) => {
-                    Some(SourceMessage::Account(account_update(account)?))
+            tokio::select! {
+                finished = async { reconciling.as_mut().expect("guarded").1.as_mut().await },
+                    if reconciling.is_some() =>
+                {
+                    let (what, _) = reconciling.take().expect("guarded");
+                    let Some(snapshot_slot) = finished? else {
+                        return Ok(Ended::Closed(received));
+                    };
+                    // Everything sent so far is covered up to here; this commits after it.
+                    let checkpoint = held_up_to.map_or(snapshot_slot, |s| s.max(snapshot_slot));
+                    if out.send(Envelope::now(SourceMessage::Complete(checkpoint))).await.is_err() {
+                        return Ok(Ended::Closed(received));
+                    }
+                    match what {
+                        Reconcile::Bootstrap => self.metrics.bootstraps.inc(),
+                        Reconcile::Gap { .. } => self.metrics.gap_fills.inc(),
+                    }
+                    info!(?what, checkpoint, "reconciled; the checkpoint follows the stream again");
                 }
-                Some(UpdateOneof::Transaction(tx)) => {
-                    transaction_update(tx)?.map(SourceMessage::Transaction)
-                }
-                Some(UpdateOneof::Slot(slot)) => Some(SourceMessage::Tip(slot.slot)),
-                Some(UpdateOneof::Ping(_)) => {
-                    // Unanswered pings get the stream closed by some providers.
-                    sink.send(SubscribeRequest {
-                        ping: Some(SubscribeRequestPing { id: 1 }),
-                        ..Default::default()
-                    })
-                    .await
-                    .context("answering ping")?;
-                    None
-                }
-                _ => None,
-            };
-            if let Some(message) = message {
-                received = true;
-                if out.send(Envelope::now(message)).await.is_err() {
-                    return Ok(received);
+                next = tokio::time::timeout(IDLE_TIMEOUT, stream.next()) => {
+                    let next = next.map_err(|_| anyhow!("no message for {IDLE_TIMEOUT:?}"))?;
+                    let Some(update) = next else {
+                        return Ok(Ended::Closed(received));
+                    };
+                    let update = match update {
+                        Ok(update) => update,
+                        Err(status) => {
+                            if from_slot.is_some() && !received {
+                                if let Some(oldest) = replay_refusal(&status) {
+                                    return Ok(Ended::ReplayRefused { oldest });
+                                }
+                            }
+                            return Err(anyhow!(status).context("stream"));
+                        }
+                    };
+                    if let Some(what) = to_reconcile.take() {
+                        let reconciled = reconcile(&self.rpc_url, &self.programs, what, out);
+                        reconciling = Some((what, Box::pin(reconciled)));
+                    }
+                    let message = match update.update_oneof {
+                        Some(UpdateOneof::Account(account)) => {
+                            Some(SourceMessage::Account(account_update(account)?))
+                        }
+                        Some(UpdateOneof::Transaction(tx)) => {
+                            transaction_update(tx)?.map(SourceMessage::Transaction)
+                        }
+                        Some(UpdateOneof::Slot(slot)) => Some(SourceMessage::Tip(slot.slot)),
+                        Some(UpdateOneof::Ping(_)) => {
+                            // Unanswered pings get the stream closed by some providers.
+                            sink.send(SubscribeRequest {
+                                ping: Some(SubscribeRequestPing { id: 1 }),
+                                ..Default::default()
+                            })
+                            .await
+                            .context("answering ping")?;
+                            None
+                        }
+                        _ => None,
+                    };
+                    let Some(message) = message else { continue };
+                    received = true;
+                    let envelope = if to_reconcile.is_some() || reconciling.is_some() {
+                        if let Some(slot) = message.data_slot() {
+                            held_up_to = Some(held_up_to.map_or(slot, |h| h.max(slot)));
+                        }
+                        Envelope::held(message)
+                    } else {
+                        Envelope::now(message)
+                    };
+                    if out.send(envelope).await.is_err() {
+                        return Ok(Ended::Closed(received));
+                    }
                 }
             }
         }
     }
 }
 
+/// Whether `status` is a server refusing to replay from the requested slot, and the oldest
+/// slot it said it still has. Yellowstone answers `InvalidArgument` with "broadcast from N is
+/// not available, last available: M".
+fn replay_refusal(status: &Status) -> Option<Option<u64>> {
+    let message = status.message();
+    if status.code() != Code::InvalidArgument
+        || !(message.contains("not available") || message.contains("from_slot"))
+    {
+        return None;
+    }
+    let oldest = message
+        .rsplit_once("last available:")
+        .and_then(|(_, tail)| tail.trim().split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|digits| digits.parse().ok());
+    Some(oldest)
+}
+
 impl Source for GrpcSource {
     async fn run(mut self, resume: ResumePoint, out: mpsc::Sender<Envelope>) -> anyhow::Result<()> {
+        // The checkpoint the server last refused to replay from: the next session fills the gap.
+        let mut refused_at: Option<u64> = None;
         loop {
-            match self.session(resume.get(), &out).await {
-                Ok(true) => self.backoff.reset(),
-                Ok(false) => {}
+            let checkpoint = resume.get();
+            let refused = refused_at.is_some() && refused_at == checkpoint;
+            match self.session(checkpoint, refused, &out).await {
+                Ok(Ended::Closed(true)) => self.backoff.reset(),
+                Ok(Ended::Closed(false)) => {}
+                Ok(Ended::ReplayRefused { oldest }) => {
+                    warn!(
+                        ?checkpoint,
+                        ?oldest,
+                        "the server cannot replay from the checkpoint; filling the gap"
+                    );
+                    if let (Some(oldest), Some(checkpoint)) = (oldest, checkpoint) {
+                        self.metrics
+                            .gap_slots
+                            .set(oldest.saturating_sub(checkpoint) as i64);
+                    }
+                    refused_at = checkpoint;
+                    // Not an outage: go straight to the gap fill.
+                    self.backoff.reset();
+                }
                 Err(error) => warn!(error = format!("{error:#}"), "grpc session ended"),
             }
             if out.is_closed() {

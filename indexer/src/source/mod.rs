@@ -3,6 +3,7 @@
 //! slow database slows the source down instead of overflowing memory).
 
 pub mod grpc;
+pub mod reconcile;
 pub mod rpc;
 
 use std::future::Future;
@@ -64,6 +65,10 @@ impl SourceMessage {
 pub struct Envelope {
     pub message: SourceMessage,
     pub received_at: Instant,
+    /// Whether committing this message may move the checkpoint to its slot. A source that is
+    /// still reconciling (a bootstrap snapshot, a gap being filled) holds the checkpoint back, so
+    /// a crash before the reconciliation is committed resumes it instead of skipping it.
+    pub advances_checkpoint: bool,
 }
 
 impl Envelope {
@@ -71,29 +76,42 @@ impl Envelope {
         Envelope {
             message,
             received_at: Instant::now(),
+            advances_checkpoint: true,
+        }
+    }
+
+    /// A message written like any other that leaves the checkpoint where it is.
+    pub fn held(message: SourceMessage) -> Envelope {
+        Envelope {
+            advances_checkpoint: false,
+            ..Envelope::now(message)
         }
     }
 }
 
 /// The committed checkpoint, shared between the writer (which advances it after each commit)
-/// and the source (which resumes from it on every reconnection). 0 means none yet.
+/// and the source (which resumes from it on every reconnection). "No checkpoint yet" (a first
+/// start, which bootstraps) and "a checkpoint at slot 0" are different: the cell holds slot + 1,
+/// and 0 for none.
 #[derive(Clone, Default, Debug)]
 pub struct ResumePoint(Arc<AtomicU64>);
 
 impl ResumePoint {
     pub fn new(slot: Option<u64>) -> Self {
-        ResumePoint(Arc::new(AtomicU64::new(slot.unwrap_or(0))))
+        ResumePoint(Arc::new(AtomicU64::new(
+            slot.map_or(0, |s| s.saturating_add(1)),
+        )))
     }
 
     pub fn get(&self) -> Option<u64> {
         match self.0.load(Ordering::Acquire) {
             0 => None,
-            slot => Some(slot),
+            stored => Some(stored - 1),
         }
     }
 
     pub fn advance(&self, slot: u64) {
-        self.0.fetch_max(slot, Ordering::AcqRel);
+        self.0.fetch_max(slot.saturating_add(1), Ordering::AcqRel);
     }
 }
 
@@ -153,6 +171,9 @@ mod tests {
     fn resume_point_only_moves_forward() {
         let r = ResumePoint::new(None);
         assert_eq!(r.get(), None);
+        r.advance(0);
+        assert_eq!(r.get(), Some(0), "slot 0 is a checkpoint, not none");
+        assert_eq!(ResumePoint::new(Some(0)).get(), Some(0));
         r.advance(10);
         r.advance(7);
         assert_eq!(r.get(), Some(10));

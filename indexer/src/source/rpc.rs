@@ -148,7 +148,7 @@ impl Source for RpcSource {
 
 /// Every account of `program` and the slot the snapshot was taken at. The client's typed
 /// method drops the context (and with it the slot), so the request is sent raw.
-async fn snapshot(
+pub(crate) async fn snapshot(
     client: &RpcClient,
     program: &Pubkey,
 ) -> anyhow::Result<(u64, HashMap<Pubkey, (u64, Vec<u8>)>)> {
@@ -186,7 +186,7 @@ async fn snapshot(
 
 /// Successful transactions mentioning `program` newer than `until` (or, on a first poll, not
 /// older than the `resume` slot), oldest first, and the newest signature seen.
-async fn new_transactions(
+pub(crate) async fn new_transactions(
     client: &RpcClient,
     program: &Pubkey,
     until: Option<&str>,

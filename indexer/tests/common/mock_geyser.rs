@@ -1,6 +1,10 @@
-//! A Geyser server for tests, implementing the real service from yellowstone-grpc-proto: it
-//! streams a recording from the requested `from_slot`, pings the client first, keeps the stream
-//! open afterwards like a live feed, and can cut its first session after N messages.
+//! A Geyser server for tests, implementing the real service from yellowstone-grpc-proto over a
+//! chain that produces blocks as the test says: a subscription without `from_slot` streams from
+//! the chain's head on (like a real server, nothing that happened before), one with `from_slot`
+//! replays from there if it is inside the replay window, and is refused the way Yellowstone
+//! refuses it otherwise. `SubscribeReplayInfo` says the oldest replayable slot (or is
+//! unimplemented, like older servers). It pings the client first, keeps the stream open like a
+//! live feed, and can cut a session after N messages.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -8,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::stream::BoxStream;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 use yellowstone_grpc_proto::geyser::geyser_server::{Geyser, GeyserServer};
@@ -18,35 +22,63 @@ use yellowstone_grpc_proto::solana::storage::confirmed_block as proto;
 
 use super::recording::Recording;
 
-/// The recording as stream updates, each with its slot: per step its accounts, its
-/// transaction, then the slot's confirmation.
-pub fn updates(recording: &Recording) -> Vec<(u64, SubscribeUpdate)> {
-    let mut out = Vec::new();
-    let wrap = |u: UpdateOneof| SubscribeUpdate {
+/// One block of the chain: its slot and what a subscriber gets for it.
+#[derive(Clone)]
+pub struct Block {
+    pub slot: u64,
+    pub updates: Vec<SubscribeUpdate>,
+}
+
+fn wrap(u: UpdateOneof) -> SubscribeUpdate {
+    SubscribeUpdate {
         filters: vec!["programs".into()],
         update_oneof: Some(u),
         created_at: None,
-    };
-    for step in &recording.steps {
-        for a in &step.accounts {
-            out.push((step.slot, wrap(account(a))));
-        }
-        if let Some(executed) = &step.tx {
-            out.push((
-                step.slot,
-                wrap(transaction(executed, step.slot, step.tx_index)),
-            ));
-        }
-        out.push((
-            step.slot,
-            wrap(UpdateOneof::Slot(SubscribeUpdateSlot {
+    }
+}
+
+/// The recording as blocks, one per step: its accounts, its transaction, then the slot's
+/// confirmation.
+pub fn blocks(recording: &Recording) -> Vec<Block> {
+    recording
+        .steps
+        .iter()
+        .map(|step| {
+            let mut updates: Vec<SubscribeUpdate> =
+                step.accounts.iter().map(|a| wrap(account(a))).collect();
+            if let Some(executed) = &step.tx {
+                updates.push(wrap(transaction(executed, step.slot, step.tx_index)));
+            }
+            updates.push(wrap(UpdateOneof::Slot(SubscribeUpdateSlot {
                 slot: step.slot,
                 status: SlotStatus::SlotConfirmed as i32,
                 ..Default::default()
-            })),
-        ));
-    }
-    out
+            })));
+            Block {
+                slot: step.slot,
+                updates,
+            }
+        })
+        .collect()
+}
+
+/// Updates made up by a test, a block each.
+pub fn blocks_of(updates: Vec<(u64, SubscribeUpdate)>) -> Vec<Block> {
+    updates
+        .into_iter()
+        .map(|(slot, update)| Block {
+            slot,
+            updates: vec![update],
+        })
+        .collect()
+}
+
+/// Every message of `blocks`, with its slot, in stream order.
+pub fn messages(blocks: &[Block]) -> Vec<(u64, &SubscribeUpdate)> {
+    blocks
+        .iter()
+        .flat_map(|b| b.updates.iter().map(move |u| (b.slot, u)))
+        .collect()
 }
 
 pub fn account(a: &narrative_store::AccountUpdate) -> UpdateOneof {
@@ -132,11 +164,17 @@ fn transaction(executed: &integration_tests::Executed, slot: u64, index: u64) ->
     })
 }
 
-#[derive(Default)]
 pub struct MockState {
-    pub updates: Vec<(u64, SubscribeUpdate)>,
+    pub blocks: Arc<Vec<Block>>,
+    /// Blocks the chain has produced (shared by every server on this chain).
+    head: Arc<watch::Sender<usize>>,
+    /// Slots a `from_slot` may lie behind the head; `None`: the whole history.
+    pub window: Option<u64>,
+    /// Whether `SubscribeReplayInfo` is answered.
+    pub replay_info: bool,
+    /// Delay before each message sent.
     pub pace: Duration,
-    /// Cut the next session after this many updates (once).
+    /// Cut the next session after this many messages (once).
     pub cut_after: Mutex<Option<usize>>,
     /// After cutting, refuse every later session, like a server on its way down.
     pub refuse_after_cut: AtomicBool,
@@ -144,18 +182,71 @@ pub struct MockState {
     pub requests: Mutex<Vec<SubscribeRequest>>,
     pub pings_answered: AtomicUsize,
     pub sessions: AtomicUsize,
+    /// Subscriptions refused for a `from_slot` outside the window.
+    pub refused: AtomicUsize,
 }
 
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct MockGeyser(pub Arc<MockState>);
 
 impl MockGeyser {
-    pub fn new(updates: Vec<(u64, SubscribeUpdate)>, pace: Duration) -> Self {
+    /// A chain of `blocks` that has produced `head` of them.
+    pub fn new(blocks: Vec<Block>, head: usize) -> Self {
+        let (head, _) = watch::channel(head);
         MockGeyser(Arc::new(MockState {
-            updates,
-            pace,
-            ..Default::default()
+            blocks: Arc::new(blocks),
+            head: Arc::new(head),
+            window: None,
+            replay_info: true,
+            pace: Duration::ZERO,
+            cut_after: Mutex::new(None),
+            refuse_after_cut: AtomicBool::new(false),
+            cut_done: AtomicBool::new(false),
+            requests: Mutex::new(Vec::new()),
+            pings_answered: AtomicUsize::new(0),
+            sessions: AtomicUsize::new(0),
+            refused: AtomicUsize::new(0),
         }))
+    }
+
+    /// Another server (fresh counters, same settings) on the same chain.
+    pub fn sharing(&self) -> Self {
+        let s = &self.0;
+        MockGeyser(Arc::new(MockState {
+            blocks: s.blocks.clone(),
+            head: s.head.clone(),
+            window: s.window,
+            replay_info: s.replay_info,
+            pace: s.pace,
+            cut_after: Mutex::new(None),
+            refuse_after_cut: AtomicBool::new(false),
+            cut_done: AtomicBool::new(false),
+            requests: Mutex::new(Vec::new()),
+            pings_answered: AtomicUsize::new(0),
+            sessions: AtomicUsize::new(0),
+            refused: AtomicUsize::new(0),
+        }))
+    }
+
+    /// Changes settings before the server starts.
+    pub fn with(mut self, configure: impl FnOnce(&mut MockState)) -> Self {
+        configure(Arc::get_mut(&mut self.0).expect("configured before it is shared"));
+        self
+    }
+
+    pub fn head(&self) -> usize {
+        *self.0.head.borrow()
+    }
+
+    /// The chain produces blocks up to `head` (never backwards).
+    pub fn advance_to(&self, head: usize) {
+        let head = head.min(self.0.blocks.len());
+        self.0.head.send_modify(|h| *h = (*h).max(head));
+    }
+
+    /// The oldest slot a subscription may replay from.
+    pub fn first_available(&self) -> Option<u64> {
+        first_available(&self.0)
     }
 
     /// The first request of each session (the subscription itself).
@@ -169,6 +260,16 @@ impl MockGeyser {
             .cloned()
             .collect()
     }
+}
+
+fn first_available(state: &MockState) -> Option<u64> {
+    let window = state.window?;
+    let head = *state.head.borrow();
+    let head_slot = match head {
+        0 => state.blocks.first()?.slot.saturating_sub(1),
+        n => state.blocks[n - 1].slot,
+    };
+    Some(head_slot.saturating_sub(window))
 }
 
 fn ping() -> SubscribeUpdate {
@@ -211,26 +312,47 @@ impl Geyser for MockGeyser {
         });
         let (tx, rx) = mpsc::channel(256);
         let from = first.from_slot;
+        // Like Yellowstone, the refusal comes as the stream's first item.
+        let refusal = match (from, first_available(&state)) {
+            (Some(from), Some(oldest)) if from < oldest => Some(Status::invalid_argument(format!(
+                "broadcast from {from} is not available, last available: {oldest}"
+            ))),
+            _ => None,
+        };
+        let start = match from {
+            Some(from) => state.blocks.iter().take_while(|b| b.slot < from).count(),
+            None => *state.head.borrow(),
+        };
         tokio::spawn(async move {
             if tx.send(Ok(ping())).await.is_err() {
                 return;
             }
+            if let Some(refusal) = refusal {
+                state.refused.fetch_add(1, Ordering::SeqCst);
+                let _ = tx.send(Err(refusal)).await;
+                return;
+            }
             let cut = state.cut_after.lock().unwrap().take();
-            let replay = state
-                .updates
-                .iter()
-                .filter(|(slot, _)| from.is_none_or(|f| *slot >= f));
-            for (sent, (_, update)) in replay.enumerate() {
-                if Some(sent) == cut {
-                    state.cut_done.store(true, Ordering::SeqCst);
-                    let _ = tx.send(Err(Status::unavailable("stream cut"))).await;
+            let mut head = state.head.subscribe();
+            let mut sent = 0usize;
+            for index in start..state.blocks.len() {
+                // A block is streamed once the chain has produced it.
+                if head.wait_for(|h| *h > index).await.is_err() {
                     return;
                 }
-                if !state.pace.is_zero() {
-                    tokio::time::sleep(state.pace).await;
-                }
-                if tx.send(Ok(update.clone())).await.is_err() {
-                    return;
+                for update in &state.blocks[index].updates {
+                    if Some(sent) == cut {
+                        state.cut_done.store(true, Ordering::SeqCst);
+                        let _ = tx.send(Err(Status::unavailable("stream cut"))).await;
+                        return;
+                    }
+                    if !state.pace.is_zero() {
+                        tokio::time::sleep(state.pace).await;
+                    }
+                    if tx.send(Ok(update.clone())).await.is_err() {
+                        return;
+                    }
+                    sent += 1;
                 }
             }
             // A live feed stays open until the client leaves.
@@ -255,7 +377,12 @@ impl Geyser for MockGeyser {
         &self,
         _: Request<SubscribeReplayInfoRequest>,
     ) -> Result<Response<SubscribeReplayInfoResponse>, Status> {
-        Err(Status::unimplemented("subscribe_replay_info"))
+        if !self.0.replay_info {
+            return Err(Status::unimplemented("subscribe_replay_info"));
+        }
+        Ok(Response::new(SubscribeReplayInfoResponse {
+            first_available: first_available(&self.0),
+        }))
     }
     async fn ping(&self, _: Request<PingRequest>) -> Result<Response<PongResponse>, Status> {
         Err(Status::unimplemented("ping"))

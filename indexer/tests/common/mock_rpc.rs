@@ -17,6 +17,7 @@ use solana_transaction::versioned::VersionedTransaction;
 
 use super::recording::Recording;
 
+#[derive(Clone)]
 pub struct RecordedTransaction {
     pub signature: String,
     pub slot: u64,
@@ -25,7 +26,7 @@ pub struct RecordedTransaction {
     pub meta: Value,
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Chain {
     pub slot: u64,
     /// address → (owner, lamports, data)
@@ -37,11 +38,22 @@ pub struct Chain {
 impl Chain {
     /// The chain as it stands at the end of `recording`.
     pub fn from_recording(recording: &Recording) -> Chain {
+        Chain::at(recording, recording.steps.len())
+    }
+
+    /// The chain once the first `blocks` steps of `recording` have happened.
+    pub fn at(recording: &Recording, blocks: usize) -> Chain {
         let mut chain = Chain {
-            slot: recording.last_slot(),
+            slot: match blocks {
+                0 => recording.steps[0].slot - 1,
+                n => recording.steps[n - 1].slot,
+            },
             ..Default::default()
         };
-        for step in &recording.steps {
+        for step in &recording.steps[..blocks] {
+            for closed in &step.closed {
+                chain.accounts.remove(closed);
+            }
             for a in &step.accounts {
                 chain
                     .accounts
@@ -80,9 +92,6 @@ impl Chain {
                     "loadedAddresses": {"writable": [], "readonly": []},
                 }),
             });
-        }
-        for closed in &recording.closed {
-            chain.accounts.remove(closed);
         }
         chain
     }

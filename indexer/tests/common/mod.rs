@@ -15,7 +15,74 @@ use narrative_store::entities::*;
 use narrative_store::{AccountRow, AccountUpdate, Store};
 use sea_orm::{EntityTrait, PaginatorTrait};
 
+use mock_geyser::MockGeyser;
+use mock_rpc::{Chain, SharedChain};
 use recording::Recording;
+
+/// A recorded chain as both servers see it: blocks the Geyser server streams once produced, and
+/// the JSON-RPC node's accounts and transactions as of the same head.
+#[derive(Clone)]
+pub struct LiveChain {
+    pub geyser: MockGeyser,
+    pub rpc: SharedChain,
+    /// The JSON-RPC view after each number of blocks.
+    views: std::sync::Arc<Vec<Chain>>,
+}
+
+impl LiveChain {
+    /// `recording`'s chain, having produced `head` blocks; `configure` sets the Geyser server.
+    pub fn new(
+        recording: &Recording,
+        head: usize,
+        configure: impl FnOnce(&mut mock_geyser::MockState),
+    ) -> LiveChain {
+        let views: Vec<Chain> = (0..=recording.steps.len())
+            .map(|n| Chain::at(recording, n))
+            .collect();
+        let rpc = std::sync::Arc::new(std::sync::Mutex::new(views[head].clone()));
+        let geyser = MockGeyser::new(mock_geyser::blocks(recording), head).with(configure);
+        LiveChain {
+            geyser,
+            rpc,
+            views: std::sync::Arc::new(views),
+        }
+    }
+
+    pub fn blocks(&self) -> usize {
+        self.views.len() - 1
+    }
+
+    pub fn head(&self) -> usize {
+        self.geyser.head()
+    }
+
+    /// Produces blocks up to `head`.
+    pub fn advance_to(&self, head: usize) {
+        let head = head.min(self.blocks()).max(self.head());
+        *self.rpc.lock().unwrap() = self.views[head].clone();
+        self.geyser.advance_to(head);
+    }
+
+    /// Produces the remaining blocks, one every `block_time`, in the background.
+    pub fn produce(&self, block_time: Duration) -> tokio::task::JoinHandle<()> {
+        let chain = self.clone();
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(block_time);
+            while chain.head() < chain.blocks() {
+                ticks.tick().await;
+                chain.advance_to(chain.head() + 1);
+            }
+        })
+    }
+
+    /// Serves the chain: (Geyser server, JSON-RPC node).
+    pub async fn serve(&self) -> (mock_geyser::Server, mock_rpc::RpcServer) {
+        (
+            mock_geyser::start(self.geyser.clone(), None).await,
+            mock_rpc::start(self.rpc.clone()).await,
+        )
+    }
+}
 
 /// Waits until `check` holds, looking every 20 ms; fails the test when `within` passes first.
 pub async fn until<F>(what: &str, within: Duration, mut check: F)
@@ -124,10 +191,16 @@ pub enum Seen {
     Stream,
     /// One snapshot at the given slot (write version 0); accounts closed before it never.
     Snapshot(u64),
+    /// Streamed updates merged with snapshots taken at unknown slots: each row holds exactly the
+    /// final data, at the last streamed version or a snapshot's newer one (write version 0).
+    Merged,
 }
 
 pub async fn assert_store_matches_with(store: &Store, recording: &Recording, seen: Seen) {
     let closed_seen = seen == Seen::Stream;
+    if seen == Seen::Merged {
+        return assert_store_merged(store, recording).await;
+    }
     let mut last_update: std::collections::HashMap<Pubkey, AccountUpdate> = Default::default();
     for step in &recording.steps {
         for a in &step.accounts {
@@ -142,7 +215,7 @@ pub async fn assert_store_matches_with(store: &Store, recording: &Recording, see
             "the last update is the final state of {address}"
         );
         let as_seen = match seen {
-            Seen::Stream => update.clone(),
+            Seen::Stream | Seen::Merged => update.clone(),
             Seen::Snapshot(slot) => AccountUpdate {
                 slot,
                 write_version: 0,
@@ -178,6 +251,78 @@ pub async fn assert_store_matches_with(store: &Store, recording: &Recording, see
         .await
         .unwrap();
     assert_eq!(events as usize, recording.event_count, "every event once");
+}
+
+async fn assert_store_merged(store: &Store, recording: &Recording) {
+    let mut last_update: std::collections::HashMap<Pubkey, AccountUpdate> = Default::default();
+    for step in &recording.steps {
+        for a in &step.accounts {
+            last_update.insert(a.address, a.clone());
+        }
+    }
+    for address in recording.final_accounts.keys() {
+        let update = &last_update[address];
+        let probe = AccountRow::from_update(update).unwrap();
+        let stored = stored_row(store, &probe)
+            .await
+            .unwrap_or_else(|| panic!("no row for {address}"));
+        let (slot, write_version) = stored.version();
+        let streamed = (update.slot as i64, update.write_version as i64);
+        assert!(
+            (slot, write_version) == streamed || (write_version == 0 && slot > streamed.0),
+            "{address}: stored version {:?}, last streamed {streamed:?}",
+            (slot, write_version)
+        );
+        // Every other field: the final state's, as of the stored version.
+        let expected = AccountRow::from_update(&AccountUpdate {
+            slot: slot as u64,
+            write_version: write_version as u64,
+            ..update.clone()
+        })
+        .unwrap();
+        assert_eq!(stored, expected, "row of {address}");
+    }
+    for address in &recording.closed {
+        let row = oracle_votes::Entity::find_by_id(address.to_string())
+            .one(store.db())
+            .await
+            .unwrap();
+        assert!(
+            row.is_none_or(|r| r.closed),
+            "no open row for closed account {address}"
+        );
+    }
+    assert_events_once_in_order(store, recording).await;
+}
+
+/// Every recorded event is stored once, and in chain order: ordered by position, the stored
+/// events are the recording's, name by name and signature by signature.
+pub async fn assert_events_once_in_order(store: &Store, recording: &Recording) {
+    use sea_orm::QueryOrder;
+    let stored: Vec<(String, String)> = program_events::Entity::find()
+        .order_by_asc(program_events::Column::Slot)
+        .order_by_asc(program_events::Column::TxIndex)
+        .order_by_asc(program_events::Column::InstructionIndex)
+        .order_by_asc(program_events::Column::InnerIndex)
+        .all(store.db())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.signature, e.name))
+        .collect();
+    let expected: Vec<(String, String)> = recording
+        .steps
+        .iter()
+        .filter_map(|s| s.tx.as_ref())
+        .flat_map(|tx| {
+            let signature = tx.transaction.signatures[0].to_string();
+            tx.events()
+                .into_iter()
+                .map(move |e| (signature.clone(), e.name().to_owned()))
+        })
+        .collect();
+    assert_eq!(stored.len(), recording.event_count, "every event once");
+    assert_eq!(stored, expected, "events in chain order");
 }
 
 /// Explicit checks of the values that matter, against the chain's own decoded state.

@@ -11,10 +11,12 @@ use narrative_sdk::{binary, pda, Pubkey};
 use narrative_store::AccountUpdate;
 use solana_signer::Signer;
 
-/// One recorded step: the slot, the accounts it changed, the transaction behind it.
+/// One recorded step: the slot, the accounts it changed or closed, the transaction behind it.
 pub struct Step {
     pub slot: u64,
     pub accounts: Vec<AccountUpdate>,
+    /// Watched accounts that existed before this step and no longer do.
+    pub closed: Vec<Pubkey>,
     pub tx: Option<Executed>,
     pub tx_index: u64,
 }
@@ -59,8 +61,12 @@ impl Recorder {
     async fn step(&mut self, tx: Option<Executed>) {
         self.slot += 3;
         let mut accounts = Vec::new();
+        let mut closed = Vec::new();
         for address in self.watched.clone() {
             let Some(account) = self.h.raw_account(address).await else {
+                if self.last.remove(&address).is_some() {
+                    closed.push(address);
+                }
                 continue;
             };
             if self.last.get(&address) == Some(&account.data) {
@@ -80,6 +86,7 @@ impl Recorder {
         self.steps.push(Step {
             slot: self.slot,
             accounts,
+            closed,
             tx,
             tx_index: 0,
         });
@@ -221,13 +228,12 @@ pub async fn record_scenario() -> Recording {
     }
 
     let mut final_accounts = BTreeMap::new();
-    let mut closed = Vec::new();
+    let closed: Vec<Pubkey> = r.steps.iter().flat_map(|s| s.closed.clone()).collect();
     for address in r.watched.clone() {
         match r.h.raw_account(address).await {
             Some(a) => {
                 final_accounts.insert(address, (a.owner, a.data));
             }
-            None if r.last.contains_key(&address) => closed.push(address),
             None => {}
         }
     }
