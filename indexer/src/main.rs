@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use narrative_indexer::config::{Args, SourceKind};
 use narrative_indexer::metrics::Metrics;
-use narrative_indexer::run_as_leader;
 use narrative_indexer::source::grpc::GrpcSource;
 use narrative_indexer::source::rpc::RpcSource;
+use narrative_indexer::{run_as_leader, Source};
 use narrative_store::Store;
 use tracing::{error, info};
 use tracing_subscriber::EnvFilter;
@@ -39,12 +39,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
     });
     info!(source = ?args.source, endpoint = %args.endpoint, programs = args.programs.len(), %metrics_addr, "indexer starting");
-    let pipeline = args.pipeline();
-    let lease = args.lease();
     match args.source {
         SourceKind::Grpc => {
             let rpc_url = args.rpc_url.clone().unwrap_or_default();
-            let new_source = || {
+            lead(store, &args, metrics.clone(), || {
                 GrpcSource::new(
                     args.endpoint.clone(),
                     args.x_token.clone(),
@@ -52,40 +50,43 @@ async fn run(args: Args) -> anyhow::Result<()> {
                     args.programs.clone(),
                     metrics.clone(),
                 )
-            };
-            run_as_leader(
-                store,
-                new_source,
-                pipeline,
-                lease,
-                metrics.clone(),
-                shutdown_signal(),
-            )
+            })
             .await
         }
         SourceKind::Rpc => {
             let interval = Duration::from_millis(args.poll_interval_ms);
-            let new_source = || {
+            lead(store, &args, metrics.clone(), || {
                 RpcSource::new(
                     args.endpoint.clone(),
                     args.programs.clone(),
                     interval,
                     metrics.clone(),
                 )
-            };
-            run_as_leader(
-                store,
-                new_source,
-                pipeline,
-                lease,
-                metrics.clone(),
-                shutdown_signal(),
-            )
+            })
             .await
         }
     }?;
     info!("indexer stopped");
     Ok(())
+}
+
+/// Indexes whenever this process holds the checkpoint's lease, until SIGINT or SIGTERM.
+async fn lead<S: Source>(
+    store: Store,
+    args: &Args,
+    metrics: Metrics,
+    new_source: impl FnMut() -> S,
+) -> anyhow::Result<()> {
+    let (pipeline, lease) = (args.pipeline(), args.lease());
+    run_as_leader(
+        store,
+        new_source,
+        pipeline,
+        lease,
+        metrics,
+        shutdown_signal(),
+    )
+    .await
 }
 
 /// SIGINT or SIGTERM: stop between batches (the current one is either committed or replayed).

@@ -67,6 +67,9 @@ pub async fn run_pipeline<S: Source>(
         resume,
         from_reader,
     ));
+    // If this future is dropped (its task aborted), the stages go with it, like a killed
+    // process: no batch is committed after it is gone.
+    let _stages = AbortOnDrop([source_task.abort_handle(), writer_task.abort_handle()]);
     tokio::pin!(shutdown);
     let mut decode_error = None;
     let mut source_ended = false;
@@ -119,6 +122,16 @@ pub async fn run_pipeline<S: Source>(
     }
     source_task.abort();
     Ok(())
+}
+
+struct AbortOnDrop<const N: usize>([tokio::task::AbortHandle; N]);
+
+impl<const N: usize> Drop for AbortOnDrop<N> {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
 }
 
 /// A decoded batch and when each of its messages arrived.

@@ -69,7 +69,7 @@ fn millis(d: Duration) -> i64 {
 fn now_millis() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| millis(d))
+        .map_or(0, millis)
 }
 
 fn db_error(e: sqlx::Error) -> StoreError {

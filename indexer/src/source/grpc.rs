@@ -9,6 +9,7 @@
 //! - **gap fill:** the checkpoint is older than the oldest slot the server can replay (it says
 //!   so through `SubscribeReplayInfo`, or it refuses the `from_slot`), so the stream starts live
 //!   and the accounts and transactions since the checkpoint come from JSON-RPC.
+//!
 //! Until the reconciliation has been handed over, everything is sent held: the checkpoint stays
 //! at its last durable value and a crash starts the reconciliation over.
 
@@ -190,6 +191,7 @@ impl GrpcSource {
             Plan::Resume(_) => None,
         };
         let mut reconciling: Option<(Reconcile, Reconciling<'_>)> = None;
+        let mut retry = Backoff::new(Duration::from_millis(200), Duration::from_secs(30));
         // The newest slot streamed while reconciling (held, so not yet a checkpoint).
         let mut held_up_to: Option<u64> = None;
         let mut received = false;
@@ -199,8 +201,21 @@ impl GrpcSource {
                     if reconciling.is_some() =>
                 {
                     let (what, _) = reconciling.take().expect("guarded");
-                    let Some(snapshot_slot) = finished? else {
-                        return Ok(Ended::Closed(received));
+                    let snapshot_slot = match finished {
+                        Ok(Some(slot)) => slot,
+                        Ok(None) => return Ok(Ended::Closed(received)),
+                        // The stream is fine; only JSON-RPC failed. Keep streaming (held) and
+                        // try again, rather than dropping a healthy subscription.
+                        Err(error) => {
+                            let delay = retry.next_delay();
+                            warn!(error = format!("{error:#}"), ?what, retry_in_ms = delay.as_millis() as u64, "reconciliation failed");
+                            let again = async move {
+                                tokio::time::sleep(delay).await;
+                                reconcile(&self.rpc_url, &self.programs, what, out).await
+                            };
+                            reconciling = Some((what, Box::pin(again)));
+                            continue;
+                        }
                     };
                     // Everything sent so far is covered up to here; this commits after it.
                     let checkpoint = held_up_to.map_or(snapshot_slot, |s| s.max(snapshot_slot));

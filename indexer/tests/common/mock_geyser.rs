@@ -184,18 +184,16 @@ pub struct MockState {
     pub sessions: AtomicUsize,
     /// Subscriptions refused for a `from_slot` outside the window.
     pub refused: AtomicUsize,
+    /// Set while no server serves this state: open sessions end, like connections reset.
+    down: watch::Sender<bool>,
 }
 
-#[derive(Clone)]
-pub struct MockGeyser(pub Arc<MockState>);
-
-impl MockGeyser {
-    /// A chain of `blocks` that has produced `head` of them.
-    pub fn new(blocks: Vec<Block>, head: usize) -> Self {
-        let (head, _) = watch::channel(head);
-        MockGeyser(Arc::new(MockState {
-            blocks: Arc::new(blocks),
-            head: Arc::new(head),
+impl MockState {
+    /// Default settings and fresh counters, on the chain of `blocks` at `head`.
+    fn on(blocks: Arc<Vec<Block>>, head: Arc<watch::Sender<usize>>) -> MockState {
+        MockState {
+            blocks,
+            head,
             window: None,
             replay_info: true,
             pace: Duration::ZERO,
@@ -206,25 +204,31 @@ impl MockGeyser {
             pings_answered: AtomicUsize::new(0),
             sessions: AtomicUsize::new(0),
             refused: AtomicUsize::new(0),
-        }))
+            down: watch::channel(false).0,
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct MockGeyser(pub Arc<MockState>);
+
+impl MockGeyser {
+    /// A chain of `blocks` that has produced `head` of them.
+    pub fn new(blocks: Vec<Block>, head: usize) -> Self {
+        MockGeyser(Arc::new(MockState::on(
+            Arc::new(blocks),
+            Arc::new(watch::channel(head).0),
+        )))
     }
 
     /// Another server (fresh counters, same settings) on the same chain.
     pub fn sharing(&self) -> Self {
         let s = &self.0;
         MockGeyser(Arc::new(MockState {
-            blocks: s.blocks.clone(),
-            head: s.head.clone(),
             window: s.window,
             replay_info: s.replay_info,
             pace: s.pace,
-            cut_after: Mutex::new(None),
-            refuse_after_cut: AtomicBool::new(false),
-            cut_done: AtomicBool::new(false),
-            requests: Mutex::new(Vec::new()),
-            pings_answered: AtomicUsize::new(0),
-            sessions: AtomicUsize::new(0),
-            refused: AtomicUsize::new(0),
+            ..MockState::on(s.blocks.clone(), s.head.clone())
         }))
     }
 
@@ -333,30 +337,39 @@ impl Geyser for MockGeyser {
                 return;
             }
             let cut = state.cut_after.lock().unwrap().take();
-            let mut head = state.head.subscribe();
-            let mut sent = 0usize;
-            for index in start..state.blocks.len() {
-                // A block is streamed once the chain has produced it.
-                if head.wait_for(|h| *h > index).await.is_err() {
-                    return;
+            let mut down = state.down.subscribe();
+            let stream = async {
+                let mut head = state.head.subscribe();
+                let mut sent = 0usize;
+                for index in start..state.blocks.len() {
+                    // A block is streamed once the chain has produced it.
+                    if head.wait_for(|h| *h > index).await.is_err() {
+                        return;
+                    }
+                    for update in &state.blocks[index].updates {
+                        if Some(sent) == cut {
+                            state.cut_done.store(true, Ordering::SeqCst);
+                            let _ = tx.send(Err(Status::unavailable("stream cut"))).await;
+                            return;
+                        }
+                        if !state.pace.is_zero() {
+                            tokio::time::sleep(state.pace).await;
+                        }
+                        if tx.send(Ok(update.clone())).await.is_err() {
+                            return;
+                        }
+                        sent += 1;
+                    }
                 }
-                for update in &state.blocks[index].updates {
-                    if Some(sent) == cut {
-                        state.cut_done.store(true, Ordering::SeqCst);
-                        let _ = tx.send(Err(Status::unavailable("stream cut"))).await;
-                        return;
-                    }
-                    if !state.pace.is_zero() {
-                        tokio::time::sleep(state.pace).await;
-                    }
-                    if tx.send(Ok(update.clone())).await.is_err() {
-                        return;
-                    }
-                    sent += 1;
+                // A live feed stays open until the client leaves.
+                tx.closed().await;
+            };
+            tokio::select! {
+                _ = stream => {}
+                _ = async { down.wait_for(|down| *down).await.is_ok() } => {
+                    let _ = tx.send(Err(Status::unavailable("server going down"))).await;
                 }
             }
-            // A live feed stays open until the client leaves.
-            tx.closed().await;
         });
         Ok(Response::new(ReceiverStream::new(rx)))
     }
@@ -419,30 +432,44 @@ impl Geyser for MockGeyser {
     }
 }
 
-/// A running mock server; stopped when dropped.
+/// A running mock server; stopped when dropped, ending its open sessions.
 pub struct Server {
     pub url: String,
     pub addr: SocketAddr,
     handle: tokio::task::JoinHandle<()>,
+    mock: MockGeyser,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
         self.handle.abort();
+        self.mock.0.down.send_replace(true);
     }
 }
 
 /// Serves `mock` on `addr` (an ephemeral port by default).
 pub async fn start(mock: MockGeyser, addr: Option<SocketAddr>) -> Server {
-    let listener =
-        tokio::net::TcpListener::bind(addr.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap()))
-            .await
-            .expect("bind mock geyser");
+    let wanted = addr.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap());
+    // A server restarted on its old address may find the old listener not yet closed.
+    let mut attempts = 0;
+    let listener = loop {
+        match tokio::net::TcpListener::bind(wanted).await {
+            Ok(listener) => break listener,
+            Err(error) if attempts < 250 => {
+                attempts += 1;
+                let _ = error;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(error) => panic!("bind mock geyser on {wanted}: {error}"),
+        }
+    };
     let addr = listener.local_addr().unwrap();
+    mock.0.down.send_replace(false);
+    let served = mock.clone();
     let incoming = tonic::transport::server::TcpIncoming::from(listener);
     let handle = tokio::spawn(async move {
         let _ = tonic::transport::Server::builder()
-            .add_service(GeyserServer::new(mock))
+            .add_service(GeyserServer::new(served))
             .serve_with_incoming(incoming)
             .await;
     });
@@ -450,5 +477,6 @@ pub async fn start(mock: MockGeyser, addr: Option<SocketAddr>) -> Server {
         url: format!("http://{addr}"),
         addr,
         handle,
+        mock,
     }
 }

@@ -33,6 +33,8 @@ pub struct Chain {
     pub accounts: BTreeMap<Pubkey, (Pubkey, u64, Vec<u8>)>,
     /// Oldest first.
     pub transactions: Vec<RecordedTransaction>,
+    /// Answer every request with a server error, like a node that is down.
+    pub failing: bool,
 }
 
 impl Chain {
@@ -108,6 +110,10 @@ fn rpc(chain: Data<&SharedChain>, Json(request): Json<Value>) -> Json<Value> {
     let chain = chain.lock().unwrap();
     let id = &request["id"];
     let params = &request["params"];
+    if chain.failing {
+        return Json(json!({"jsonrpc": "2.0", "id": id,
+            "error": {"code": -32005, "message": "node is behind"}}));
+    }
     match request["method"].as_str().unwrap_or_default() {
         "getSlot" => result(id, json!(chain.slot)),
         "getProgramAccounts" => {

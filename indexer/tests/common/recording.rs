@@ -230,11 +230,8 @@ pub async fn record_scenario() -> Recording {
     let mut final_accounts = BTreeMap::new();
     let closed: Vec<Pubkey> = r.steps.iter().flat_map(|s| s.closed.clone()).collect();
     for address in r.watched.clone() {
-        match r.h.raw_account(address).await {
-            Some(a) => {
-                final_accounts.insert(address, (a.owner, a.data));
-            }
-            None => {}
+        if let Some(a) = r.h.raw_account(address).await {
+            final_accounts.insert(address, (a.owner, a.data));
         }
     }
     let market_hex = narrative_sdk::decode::hex32(&id);
