@@ -1,6 +1,7 @@
 //! With `INDEXER_SOURCE=rpc` the api runs the indexer in its own process: a coverage account
 //! served by a local JSON-RPC node appears in `GET /v1/shield/protocols`, and the indexer's
-//! metrics are part of `/metrics`.
+//! metrics are part of `/metrics`. Two api processes on one database index once: one holds the
+//! checkpoint's lease, the other stands by and takes over when the first stops.
 
 mod common;
 
@@ -17,8 +18,9 @@ use poem::{handler, post, EndpointExt, Route};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 
+/// What the node serves: the coverage account and the slot of its snapshot.
 struct Node {
-    coverage: (Pubkey, Vec<u8>),
+    coverage: std::sync::Mutex<(Pubkey, Vec<u8>, u64)>,
 }
 
 /// getProgramAccounts (with its context slot) and an empty signature history.
@@ -27,8 +29,8 @@ fn rpc(Json(request): Json<Value>, Data(node): Data<&Arc<Node>>) -> Json<Value> 
     let program = request["params"][0].as_str().unwrap_or_default();
     let result = match request["method"].as_str().unwrap_or_default() {
         "getProgramAccounts" => {
+            let (address, data, slot) = node.coverage.lock().unwrap().clone();
             let accounts = if program == ids::SHIELD_VAULT.to_string() {
-                let (address, data) = &node.coverage;
                 vec![json!({"pubkey": address.to_string(), "account": {
                     "lamports": 3_000_000, "owner": program, "executable": false, "rentEpoch": 0,
                     "space": data.len(),
@@ -37,7 +39,7 @@ fn rpc(Json(request): Json<Value>, Data(node): Data<&Arc<Node>>) -> Json<Value> 
             } else {
                 vec![]
             };
-            json!({"context": {"slot": 500}, "value": accounts})
+            json!({"context": {"slot": slot}, "value": accounts})
         }
         "getSignaturesForAddress" => json!([]),
         _ => Value::Null,
@@ -45,10 +47,12 @@ fn rpc(Json(request): Json<Value>, Data(node): Data<&Arc<Node>>) -> Json<Value> 
     Json(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
 }
 
-#[tokio::test]
-async fn the_api_process_indexes_when_a_source_is_configured() {
+const PROTOCOL_ID: [u8; 32] = [0x42; 32];
+
+/// A coverage account of PROTOCOL_ID with `safe` lamports on the safe side.
+fn coverage_account(safe: u64) -> (Pubkey, Vec<u8>) {
     let now = chrono::Utc::now().timestamp();
-    let protocol_id = [0x42u8; 32];
+    let protocol_id = PROTOCOL_ID;
     let pool = |principal: u64| SidePool {
         principal,
         total_assets: principal,
@@ -69,7 +73,7 @@ async fn the_api_process_indexes_when_a_source_is_configured() {
         exploit_votes: 0,
         outcome_proposed_at: 0,
         finalized_at: 0,
-        safe: pool(7_000_000_000),
+        safe: pool(safe),
         exploit: pool(1_000_000_000),
         winner_bonus_pool: 0,
         protocol_payout: 0,
@@ -85,17 +89,32 @@ async fn the_api_process_indexes_when_a_source_is_configured() {
     };
     let mut data = Vec::new();
     coverage.try_serialize(&mut data).unwrap();
+    (pda::shield::coverage(&protocol_id), data)
+}
+
+async fn local_node(safe: u64, slot: u64) -> (Arc<Node>, String) {
+    let (address, data) = coverage_account(safe);
     let node = Arc::new(Node {
-        coverage: (pda::shield::coverage(&protocol_id), data),
+        coverage: std::sync::Mutex::new((address, data, slot)),
     });
-    let node_url = common::serve_locally(Route::new().at("/", post(rpc)).data(node)).await;
+    let url = common::serve_locally(Route::new().at("/", post(rpc)).data(node.clone())).await;
+    (node, url)
+}
+
+fn path() -> String {
+    format!("/v1/shield/protocols/{}", hex::encode(PROTOCOL_ID))
+}
+
+#[tokio::test]
+async fn the_api_process_indexes_when_a_source_is_configured() {
+    let (_node, node_url) = local_node(7_000_000_000, 500).await;
 
     let server = TestServer::start(|c| {
         c.indexer_source = Some(SourceKind::Rpc);
         c.indexer_endpoint = Some(node_url.into());
     })
     .await;
-    let path = format!("/v1/shield/protocols/{}", hex::encode(protocol_id));
+    let path = path();
     let found = common::eventually_some("the coverage indexed", || async {
         let (status, body) = server.get(&path).await;
         (status == StatusCode::OK).then_some(body)
@@ -123,4 +142,63 @@ async fn the_api_process_indexes_when_a_source_is_configured() {
     assert!(metrics.contains("indexer_leader 1"), "{metrics}");
     assert!(metrics.contains("http_requests_total"));
     server.stop().await;
+}
+
+#[tokio::test]
+async fn two_api_processes_index_once_and_hand_over() {
+    let (node, node_url) = local_node(7_000_000_000, 500).await;
+    let indexing = |c: &mut narrative_api::Config| {
+        c.indexer_source = Some(SourceKind::Rpc);
+        c.indexer_endpoint = Some(node_url.clone().into());
+    };
+    let first = TestServer::start(indexing).await;
+    common::eventually("the first process leads", || async {
+        metrics_of(&first.base).await.contains("indexer_leader 1")
+    })
+    .await;
+    let second = first.start_beside_with_background(indexing).await;
+    // Running, and standing by: its gauge is there and says 0.
+    common::eventually("the second process stands by", || async {
+        second
+            .get_text("/metrics")
+            .await
+            .contains("indexer_leader 0")
+    })
+    .await;
+    assert!(metrics_of(&first.base).await.contains("indexer_leader 1"));
+
+    // The leader goes away (a deploy, a scale-down): the standby takes over and indexes.
+    let _db = first.stop().await;
+    common::eventually("the second process leads", || async {
+        second
+            .get_text("/metrics")
+            .await
+            .contains("indexer_leader 1")
+    })
+    .await;
+    {
+        let (address, data) = coverage_account(9_000_000_000);
+        *node.coverage.lock().unwrap() = (address, data, 600);
+    }
+    let found = common::eventually_some("the change indexed by the new leader", || async {
+        let (status, body) = second.get(&path()).await;
+        (status == StatusCode::OK
+            && body["protocol"]["safe"]["principal_lamports"] == 9_000_000_000i64)
+            .then_some(body)
+    })
+    .await;
+    assert_eq!(
+        found["protocol"]["exploit"]["principal_lamports"],
+        1_000_000_000i64
+    );
+    second.stop().await;
+}
+
+async fn metrics_of(base: &str) -> String {
+    reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
 }

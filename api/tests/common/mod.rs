@@ -106,6 +106,27 @@ impl TestServer {
         (format!("http://{addr}"), stop)
     }
 
+    /// Another process of the deployment on the same database, with its background tasks
+    /// (job worker, and the indexer when configured) running as in production.
+    pub async fn start_beside_with_background(
+        &self,
+        configure: impl FnOnce(&mut Config),
+    ) -> Beside {
+        let config = test_config(configure);
+        let providers = Providers::with_clock(&config, self.clock.clone()).expect("providers");
+        let state = AppState::from_config_with(self.db.store.clone(), &config, providers)
+            .await
+            .expect("state");
+        let background = Background::start(&state, &config);
+        let (addr, stop, task) = serve(state).await;
+        Beside {
+            base: format!("http://{addr}"),
+            stop,
+            task,
+            background,
+        }
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
     }
@@ -169,7 +190,9 @@ impl TestServer {
         (status, response.json().await.unwrap_or(Value::Null))
     }
 
-    pub async fn stop(mut self) {
+    /// Stops the server and its background tasks; the database is handed back, so a server
+    /// started beside this one can outlive it.
+    pub async fn stop(mut self) -> TestDb {
         if let Some(background) = self.background.take() {
             background.shutdown().await;
         }
@@ -177,6 +200,43 @@ impl TestServer {
         self.task
             .take()
             .expect("running")
+            .await
+            .expect("server task")
+            .expect("server stopped cleanly");
+        self.db
+    }
+}
+
+/// A second server beside a [`TestServer`], sharing its database.
+pub struct Beside {
+    pub base: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: ServerTask,
+    background: Background,
+}
+
+impl Beside {
+    pub async fn get_text(&self, path: &str) -> String {
+        reqwest::get(format!("{}{path}", self.base))
+            .await
+            .expect("request")
+            .text()
+            .await
+            .expect("body")
+    }
+
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        let response = reqwest::get(format!("{}{path}", self.base))
+            .await
+            .expect("request");
+        let status = response.status();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn stop(self) {
+        self.background.shutdown().await;
+        self.stop.send(()).ok();
+        self.task
             .await
             .expect("server task")
             .expect("server stopped cleanly");
