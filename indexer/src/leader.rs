@@ -102,12 +102,19 @@ async fn wait_for_lease(store: &Store, name: &str, lease: LeaseConfig) -> anyhow
     }
 }
 
-/// Renews the lease every third of its ttl; returns when it is lost.
+/// Renews the lease every third of its ttl; returns when it is lost. A renewal that cannot be
+/// asked (SQLite busy behind a long batch) is retried while the last one still stands.
 async fn keep(held: &mut Lease, lease: LeaseConfig) {
+    let mut renewed_at = std::time::Instant::now();
     loop {
         tokio::time::sleep(lease.ttl / 3).await;
-        if !held.renew().await {
-            return;
+        match held.renew().await {
+            Ok(true) => renewed_at = std::time::Instant::now(),
+            Ok(false) => return,
+            Err(error) if renewed_at.elapsed() < lease.ttl => {
+                warn!(%error, "could not renew the lease; it stands until it expires");
+            }
+            Err(_) => return,
         }
     }
 }

@@ -150,14 +150,15 @@ impl Lease {
         &self.name
     }
 
-    /// Confirms the lease is still ours (and, on SQLite, pushes its expiry forward). `false`:
-    /// it is lost (the lock's connection died, or the row expired and was taken) and the holder
-    /// must stop writing.
-    pub async fn renew(&mut self) -> bool {
+    /// Confirms the lease is still ours (and, on SQLite, pushes its expiry forward).
+    /// `Ok(false)`: it is lost (the lock's session ended, or the row expired or was taken) and
+    /// the holder must stop writing. `Err`: SQLite could not be asked (busy behind a long
+    /// batch, say); the lease stands until its expiry, so the holder may try again until then.
+    pub async fn renew(&mut self) -> Result<bool, StoreError> {
         match &mut self.held {
             Held::Postgres { connection, key } => {
-                // The session is the lock: if it still answers and still holds the key, so do we.
-                sqlx::query_as::<Postgres, (bool,)>(
+                // The session is the lock: if it no longer answers, the lock went with it.
+                Ok(sqlx::query_as::<Postgres, (bool,)>(
                     "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' \
                      AND pid = pg_backend_pid() AND granted \
                      AND ((classid::bigint << 32) | objid::bigint) = $1)",
@@ -165,11 +166,11 @@ impl Lease {
                 .bind(*key)
                 .fetch_one(connection)
                 .await
-                .is_ok_and(|(held,)| held)
+                .is_ok_and(|(held,)| held))
             }
             Held::Sqlite { store, holder, ttl } => {
                 let now = now_millis();
-                store
+                let renewed = store
                     .db()
                     .execute_raw(Statement::from_sql_and_values(
                         store.backend(),
@@ -182,8 +183,8 @@ impl Lease {
                             now.into(),
                         ],
                     ))
-                    .await
-                    .is_ok_and(|r| r.rows_affected() == 1)
+                    .await?;
+                Ok(renewed.rows_affected() == 1)
             }
         }
     }
@@ -244,7 +245,7 @@ mod tests {
             .await
             .unwrap()
             .expect("free");
-        assert!(first.renew().await);
+        assert!(first.renew().await.unwrap());
         first.release().await;
         let mut second = db
             .store
@@ -252,7 +253,7 @@ mod tests {
             .await
             .unwrap()
             .expect("released");
-        assert!(second.renew().await);
+        assert!(second.renew().await.unwrap());
         other.release().await;
         second.release().await;
     }
@@ -281,7 +282,7 @@ mod tests {
         };
         if let Some(mut stale) = first {
             assert!(
-                !stale.renew().await,
+                !stale.renew().await.unwrap(),
                 "an expired holder learns it lost the lease"
             );
         }
