@@ -22,6 +22,7 @@ mod m20261121_000010_narrative_publishing;
 mod m20261121_000011_job_subjects;
 mod m20261123_000012_spl_minimum_per_mint;
 mod m20261123_000013_indexer_leases;
+mod m20261123_000014_indexed_chain_fields;
 
 pub struct Migrator;
 
@@ -42,6 +43,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261121_000011_job_subjects::Migration),
             Box::new(m20261123_000012_spl_minimum_per_mint::Migration),
             Box::new(m20261123_000013_indexer_leases::Migration),
+            Box::new(m20261123_000014_indexed_chain_fields::Migration),
         ]
     }
 }

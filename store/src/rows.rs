@@ -50,6 +50,25 @@ fn mint(k: &Pubkey) -> Option<String> {
     (*k != Pubkey::default()).then(|| k.to_string())
 }
 
+/// binary_vault's pending config change: what each setting becomes (null: unchanged), and when
+/// it was proposed (it applies after the admin timelock).
+fn binary_config_change(
+    p: &narrative_sdk::binary_vault::state::PendingConfigChange,
+) -> serde_json::Value {
+    let u = &p.update;
+    json!({
+        "proposed_at": p.proposed_at,
+        "capital_loss_bps": u.capital_loss_bps,
+        "crucible_share_bps": u.crucible_share_bps,
+        "resolution_timelock_secs": u.resolution_timelock_secs,
+        "max_resolution_delay_secs": u.max_resolution_delay_secs,
+        "dispute_bond_lamports": u.dispute_bond_lamports,
+        "treasury": u.treasury.as_ref().map(key),
+        "oracles": u.oracle_set.as_ref().map(|set| keys(set.listed())),
+        "oracle_threshold": u.oracle_set.as_ref().map(|set| set.threshold),
+    })
+}
+
 fn keys(list: &[Pubkey]) -> serde_json::Value {
     json!(list
         .iter()
@@ -165,6 +184,7 @@ impl Meta {
                     admin: key(&a.admin),
                     paused: a.paused,
                     market_count: n("market_count", a.market_count)?,
+                    pending_admin: a.pending_admin.as_ref().map(key),
                     slot,
                     write_version,
                     closed,
@@ -180,6 +200,7 @@ impl Meta {
                 max_resolution_delay_secs: a.max_resolution_delay_secs,
                 dispute_bond_lamports: n("dispute_bond_lamports", a.dispute_bond_lamports)?,
                 treasury: key(&a.treasury),
+                pending_change: a.pending_change.map(|p| binary_config_change(&p)),
                 slot,
                 write_version,
                 closed,
@@ -219,6 +240,9 @@ impl Meta {
                 crucible_amount: n("crucible_amount", a.crucible_amount)?,
                 total_paid_out: n("total_paid_out", a.total_paid_out)?,
                 claims_count: n("claims_count", a.claims_count.into())? as i32,
+                crucible_forwarded: a.crucible_forwarded,
+                oracle_threshold: a.oracle_set.threshold.into(),
+                oracles: Some(keys(a.oracle_set.listed())),
                 slot,
                 write_version,
                 closed,
@@ -279,6 +303,7 @@ impl Meta {
                 authorized_sources: keys(&a.authorized_sources),
                 epoch_duration_secs: a.epoch_duration_secs,
                 claim_window_secs: a.claim_window_secs,
+                pending_admin: a.pending_admin.as_ref().map(key),
                 slot,
                 write_version,
                 closed,
@@ -311,6 +336,7 @@ impl Meta {
                 claimed: n("claimed", a.claimed)?,
                 claims: n("claims", a.claims.into())? as i32,
                 rolled_out: n("rolled_out", a.rolled_out)?,
+                claimable_at: a.claimable_at,
                 slot,
                 write_version,
                 closed,
@@ -350,6 +376,7 @@ impl Meta {
                 pending_change: a.pending_change.map(|p| {
                     json!({ "change": format!("{:?}", p.change), "proposed_at": p.proposed_at })
                 }),
+                pending_admin: a.pending_admin.as_ref().map(key),
                 slot,
                 write_version,
                 closed,
@@ -390,6 +417,7 @@ impl Meta {
                 principal_returned: n("principal_returned", a.principal_returned)?,
                 bonus_paid: n("bonus_paid", a.bonus_paid)?,
                 claims_count: n("claims_count", a.claims_count.into())? as i32,
+                seam_forwarded: a.seam_forwarded,
                 slot,
                 write_version,
                 closed,

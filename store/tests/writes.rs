@@ -409,3 +409,81 @@ async fn an_account_with_a_value_beyond_bigint_is_kept_raw_not_lost() {
     assert_eq!(raw.data, update.data);
     assert_eq!(db.store.checkpoint("test").await.unwrap(), Some(1));
 }
+
+#[tokio::test]
+async fn a_pending_config_change_and_a_pending_admin_are_indexed() {
+    use narrative_sdk::binary_vault::state::{
+        Config, ConfigUpdate, OracleSet, PendingConfigChange, ProgramState,
+    };
+    use narrative_store::entities::{binary_configs, binary_program_states};
+    let db = TestDb::new().await;
+    let [oracle_a, oracle_b, treasury, admin, next_admin] =
+        [11u8, 12, 13, 14, 15].map(|b| Pubkey::new_from_array([b; 32]));
+    let mut oracles = [Pubkey::default(); 5];
+    oracles[0] = oracle_a;
+    let config = Config {
+        capital_loss_bps: 3_500,
+        crucible_share_bps: 5_000,
+        oracle_threshold: 1,
+        oracle_count: 1,
+        oracles,
+        resolution_timelock_secs: 172_800,
+        max_resolution_delay_secs: 604_800,
+        dispute_bond_lamports: 100_000_000,
+        treasury,
+        bump: 250,
+        pending_change: Some(PendingConfigChange {
+            update: ConfigUpdate {
+                capital_loss_bps: Some(4_000),
+                oracle_set: Some(OracleSet::new(&[oracle_a, oracle_b], 2).unwrap()),
+                ..Default::default()
+            },
+            proposed_at: 1_767_225_600,
+        }),
+    };
+    let state = ProgramState {
+        admin,
+        paused: false,
+        market_count: 3,
+        cpi_authority_bump: 253,
+        bump: 252,
+        pending_admin: Some(next_admin),
+    };
+    let (config_address, state_address) = (Pubkey::new_unique(), Pubkey::new_unique());
+    write(
+        &db,
+        Batch {
+            accounts: vec![
+                account_update(config_address, &config, 10, 1),
+                account_update(state_address, &state, 10, 2),
+            ],
+            ..Default::default()
+        },
+    )
+    .await;
+    let row = binary_configs::Entity::find_by_id(config_address.to_string())
+        .one(db.store.db())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        row.pending_change,
+        Some(serde_json::json!({
+            "proposed_at": 1_767_225_600,
+            "capital_loss_bps": 4_000,
+            "crucible_share_bps": null,
+            "resolution_timelock_secs": null,
+            "max_resolution_delay_secs": null,
+            "dispute_bond_lamports": null,
+            "treasury": null,
+            "oracles": [oracle_a.to_string(), oracle_b.to_string()],
+            "oracle_threshold": 2,
+        }))
+    );
+    let row = binary_program_states::Entity::find_by_id(state_address.to_string())
+        .one(db.store.db())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.pending_admin, Some(next_admin.to_string()));
+}

@@ -364,6 +364,17 @@ pub async fn assert_key_fields(store: &Store, recording: &Recording) {
             1
         )
     );
+    // Indexed since the hardening: the forwarded crucible share and the market's own oracles.
+    assert!(row.crucible_forwarded, "the scenario forwards the share");
+    assert_eq!(row.oracle_threshold, i32::from(market.oracle_set.threshold));
+    let oracles: Vec<String> = market
+        .oracle_set
+        .listed()
+        .iter()
+        .map(|k| k.to_string())
+        .collect();
+    assert!(oracles.contains(&recording.oracle.to_string()));
+    assert_eq!(row.oracles, Some(serde_json::json!(oracles)));
     assert_eq!(
         row.market_uuid,
         narrative_sdk::market_id::uuid_from_market_id(&recording.market_id)
@@ -413,6 +424,10 @@ pub async fn assert_key_fields(store: &Store, recording: &Recording) {
             coverage.safe.principal as i64,
             coverage.exploit.principal as i64
         )
+    );
+    assert!(
+        !row.seam_forwarded,
+        "an active coverage has forwarded nothing"
     );
     assert_eq!(
         (

@@ -15,6 +15,8 @@ pub struct Model {
     pub max_resolution_delay_secs: i64,
     pub dispute_bond_lamports: i64,
     pub treasury: String,
+    /// The change waiting for the admin timelock, if any.
+    pub pending_change: Option<Json>,
     pub slot: i64,
     pub write_version: i64,
     pub closed: bool,

@@ -10,6 +10,8 @@ pub struct Model {
     pub admin: String,
     pub paused: bool,
     pub market_count: i64,
+    /// The admin a two-step rotation waits on to accept.
+    pub pending_admin: Option<String>,
     pub slot: i64,
     pub write_version: i64,
     pub closed: bool,

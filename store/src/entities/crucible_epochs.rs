@@ -21,6 +21,8 @@ pub struct Model {
     pub claimed: i64,
     pub claims: i32,
     pub rolled_out: i64,
+    /// When a posted root becomes claimable (after the challenge delay); 0 before a root.
+    pub claimable_at: i64,
     pub slot: i64,
     pub write_version: i64,
     pub closed: bool,

@@ -12,6 +12,8 @@ pub struct Model {
     pub authorized_sources: Json,
     pub epoch_duration_secs: i64,
     pub claim_window_secs: i64,
+    /// The admin a two-step rotation waits on to accept.
+    pub pending_admin: Option<String>,
     pub slot: i64,
     pub write_version: i64,
     pub closed: bool,

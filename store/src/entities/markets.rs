@@ -38,6 +38,11 @@ pub struct Model {
     pub crucible_amount: i64,
     pub total_paid_out: i64,
     pub claims_count: i32,
+    /// Whether the crucible share has left the losing vault.
+    pub crucible_forwarded: bool,
+    /// The oracle set copied at creation: only these vote on this market, against this threshold.
+    pub oracle_threshold: i32,
+    pub oracles: Option<Json>,
     pub slot: i64,
     pub write_version: i64,
     pub closed: bool,

@@ -41,6 +41,8 @@ pub struct Model {
     pub principal_returned: i64,
     pub bonus_paid: i64,
     pub claims_count: i32,
+    /// Whether the seam share has left the losing vault.
+    pub seam_forwarded: bool,
     pub slot: i64,
     pub write_version: i64,
     pub closed: bool,

@@ -17,6 +17,8 @@ pub struct Model {
     pub paused: bool,
     pub coverage_count: i64,
     pub pending_change: Option<Json>,
+    /// The admin a two-step rotation waits on to accept.
+    pub pending_admin: Option<String>,
     pub slot: i64,
     pub write_version: i64,
     pub closed: bool,
