@@ -25,12 +25,12 @@ use narrative_store::AccountUpdate;
 use tokio::sync::mpsc;
 use tonic::{Code, Status};
 use tracing::{info, warn};
-use yellowstone_grpc_client::{GeyserGrpcClient, GeyserGrpcClientError};
+use yellowstone_grpc_client::{GeyserGrpcClient, GeyserGrpcClientError, SubscribeRequestSink};
 use yellowstone_grpc_proto::geyser::subscribe_update::UpdateOneof;
 use yellowstone_grpc_proto::geyser::{
     CommitmentLevel, SubscribeRequest, SubscribeRequestFilterAccounts, SubscribeRequestFilterSlots,
-    SubscribeRequestFilterTransactions, SubscribeRequestPing, SubscribeUpdateAccount,
-    SubscribeUpdateTransaction,
+    SubscribeRequestFilterTransactions, SubscribeRequestPing, SubscribeUpdate,
+    SubscribeUpdateAccount, SubscribeUpdateTransaction,
 };
 
 use crate::metrics::Metrics;
@@ -248,27 +248,9 @@ impl GrpcSource {
                         let reconciled = reconcile(&self.rpc_url, &self.programs, what, out);
                         reconciling = Some((what, Box::pin(reconciled)));
                     }
-                    let message = match update.update_oneof {
-                        Some(UpdateOneof::Account(account)) => {
-                            Some(SourceMessage::Account(account_update(account)?))
-                        }
-                        Some(UpdateOneof::Transaction(tx)) => {
-                            transaction_update(tx)?.map(SourceMessage::Transaction)
-                        }
-                        Some(UpdateOneof::Slot(slot)) => Some(SourceMessage::Tip(slot.slot)),
-                        Some(UpdateOneof::Ping(_)) => {
-                            // Unanswered pings get the stream closed by some providers.
-                            sink.send(SubscribeRequest {
-                                ping: Some(SubscribeRequestPing { id: 1 }),
-                                ..Default::default()
-                            })
-                            .await
-                            .context("answering ping")?;
-                            None
-                        }
-                        _ => None,
+                    let Some(message) = message_of(update, &mut sink).await? else {
+                        continue;
                     };
-                    let Some(message) = message else { continue };
                     received = true;
                     let envelope = if to_reconcile.is_some() || reconciling.is_some() {
                         if let Some(slot) = message.data_slot() {
@@ -285,6 +267,33 @@ impl GrpcSource {
             }
         }
     }
+}
+
+/// What a stream update carries for the pipeline, if anything; pings are answered here
+/// (unanswered pings get the stream closed by some providers).
+async fn message_of(
+    update: SubscribeUpdate,
+    sink: &mut SubscribeRequestSink,
+) -> anyhow::Result<Option<SourceMessage>> {
+    Ok(match update.update_oneof {
+        Some(UpdateOneof::Account(account)) => {
+            Some(SourceMessage::Account(account_update(account)?))
+        }
+        Some(UpdateOneof::Transaction(tx)) => {
+            transaction_update(tx)?.map(SourceMessage::Transaction)
+        }
+        Some(UpdateOneof::Slot(slot)) => Some(SourceMessage::Tip(slot.slot)),
+        Some(UpdateOneof::Ping(_)) => {
+            sink.send(SubscribeRequest {
+                ping: Some(SubscribeRequestPing { id: 1 }),
+                ..Default::default()
+            })
+            .await
+            .context("answering ping")?;
+            None
+        }
+        _ => None,
+    })
 }
 
 /// Whether `status` is a server refusing to replay from the requested slot, and the oldest
