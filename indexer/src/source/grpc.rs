@@ -329,11 +329,11 @@ impl Source for GrpcSource {
                         ?oldest,
                         "the server cannot replay from the checkpoint; filling the gap"
                     );
-                    if let (Some(oldest), Some(checkpoint)) = (oldest, checkpoint) {
-                        self.metrics
-                            .gap_slots
-                            .set(oldest.saturating_sub(checkpoint) as i64);
-                    }
+                    // 0 when the server did not say which slot it still has.
+                    let gap = oldest
+                        .zip(checkpoint)
+                        .map_or(0, |(o, c)| o.saturating_sub(c));
+                    self.metrics.gap_slots.set(gap as i64);
                     refused_at = checkpoint;
                     // Not an outage: go straight to the gap fill.
                     self.backoff.reset();
@@ -409,4 +409,27 @@ fn transaction_update(
         tx_index: info.index,
         inner,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_replay_is_told_from_other_errors() {
+        let yellowstone =
+            Status::invalid_argument("broadcast from 1012 is not available, last available: 1021");
+        assert_eq!(replay_refusal(&yellowstone), Some(Some(1021)));
+        let terse = Status::invalid_argument("from_slot is too old");
+        assert_eq!(replay_refusal(&terse), Some(None));
+        // Not a refusal: another bad argument, or the server going down.
+        assert_eq!(
+            replay_refusal(&Status::invalid_argument("bad filter")),
+            None
+        );
+        assert_eq!(
+            replay_refusal(&Status::unavailable("broadcast from 1 is not available")),
+            None
+        );
+    }
 }
