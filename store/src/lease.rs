@@ -80,9 +80,20 @@ impl Store {
     /// Tries once to take the lease of checkpoint `name`. `ttl` is how long a SQLite lease
     /// survives its holder without a renewal (Postgres needs none). `None`: someone else holds it.
     pub async fn try_lease(&self, name: &str, ttl: Duration) -> Result<Option<Lease>, StoreError> {
+        self.try_lease_at(name, ttl, now_millis()).await
+    }
+
+    /// [`Store::try_lease`] at `now` (milliseconds since the Unix epoch), which decides whether
+    /// a SQLite row has expired; tests move it instead of waiting. Postgres ignores it.
+    pub async fn try_lease_at(
+        &self,
+        name: &str,
+        ttl: Duration,
+        now: i64,
+    ) -> Result<Option<Lease>, StoreError> {
         match self.backend() {
             DbBackend::Postgres => self.try_advisory_lock(name).await,
-            _ => self.try_lease_row(name, ttl).await,
+            _ => self.try_lease_row(name, ttl, now).await,
         }
     }
 
@@ -113,9 +124,13 @@ impl Store {
         }))
     }
 
-    async fn try_lease_row(&self, name: &str, ttl: Duration) -> Result<Option<Lease>, StoreError> {
+    async fn try_lease_row(
+        &self,
+        name: &str,
+        ttl: Duration,
+        now: i64,
+    ) -> Result<Option<Lease>, StoreError> {
         let holder = uuid::Uuid::new_v4().to_string();
-        let now = now_millis();
         // One statement: insert, or take over a row whose holder let it expire.
         let taken = self
             .db()
@@ -155,6 +170,11 @@ impl Lease {
     /// the holder must stop writing. `Err`: SQLite could not be asked (busy behind a long
     /// batch, say); the lease stands until its expiry, so the holder may try again until then.
     pub async fn renew(&mut self) -> Result<bool, StoreError> {
+        self.renew_at(now_millis()).await
+    }
+
+    /// [`Lease::renew`] at `now` (see [`Store::try_lease_at`]).
+    pub async fn renew_at(&mut self, now: i64) -> Result<bool, StoreError> {
         match &mut self.held {
             Held::Postgres { connection, key } => {
                 // The session is the lock: if it no longer answers, the lock went with it.
@@ -169,7 +189,6 @@ impl Lease {
                 .is_ok_and(|(held,)| held))
             }
             Held::Sqlite { store, holder, ttl } => {
-                let now = now_millis();
                 let renewed = store
                     .db()
                     .execute_raw(Statement::from_sql_and_values(
@@ -261,31 +280,49 @@ mod tests {
     #[tokio::test]
     async fn a_holder_that_dies_is_replaced() {
         let db = TestDb::new().await;
-        // SQLite: the row outlives its holder for `ttl`; Postgres: the lock dies with the session.
         let ttl = Duration::from_millis(300);
-        let first = db.store.try_lease("idx", ttl).await.unwrap().expect("free");
-        let mut first = Some(first);
-        if db.is_postgres() {
-            // Dropping the connection is what a killed process does to its session.
-            drop(first.take());
-        }
-        let started = std::time::Instant::now();
-        let second = loop {
-            if let Some(lease) = db.store.try_lease("idx", ttl).await.unwrap() {
-                break lease;
-            }
+        let t0 = 1_767_225_600_000;
+        let mut first = db
+            .store
+            .try_lease_at("idx", ttl, t0)
+            .await
+            .unwrap()
+            .expect("free");
+        // Until it expires (Postgres: while its session lives) nobody else gets it.
+        let just_before = t0 + 299;
+        assert!(db
+            .store
+            .try_lease_at("idx", ttl, just_before)
+            .await
+            .unwrap()
+            .is_none());
+        let second = if db.is_postgres() {
+            // Dropping the connection is what a killed process does to its session; the server
+            // frees the lock when it notices, a moment later.
+            drop(first);
+            let taken = async {
+                let mut ticks = tokio::time::interval(Duration::from_millis(20));
+                loop {
+                    ticks.tick().await;
+                    if let Some(lease) = db.store.try_lease("idx", ttl).await.unwrap() {
+                        return lease;
+                    }
+                }
+            };
+            tokio::time::timeout(Duration::from_secs(10), taken)
+                .await
+                .expect("the lock is freed with its session")
+        } else {
+            // SQLite: the row outlives its holder for `ttl`, then is taken over.
+            let expired = t0 + 301;
+            let second = db.store.try_lease_at("idx", ttl, expired).await.unwrap();
+            let second = second.expect("an expired row is taken over");
             assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "the lease was not taken over"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        };
-        if let Some(mut stale) = first {
-            assert!(
-                !stale.renew().await.unwrap(),
+                !first.renew_at(expired + 1).await.unwrap(),
                 "an expired holder learns it lost the lease"
             );
-        }
+            second
+        };
         second.release().await;
     }
 }
