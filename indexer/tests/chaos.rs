@@ -6,8 +6,9 @@
 //!
 //! CI runs a few seeds; for many: `CHAOS_RUNS=200 cargo test -p narrative-indexer --test chaos`
 //! (`CHAOS_SEED` picks the first seed; a failing run prints its seed and its actions).
-//! The random pauses only choose where the kills and cuts land; every check waits for its
-//! condition, bounded.
+//! Nothing waits on the clock: where the blows land is chosen by the seed in terms of the chain
+//! (blocks produced, a block the indexer must reach first), and every wait is for a condition,
+//! bounded.
 
 mod common;
 
@@ -15,8 +16,8 @@ use std::time::Duration;
 
 use common::recording::{record_scenario, Recording};
 use common::{
-    assert_store_matches_with, mock_geyser, mock_rpc, wait_until_complete, InProcess, LiveChain,
-    Seen,
+    assert_store_matches_with, mock_geyser, mock_rpc, wait_for_checkpoint, wait_until_complete,
+    InProcess, LiveChain, Seen,
 };
 use narrative_store::testing::TestDb;
 
@@ -90,7 +91,6 @@ async fn run(recording: &Recording, seed: u64, totals: &mut Totals) {
         // Two blocks: an outage of three or more needs a gap fill.
         m.window = Some(6);
         m.replay_info = replay_info;
-        m.pace = Duration::from_millis(1);
     });
     let node = mock_rpc::start(chain.rpc.clone()).await;
     let first = mock_geyser::start(chain.geyser.clone(), None).await;
@@ -125,14 +125,17 @@ async fn run(recording: &Recording, seed: u64, totals: &mut Totals) {
             },
             4 if server.is_some() => {
                 // The old server goes (its sessions end) before the new one binds.
-                drop(server.take());
+                if let Some(old) = server.take() {
+                    old.stop().await;
+                }
                 server = Some(mock_geyser::start(chain.geyser.clone(), Some(addr)).await);
                 totals.cuts += 1;
                 actions.push("cut the stream".into());
             }
             4 | 5 => {
                 server = match server.take() {
-                    Some(_) => {
+                    Some(up) => {
+                        up.stop().await;
                         totals.outages += 1;
                         None
                     }
@@ -140,38 +143,38 @@ async fn run(recording: &Recording, seed: u64, totals: &mut Totals) {
                 };
                 actions.push(format!("server up: {}", server.is_some()));
             }
-            6 => {
-                // Let the indexer get somewhere (or not) before the next blow.
-                let before = db.store.checkpoint("chaos").await.unwrap();
-                let started = std::time::Instant::now();
-                while db.store.checkpoint("chaos").await.unwrap() == before
-                    && started.elapsed() < Duration::from_millis(300)
-                {
-                    tokio::time::sleep(Duration::from_millis(5)).await;
-                }
-                actions.push(format!(
-                    "progress {before:?} → {:?}",
-                    db.store.checkpoint("chaos").await.unwrap()
-                ));
-            }
             _ => {
-                let pause = rng.below(100);
-                tokio::time::sleep(Duration::from_millis(pause)).await;
-                actions.push(format!("pause {pause} ms"));
+                // Let the indexer get somewhere before the next blow: up to a block picked at
+                // random among those produced and not yet committed. With an indexer running
+                // and the server up it must get there (bootstrap, replay or gap fill).
+                let committed = db.store.checkpoint("chaos").await.unwrap();
+                let pending: Vec<u64> = chain.geyser.0.blocks[..chain.head()]
+                    .iter()
+                    .map(|b| b.slot)
+                    .filter(|slot| committed.is_none_or(|c| *slot > c))
+                    .collect();
+                if indexer.is_none() || server.is_none() || pending.is_empty() {
+                    actions.push("no progress to wait for".into());
+                    continue;
+                }
+                let target = pending[rng.below(pending.len() as u64) as usize];
+                wait_for_checkpoint(&db.store, "chaos", target, WITHIN).await;
+                actions.push(format!("progress to {target}"));
             }
         }
     }
 
     // Settle: the chain finishes, the server is up, an indexer runs; then the store must match.
     chain.advance_to(chain.blocks());
-    if server.is_none() {
-        server = Some(mock_geyser::start(chain.geyser.clone(), Some(addr)).await);
-    }
+    let server = match server {
+        Some(up) => up,
+        None => mock_geyser::start(chain.geyser.clone(), Some(addr)).await,
+    };
     let running = indexer.unwrap_or_else(|| InProcess::start(&db.store, &url, &node.url, "chaos"));
     eprintln!("{}", actions.join("; "));
     wait_until_complete(&db.store, "chaos", recording, WITHIN).await;
     assert_store_matches_with(&db.store, recording, Seen::Merged).await;
     totals.count(&running);
     running.stop().await;
-    drop(server);
+    server.stop().await;
 }

@@ -122,7 +122,7 @@ async fn outage(
     wait_for_checkpoint(&db.store, "edges", checkpoint_before, WITHIN).await;
 
     let reconnects = indexer.metrics.reconnects.get();
-    drop(server);
+    server.stop().await;
     until("the indexer noticed the outage", WITHIN, || {
         indexer.metrics.reconnects.get() > reconnects
     })

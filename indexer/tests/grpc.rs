@@ -83,7 +83,7 @@ async fn grpc_round_trip_stores_every_account_and_event_field_by_field() {
     let (stop, handle) = spawn_indexer(&db, &server.url, &node.url, metrics.clone(), 7);
     // The bootstrap finds an empty chain; from then on the stream carries everything.
     until("the bootstrap", WITHIN, || metrics.bootstraps.get() == 1).await;
-    let _producer = chain.produce(Duration::from_millis(5));
+    chain.advance_to(chain.blocks());
 
     wait_until_complete(&db.store, "grpc", &recording, WITHIN).await;
     assert_store_matches(&db.store, &recording).await;
@@ -136,7 +136,7 @@ async fn events_of_a_market_are_stored_in_order() {
     let metrics = Metrics::new();
     let (stop, handle) = spawn_indexer(&db, &server.url, &node.url, metrics.clone(), 5);
     until("the bootstrap", WITHIN, || metrics.bootstraps.get() == 1).await;
-    let _producer = chain.produce(Duration::from_millis(5));
+    chain.advance_to(chain.blocks());
     wait_until_complete(&db.store, "grpc", &recording, WITHIN).await;
     stop.send(()).unwrap();
     handle.await.unwrap().unwrap();
@@ -246,7 +246,7 @@ fn mock_geyser_update(a: &AccountUpdate) -> yellowstone_grpc_proto::geyser::Subs
 async fn a_cut_stream_and_a_restarted_server_resume_from_the_checkpoint() {
     let recording = record_scenario().await;
     let db = TestDb::new().await;
-    let chain = LiveChain::new(&recording, 0, |m| m.pace = Duration::from_millis(2));
+    let chain = LiveChain::new(&recording, 0, |_| {});
     let total: usize = mock_geyser::messages(&chain.geyser.0.blocks).len();
     *chain.geyser.0.cut_after.lock().unwrap() = Some(total / 2);
     chain
@@ -265,7 +265,7 @@ async fn a_cut_stream_and_a_restarted_server_resume_from_the_checkpoint() {
     let mid_slot = mock_geyser::messages(&chain.geyser.0.blocks)[total / 2 - 1].0;
     wait_for_checkpoint(&db.store, "grpc", mid_slot.saturating_sub(3), WITHIN).await;
     let reconnects_before = metrics.reconnects.get();
-    drop(server);
+    server.stop().await;
     // The indexer has seen the server go and is trying to reconnect: nothing more commits.
     until("a reconnection attempt after the outage", WITHIN, || {
         metrics.reconnects.get() > reconnects_before

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use common::recording::record_scenario;
 use common::{
-    assert_events_once_in_order, assert_store_matches, mock_geyser, wait_for_checkpoint,
-    wait_until_complete, LiveChain,
+    assert_events_once_in_order, assert_store_matches, mock_geyser, until_async,
+    wait_for_checkpoint, wait_until_complete, LiveChain,
 };
 use narrative_store::testing::TestDb;
 
@@ -51,9 +51,10 @@ struct Servers {
     node: common::mock_rpc::RpcServer,
 }
 
-/// A chain that has produced nothing yet and streams slowly enough to be killed mid-way.
-async fn slow_chain(recording: &common::recording::Recording) -> (LiveChain, Servers) {
-    let chain = LiveChain::new(recording, 0, |m| m.pace = Duration::from_millis(10));
+/// A chain that has produced nothing yet: the tests produce its first half, kill an indexer
+/// there, and produce the rest afterwards, so the kill lands mid-stream by construction.
+async fn empty_chain(recording: &common::recording::Recording) -> (LiveChain, Servers) {
+    let chain = LiveChain::new(recording, 0, |_| {});
     let (geyser, node) = chain.serve().await;
     (chain, Servers { geyser, node })
 }
@@ -62,16 +63,19 @@ async fn slow_chain(recording: &common::recording::Recording) -> (LiveChain, Ser
 async fn a_killed_indexer_restarts_without_losing_or_repeating_anything() {
     let recording = record_scenario().await;
     let db = TestDb::new().await;
-    let (chain, servers) = slow_chain(&recording).await;
-    let mid_slot = chain.geyser.0.blocks[chain.blocks() / 2].slot;
+    let (chain, servers) = empty_chain(&recording).await;
+    let half = chain.blocks() / 2;
+    let mid_slot = chain.geyser.0.blocks[half - 1].slot;
 
     let mut first = spawn_indexer(&db.url, &servers, "127.0.0.1:0");
     // The bootstrap of the empty chain commits the first checkpoint; then the chain runs.
     wait_for_checkpoint(&db.store, "process", 0, WITHIN).await;
-    chain.advance_to(chain.blocks());
+    chain.advance_to(half);
     wait_for_checkpoint(&db.store, "process", mid_slot, WITHIN).await;
     first.kill().expect("SIGKILL");
     first.wait().unwrap();
+    // The chain goes on without it.
+    chain.advance_to(chain.blocks());
     let killed_at = db.store.checkpoint("process").await.unwrap().unwrap();
     assert!(
         killed_at < recording.last_slot(),
@@ -110,8 +114,9 @@ async fn a_killed_indexer_restarts_without_losing_or_repeating_anything() {
 async fn a_standby_takes_over_when_the_leader_is_killed() {
     let recording = record_scenario().await;
     let db = TestDb::new().await;
-    let (chain, servers) = slow_chain(&recording).await;
-    let mid_slot = chain.geyser.0.blocks[chain.blocks() / 2].slot;
+    let (chain, servers) = empty_chain(&recording).await;
+    let half = chain.blocks() / 2;
+    let mid_slot = chain.geyser.0.blocks[half - 1].slot;
 
     let (leader_addr, standby_addr) = (free_local_address().await, free_local_address().await);
     let mut leader = spawn_indexer(&db.url, &servers, &leader_addr);
@@ -120,7 +125,7 @@ async fn a_standby_takes_over_when_the_leader_is_killed() {
     wait_for_metric(&standby_addr, "indexer_leader 0").await;
 
     wait_for_checkpoint(&db.store, "process", 0, WITHIN).await;
-    chain.advance_to(chain.blocks());
+    chain.advance_to(half);
     wait_for_checkpoint(&db.store, "process", mid_slot, WITHIN).await;
     // Both are running and only the leader has subscribed.
     assert_eq!(chain.geyser.subscriptions().len(), 1);
@@ -131,6 +136,7 @@ async fn a_standby_takes_over_when_the_leader_is_killed() {
     leader.kill().expect("SIGKILL");
     leader.wait().unwrap();
     let killed = Instant::now();
+    chain.advance_to(chain.blocks());
     let killed_at = db.store.checkpoint("process").await.unwrap().unwrap();
     assert!(killed_at < recording.last_slot(), "killed mid-stream");
     wait_for_metric(&standby_addr, "indexer_leader 1").await;
@@ -171,16 +177,13 @@ async fn free_local_address() -> String {
 
 /// Waits (bounded) until the metrics at `addr` contain `line`.
 async fn wait_for_metric(addr: &str, line: &str) {
-    let started = Instant::now();
-    loop {
-        if let Some(body) = try_http_get(addr, "/metrics").await {
-            if body.lines().any(|l| l == line) {
-                return;
-            }
-        }
-        assert!(started.elapsed() < WITHIN, "{addr} never showed {line:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let what = format!("{addr} showing {line:?}");
+    until_async(&what, WITHIN, || async {
+        try_http_get(addr, "/metrics")
+            .await
+            .is_some_and(|body| body.lines().any(|l| l == line))
+    })
+    .await
 }
 
 async fn try_http_get(addr: &str, path: &str) -> Option<String> {
@@ -197,12 +200,11 @@ async fn try_http_get(addr: &str, path: &str) -> Option<String> {
 
 /// A plain HTTP/1.0 GET, enough for the metrics endpoint; waits (bounded) for the listener.
 async fn http_get(addr: &str, path: &str) -> String {
-    let started = Instant::now();
-    loop {
-        if let Some(body) = try_http_get(addr, path).await {
-            return body;
-        }
-        assert!(started.elapsed() < WITHIN, "nothing listens on {addr}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    until_async(&format!("a listener on {addr}"), WITHIN, || async {
+        try_http_get(addr, path).await.is_some()
+    })
+    .await;
+    try_http_get(addr, path)
+        .await
+        .expect("it answered a moment ago")
 }

@@ -83,21 +83,20 @@ async fn rpc_polling_stores_the_snapshot_the_events_and_later_changes() {
     assert_eq!((row.amount, row.slot), (500_000_001, later as i64));
     // The closure is a message of the same slot, but it may commit in the batch after the one
     // that moved the checkpoint: wait for it (bounded) rather than race it.
-    let mut row = None;
-    for _ in 0..200 {
-        let found = backings::Entity::find_by_id(gone.to_string())
+    let closed_row = || async {
+        backings::Entity::find_by_id(gone.to_string())
             .one(db.store.db())
             .await
             .unwrap()
-            .unwrap();
-        let closed = found.closed;
-        row = Some(found);
-        if closed {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    let row = row.unwrap();
+            .unwrap()
+    };
+    common::until_async(
+        "the vanished account closed",
+        Duration::from_secs(10),
+        || async { closed_row().await.closed },
+    )
+    .await;
+    let row = closed_row().await;
     assert!(
         row.closed && row.slot == later as i64,
         "a vanished account is closed"

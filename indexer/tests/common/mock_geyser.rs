@@ -4,12 +4,12 @@
 //! replays from there if it is inside the replay window, and is refused the way Yellowstone
 //! refuses it otherwise. `SubscribeReplayInfo` says the oldest replayable slot (or is
 //! unimplemented, like older servers). It pings the client first, keeps the stream open like a
-//! live feed, and can cut a session after N messages.
+//! live feed, and can cut a session after N messages. A block is streamed once the chain has
+//! produced it, so tests pace the stream by producing blocks, not by time.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use futures::stream::BoxStream;
 use tokio::sync::{mpsc, watch};
@@ -172,8 +172,6 @@ pub struct MockState {
     pub window: Option<u64>,
     /// Whether `SubscribeReplayInfo` is answered.
     pub replay_info: bool,
-    /// Delay before each message sent.
-    pub pace: Duration,
     /// Cut the next session after this many messages (once).
     pub cut_after: Mutex<Option<usize>>,
     /// After cutting, refuse every later session, like a server on its way down.
@@ -196,7 +194,6 @@ impl MockState {
             head,
             window: None,
             replay_info: true,
-            pace: Duration::ZERO,
             cut_after: Mutex::new(None),
             refuse_after_cut: AtomicBool::new(false),
             cut_done: AtomicBool::new(false),
@@ -227,7 +224,6 @@ impl MockGeyser {
         MockGeyser(Arc::new(MockState {
             window: s.window,
             replay_info: s.replay_info,
-            pace: s.pace,
             ..MockState::on(s.blocks.clone(), s.head.clone())
         }))
     }
@@ -352,9 +348,6 @@ impl Geyser for MockGeyser {
                             let _ = tx.send(Err(Status::unavailable("stream cut"))).await;
                             return;
                         }
-                        if !state.pace.is_zero() {
-                            tokio::time::sleep(state.pace).await;
-                        }
                         if tx.send(Ok(update.clone())).await.is_err() {
                             return;
                         }
@@ -440,6 +433,16 @@ pub struct Server {
     mock: MockGeyser,
 }
 
+impl Server {
+    /// Stops serving and waits until the listener is closed, so a server can be started again
+    /// on the same address at once.
+    pub async fn stop(mut self) {
+        self.mock.0.down.send_replace(true);
+        self.handle.abort();
+        let _ = (&mut self.handle).await;
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         self.handle.abort();
@@ -449,20 +452,10 @@ impl Drop for Server {
 
 /// Serves `mock` on `addr` (an ephemeral port by default).
 pub async fn start(mock: MockGeyser, addr: Option<SocketAddr>) -> Server {
-    let wanted = addr.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap());
-    // A server restarted on its old address may find the old listener not yet closed.
-    let mut attempts = 0;
-    let listener = loop {
-        match tokio::net::TcpListener::bind(wanted).await {
-            Ok(listener) => break listener,
-            Err(error) if attempts < 250 => {
-                attempts += 1;
-                let _ = error;
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            Err(error) => panic!("bind mock geyser on {wanted}: {error}"),
-        }
-    };
+    let listener =
+        tokio::net::TcpListener::bind(addr.unwrap_or_else(|| "127.0.0.1:0".parse().unwrap()))
+            .await
+            .expect("bind mock geyser");
     let addr = listener.local_addr().unwrap();
     mock.0.down.send_replace(false);
     let served = mock.clone();

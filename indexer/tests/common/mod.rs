@@ -6,7 +6,7 @@ pub mod mock_geyser;
 pub mod mock_rpc;
 pub mod recording;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use narrative_sdk::binary_vault::state::{Backing, Market};
 use narrative_sdk::decode::{decode_account, BinaryAccount, ProgramAccount, ShieldAccount};
@@ -67,18 +67,6 @@ impl LiveChain {
         self.geyser.advance_to(head);
     }
 
-    /// Produces the remaining blocks, one every `block_time`, in the background.
-    pub fn produce(&self, block_time: Duration) -> tokio::task::JoinHandle<()> {
-        let chain = self.clone();
-        tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(block_time);
-            while chain.head() < chain.blocks() {
-                ticks.tick().await;
-                chain.advance_to(chain.head() + 1);
-            }
-        })
-    }
-
     /// Serves the chain: (Geyser server, JSON-RPC node).
     pub async fn serve(&self) -> (mock_geyser::Server, mock_rpc::RpcServer) {
         (
@@ -93,11 +81,20 @@ pub async fn until<F>(what: &str, within: Duration, mut check: F)
 where
     F: FnMut() -> bool,
 {
+    until_async(what, within, || std::future::ready(check())).await
+}
+
+/// [`until`] for a check that has to ask something (the store, an HTTP endpoint).
+pub async fn until_async<F, Fut>(what: &str, within: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
     let mut ticks = tokio::time::interval(Duration::from_millis(20));
     let poll = async {
         loop {
             ticks.tick().await;
-            if check() {
+            if check().await {
                 return;
             }
         }
@@ -109,29 +106,20 @@ where
 
 /// Waits until checkpoint `name` reaches `slot`.
 pub async fn wait_for_checkpoint(store: &Store, name: &str, slot: u64, within: Duration) {
-    let started = Instant::now();
-    loop {
-        let reached = store.checkpoint(name).await.unwrap();
-        if reached >= Some(slot) {
-            return;
-        }
-        assert!(
-            started.elapsed() < within,
-            "checkpoint {reached:?} did not reach {slot} within {within:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let what = format!("checkpoint {name} at {slot}");
+    until_async(&what, within, || async {
+        store.checkpoint(name).await.unwrap() >= Some(slot)
+    })
+    .await
 }
 
-/// Waits (up to 10 s) until the committed-slot gauge shows `slot`. The gauge is set after the
-/// commit returns, so a reader of the store can see the checkpoint a moment before the gauge.
+/// Waits until the committed-slot gauge shows `slot`. The gauge is set after the commit
+/// returns, so a reader of the store can see the checkpoint a moment before the gauge.
 pub async fn wait_for_committed_gauge(metrics: &narrative_indexer::metrics::Metrics, slot: u64) {
-    for _ in 0..200 {
-        if metrics.committed_slot.get() as u64 == slot {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    until("the committed-slot gauge", Duration::from_secs(10), || {
+        metrics.committed_slot.get() as u64 == slot
+    })
+    .await
 }
 
 /// Waits until checkpoint `name` has reached the recording's last slot and every event is
@@ -143,23 +131,15 @@ pub async fn wait_until_complete(
     recording: &Recording,
     within: Duration,
 ) {
-    let started = Instant::now();
     wait_for_checkpoint(store, name, recording.last_slot(), within).await;
-    loop {
+    until_async("every event stored", within, || async {
         let events = program_events::Entity::find()
             .count(store.db())
             .await
             .unwrap() as usize;
-        if events >= recording.event_count {
-            return;
-        }
-        assert!(
-            started.elapsed() < within,
-            "{events} of {} events within {within:?}",
-            recording.event_count
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        events >= recording.event_count
+    })
+    .await
 }
 
 /// The row stored for `expected`'s address, in `expected`'s table.
@@ -206,14 +186,9 @@ pub async fn assert_store_matches_with(store: &Store, recording: &Recording, see
     if seen == Seen::Merged {
         return assert_store_merged(store, recording).await;
     }
-    let mut last_update: std::collections::HashMap<Pubkey, AccountUpdate> = Default::default();
-    for step in &recording.steps {
-        for a in &step.accounts {
-            last_update.insert(a.address, a.clone());
-        }
-    }
+    let last_update = recording.last_updates();
     for (address, (owner, data)) in &recording.final_accounts {
-        let update = &last_update[address];
+        let update = last_update[address];
         assert_eq!(
             (&update.owner, &update.data),
             (owner, data),
@@ -259,14 +234,9 @@ pub async fn assert_store_matches_with(store: &Store, recording: &Recording, see
 }
 
 async fn assert_store_merged(store: &Store, recording: &Recording) {
-    let mut last_update: std::collections::HashMap<Pubkey, AccountUpdate> = Default::default();
-    for step in &recording.steps {
-        for a in &step.accounts {
-            last_update.insert(a.address, a.clone());
-        }
-    }
+    let last_update = recording.last_updates();
     for address in recording.final_accounts.keys() {
-        let update = &last_update[address];
+        let update = last_update[address];
         let probe = AccountRow::from_update(update).unwrap();
         let stored = stored_row(store, &probe)
             .await

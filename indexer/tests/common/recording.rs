@@ -41,6 +41,15 @@ impl Recording {
     pub fn last_slot(&self) -> u64 {
         self.steps.last().map_or(0, |s| s.slot)
     }
+
+    /// Each account's last streamed update.
+    pub fn last_updates(&self) -> HashMap<Pubkey, &AccountUpdate> {
+        self.steps
+            .iter()
+            .flat_map(|s| &s.accounts)
+            .map(|a| (a.address, a))
+            .collect()
+    }
 }
 
 struct Recorder {
