@@ -6,7 +6,6 @@
 //! back to waiting.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use narrative_store::{Lease, Store};
@@ -51,19 +50,18 @@ where
     tokio::pin!(shutdown);
     metrics.leader.set(0);
     loop {
-        let held = tokio::select! {
+        let mut held = tokio::select! {
             _ = &mut shutdown => return Ok(()),
             held = wait_for_lease(&store, &pipeline.checkpoint_name, lease) => held,
         };
-        let mut held = held?;
         metrics.leader.set(1);
         info!(checkpoint = %pipeline.checkpoint_name, "leading: this indexer writes");
-        let lost = AtomicBool::new(false);
+        let mut lost = false;
         let result = {
             let until_lost_or_stopped = async {
                 tokio::select! {
                     _ = &mut shutdown => {}
-                    _ = keep(&mut held, lease) => lost.store(true, Ordering::SeqCst),
+                    _ = keep(&mut held, lease) => lost = true,
                 }
             };
             run_pipeline(
@@ -78,19 +76,20 @@ where
         metrics.leader.set(0);
         held.release().await;
         // Stopped, failed, or the source ended: done. Only a lost lease means standing by.
-        if !lost.load(Ordering::SeqCst) || result.is_err() {
+        if !lost || result.is_err() {
             return result;
         }
         warn!(checkpoint = %pipeline.checkpoint_name, "lost the lease; standing by");
     }
 }
 
-/// Tries to take the lease every `lease.retry` until it is ours.
-async fn wait_for_lease(store: &Store, name: &str, lease: LeaseConfig) -> anyhow::Result<Lease> {
+/// Tries to take the lease every `lease.retry` until it is ours (a database that cannot be
+/// asked is asked again).
+async fn wait_for_lease(store: &Store, name: &str, lease: LeaseConfig) -> Lease {
     let mut announced = false;
     loop {
         match store.try_lease(name, lease.ttl).await {
-            Ok(Some(held)) => return Ok(held),
+            Ok(Some(held)) => return held,
             Ok(None) if !announced => {
                 info!(checkpoint = name, "another indexer leads; standing by");
                 announced = true;
