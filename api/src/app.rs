@@ -5,7 +5,8 @@
 //! tracing → metrics → CORS → panic guard → error rendering (so every failure has the spec's
 //! shape, including those Cors would otherwise render as text) → rate limits and API-key check
 //! → the 1 MiB body limit → trailing-slash trim → the shield gate's access log (so what it logs
-//! has passed the limits, and its path is the routed one) → the binary gate → the routes.
+//! has passed the limits, and its path is the routed one) → the binary gate → the response
+//! cache of the hot reads → the routes.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -18,8 +19,10 @@ use poem::{get, handler, Endpoint, EndpointExt, IntoResponse, Request, Response,
 use serde_json::json;
 
 use crate::error::ApiError;
+use crate::http::cache::ResponseCache;
 use crate::http::contract::{Contract, Patch};
 use crate::http::errors::{method_not_allowed, render_error};
+use crate::http::freshness::Freshness;
 use crate::http::metrics::HttpMetrics;
 use crate::http::probe::log_terms_attempts;
 use crate::http::rate_limit::limit_requests;
@@ -35,20 +38,39 @@ fn patches(state: &AppState) -> Vec<Patch> {
     vec![
         Patch {
             schema: "PrepareMint",
-            property: "amount_lamports",
+            property: Some("amount_lamports"),
             key: "minimum",
             value: json!(state.narratives.publish_fee_lamports),
         },
+        // Optional, so null is one of the values too.
         Patch {
             schema: "TermsAck",
-            property: "terms_version",
+            property: Some("terms_version"),
             key: "enum",
-            value: json!([state.shield_terms_version]),
+            value: json!([state.shield_terms_version, null]),
+        },
+        Patch {
+            schema: "TermsAccept",
+            property: Some("terms_version"),
+            key: "enum",
+            value: json!([state.terms_version, null]),
+        },
+        // A join names an email, a wallet or both (not null).
+        Patch {
+            schema: "WaitlistJoin",
+            property: None,
+            key: "anyOf",
+            value: json!([
+                {"required": ["email"], "properties": {"email": {"type": "string"}}},
+                {"required": ["wallet"], "properties": {"wallet": {"type": "string"}}},
+            ]),
         },
     ]
 }
 
-pub fn build_app(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
+/// The application, boxed: the middleware types nest too deep to be named in every crate that
+/// serves it.
+pub fn build_app(state: Arc<AppState>) -> poem::endpoint::BoxEndpoint<'static, Response> {
     let api = routes::service(state.clone());
     let generated = api.spec();
     let contract = Arc::new(Contract::new(&generated, &patches(&state), &PLAIN_ROUTES));
@@ -82,6 +104,12 @@ pub fn build_app(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
     let gate_contract = contract.clone();
     let probe_contract = contract.clone();
     let render_contract = contract.clone();
+    let cache = ResponseCache::new(
+        contract.clone(),
+        Freshness::new(state.store.clone()),
+        state.clock.clone(),
+        state.response_cache_bytes,
+    );
     Route::new()
         .nest("/v1", api)
         .at(
@@ -104,6 +132,10 @@ pub fn build_app(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
         .at("/metrics", get(serve_metrics))
         .data(state)
         .data(metrics.clone())
+        .around(move |ep, req| {
+            let cache = cache.clone();
+            async move { cache.serve(ep, req).await }
+        })
         .before(move |req| gate_binary(binary_gated, gate_contract.clone(), req))
         .around(move |ep, req| {
             log_terms_attempts(probe_state.clone(), probe_contract.clone(), ep, req)
@@ -143,6 +175,7 @@ pub fn build_app(state: Arc<AppState>) -> impl Endpoint<Output = Response> {
         })
         .with(Tracing)
         .with(RequestId::default().reuse_id(ReuseId::Use))
+        .boxed()
 }
 
 fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {

@@ -1,6 +1,7 @@
 //! Work the api process runs beside the HTTP server: the job worker with a handler for every
-//! job kind, and the indexer when a source is configured (`INDEXER_SOURCE`), both stopped with
-//! the server.
+//! job kind (and the perpetual jobs queued: the event follower, the Echo Pool keeper when a key
+//! is configured), and the indexer when a source is configured (`INDEXER_SOURCE`), both stopped
+//! with the server.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,9 +18,14 @@ use crate::chain::refresh::AccountRefresher;
 use crate::chain::settlement::Settler;
 use crate::config::{Config, ExposeSecret};
 use crate::domain::agents::webhooks::WebhookSender;
+use crate::domain::echo::keeper::Keeper;
 use crate::domain::narratives::drafts::Drafter;
 use crate::domain::narratives::scoring::Scorer;
-use crate::jobs::{Registry, Worker};
+use crate::domain::notifications::announcements::Announcer;
+use crate::domain::notifications::follower::EventFollower;
+use crate::jobs::echo_keeper::EchoKeeper;
+use crate::jobs::follow_events::FollowEvents;
+use crate::jobs::{ensure_perpetual, Registry, Worker};
 use crate::state::AppState;
 
 pub struct Background {
@@ -58,6 +64,35 @@ fn registry(state: &AppState) -> Registry {
             generator: state.generator.clone(),
             clock: state.clock.clone(),
         })
+        .with(Keeper {
+            store: state.store.clone(),
+            ledger: state.chain.ledger.clone(),
+            keeper: state.keeper.clone(),
+            clock: state.clock.clone(),
+        })
+        .with(EventFollower {
+            store: state.store.clone(),
+            clock: state.clock.clone(),
+        })
+        .with(Announcer {
+            store: state.store.clone(),
+            clock: state.clock.clone(),
+        })
+}
+
+/// How often queuing the perpetual jobs is tried again while the database refuses it.
+const PERPETUAL_RETRY: Duration = Duration::from_secs(5);
+
+/// Makes sure the perpetual jobs exist and are alive: the event follower always, the Echo Pool
+/// keeper when a keeper key is configured.
+async fn ensure_perpetual_jobs(state: &AppState) -> Result<(), sea_orm::DbErr> {
+    let db = state.store.db();
+    let now = state.now();
+    ensure_perpetual::<FollowEvents>(db, now, now).await?;
+    if state.keeper.is_some() {
+        ensure_perpetual::<EchoKeeper>(db, now, now).await?;
+    }
+    Ok(())
 }
 
 /// The worker that runs `state`'s queue.
@@ -75,6 +110,20 @@ impl Background {
         let (stop, rx) = watch::channel(false);
         let mut tasks = Vec::new();
         tasks.push(tokio::spawn(worker(state).run(stopped(rx.clone()))));
+        let perpetual_state = state.clone();
+        let mut perpetual_stop = rx.clone();
+        tasks.push(tokio::spawn(async move {
+            // Until the database takes them: a process that started while it was down must not
+            // run without its keeper or follower.
+            while let Err(error) = ensure_perpetual_jobs(&perpetual_state).await {
+                tracing::warn!(%error, "the perpetual jobs could not be queued yet");
+                tokio::select! {
+                    _ = perpetual_stop.wait_for(|stop| *stop) => return,
+                    _ = tokio::time::sleep(PERPETUAL_RETRY) => {}
+                }
+            }
+            perpetual_state.chain.jobs_wake.notify_one();
+        }));
         if let Some(kind) = config.indexer_source {
             let metrics = Metrics::new();
             let _ = state.indexer_metrics.set(metrics.clone());

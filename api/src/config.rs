@@ -119,6 +119,17 @@ pub struct Config {
     #[arg(long, env = "ORACLE_KEYPAIR", hide_env_values = true, value_parser = secret)]
     pub oracle_keypair: Option<SecretString>,
 
+    /// crucible_pool's keeper, base58 of its 64-byte keypair: it closes each Echo Pool epoch
+    /// (posting the distribution's Merkle root) and rolls over what wallets left unclaimed, and
+    /// pays those transactions. No keeper runs while unset.
+    #[arg(long, env = "KEEPER_KEYPAIR", hide_env_values = true, value_parser = secret)]
+    pub keeper_keypair: Option<SecretString>,
+
+    /// Version of the platform terms wallets accept (`/v1/terms`, the conviction profile's
+    /// `terms_*`).
+    #[arg(long, env = "TERMS_VERSION", default_value = "2026-11")]
+    pub terms_version: String,
+
     /// Wallets of the agents allowed to submit verdicts (comma-separated); others get 403.
     #[arg(long, env = "ORACLE_AGENT_WALLETS", value_delimiter = ',')]
     pub oracle_agent_wallets: Vec<String>,
@@ -166,6 +177,11 @@ pub struct Config {
     /// and other non-public addresses stay refused.
     #[arg(long, env = "OUTBOUND_ALLOW_LOCAL", default_value_t = false)]
     pub outbound_allow_local: bool,
+
+    /// Memory for the response cache of the hot reads, in MiB of answer bodies (0 turns it
+    /// off). Entries are evicted least recently used first; an answer over 8 MiB is not kept.
+    #[arg(long, env = "RESPONSE_CACHE_MB", default_value_t = 64)]
+    pub response_cache_mb: usize,
 
     /// Seconds open connections get to finish after SIGINT/SIGTERM.
     #[arg(long, env = "SHUTDOWN_GRACE_SECS", default_value_t = 10)]

@@ -19,6 +19,9 @@
 //!
 //! `api/tests/layout.rs` holds the exact table and fails when a module names one above it.
 
+// The middleware stack nests deep enough to pass the compiler's default query depth.
+#![recursion_limit = "256"]
+
 pub mod app;
 pub mod background;
 pub mod chain;

@@ -43,6 +43,10 @@ pub struct AppState {
     pub webhook_secret_sha256: Option<[u8; 32]>,
     /// The service's oracle signer, when configured.
     pub oracle: Option<Arc<Keypair>>,
+    /// crucible_pool's keeper (closes Echo Pool epochs), when configured.
+    pub keeper: Option<Arc<Keypair>>,
+    /// The platform terms version wallets accept.
+    pub terms_version: String,
     /// Agent wallets allowed to submit verdicts.
     pub oracle_agent_wallets: Vec<Wallet>,
     /// The in-process indexer's metrics, appended to `/metrics` when it runs.
@@ -54,6 +58,8 @@ pub struct AppState {
     pub limiter: Limiter,
     /// Anonymous callers' limit, per IP.
     pub anon_policy: Policy,
+    /// Bytes of answers the response cache may hold (0: no cache).
+    pub response_cache_bytes: usize,
 }
 
 /// What publishing a narrative costs and needs (spec 4.1 publish).
@@ -197,18 +203,12 @@ impl AppState {
             (0.0..=100.0).contains(&config.narrative_min_uncertainty),
             "NARRATIVE_MIN_UNCERTAINTY must be within 0–100"
         );
-        let oracle = config
-            .oracle_keypair
-            .as_ref()
-            .map(|encoded| {
-                let bytes = bs58::decode(encoded.expose_secret().trim())
-                    .into_vec()
-                    .map_err(|_| anyhow::anyhow!("ORACLE_KEYPAIR is not base58"))?;
-                Keypair::try_from(bytes.as_slice())
-                    .map(Arc::new)
-                    .map_err(|_| anyhow::anyhow!("ORACLE_KEYPAIR is not a 64-byte keypair"))
-            })
-            .transpose()?;
+        let oracle = keypair_setting("ORACLE_KEYPAIR", config.oracle_keypair.as_ref())?;
+        let keeper = keypair_setting("KEEPER_KEYPAIR", config.keeper_keypair.as_ref())?;
+        anyhow::ensure!(
+            !config.terms_version.trim().is_empty(),
+            "TERMS_VERSION must not be blank"
+        );
         let admin = match (&config.admin_wallet, &config.admin_secret) {
             (Some(wallet), Some(secret))
                 if !wallet.is_empty() && !secret.expose_secret().is_empty() =>
@@ -270,6 +270,8 @@ impl AppState {
                 .map(|s| Sha256::digest(s.as_bytes()).into()),
             indexer_metrics: std::sync::OnceLock::new(),
             oracle,
+            keeper,
+            terms_version: config.terms_version.trim().to_owned(),
             oracle_agent_wallets,
             admin,
             binary_markets_enabled: config.binary_markets_enabled,
@@ -281,6 +283,7 @@ impl AppState {
                 limit: config.anon_rate_per_min,
                 window_secs: 60,
             },
+            response_cache_bytes: config.response_cache_mb.saturating_mul(1024 * 1024),
         }))
     }
 
@@ -298,6 +301,23 @@ impl AppState {
     pub fn now(&self) -> i64 {
         self.clock.now()
     }
+}
+
+/// A keypair setting (base58 of 64 bytes), when set.
+fn keypair_setting(
+    name: &str,
+    encoded: Option<&crate::config::SecretString>,
+) -> anyhow::Result<Option<Arc<Keypair>>> {
+    encoded
+        .map(|encoded| {
+            let bytes = bs58::decode(encoded.expose_secret().trim())
+                .into_vec()
+                .map_err(|_| anyhow::anyhow!("{name} is not base58"))?;
+            Keypair::try_from(bytes.as_slice())
+                .map(Arc::new)
+                .map_err(|_| anyhow::anyhow!("{name} is not a 64-byte keypair"))
+        })
+        .transpose()
 }
 
 /// A fee setting in SOL as lamports, rounded to whole lamports (a fee is a policy value, not a

@@ -82,7 +82,7 @@ async fn optional_fields_are_nullable_and_every_operation_lists_its_refusals() {
     );
     assert_eq!(
         schemas["TermsAck"]["properties"]["terms_version"]["enum"],
-        json!(["v9"])
+        json!(["v9", null])
     );
     let wallet = &schemas["ShieldBack"]["properties"]["wallet"];
     assert_eq!(wallet["format"], "solana-pubkey");

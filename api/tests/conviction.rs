@@ -8,7 +8,7 @@ use common::TestServer;
 use narrative_store::entities::backings;
 use reqwest::StatusCode;
 use sea_orm::{ActiveModelTrait, IntoActiveModel};
-use serde_json::json;
+use serde_json::{json, Value};
 
 const WALLET: &str = "C9QjHcuPyyncqkpSqKdQpFJjUNTgbwmbEN4GeGUoSpjN";
 
@@ -210,5 +210,240 @@ async fn creator_profiles_come_from_published_narratives_and_their_markets() {
     assert_eq!(profile["narratives_pending"], 1);
     let (status, body) = server.get("/v1/conviction/creator/not-a-wallet").await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    server.stop().await;
+}
+
+/// Writes `backers`' resolved results: market `t` settled at `1_790_000_000 + t` with
+/// `outcome`, each backer on the given side.
+async fn settled(server: &TestServer, t: i64, outcome: &str, backers: &[(&str, &str)]) {
+    let db = server.db.store.db();
+    let market_id = format!("{t:064x}");
+    let mut market = common::fixtures::market(
+        &format!("Settled{t}"),
+        &market_id,
+        None,
+        WALLET,
+        (1_000_000_000, 1_000_000_000),
+        (1, 1),
+    );
+    market.finalized = true;
+    market.outcome = Some(outcome.into());
+    market.finalized_at = 1_790_000_000 + t;
+    market.into_active_model().insert(db).await.unwrap();
+    for (wallet, side) in backers {
+        common::fixtures::backing(
+            &format!("Settled{t}{wallet}"),
+            &market_id,
+            wallet,
+            side,
+            50_000_000,
+        )
+        .into_active_model()
+        .insert(db)
+        .await
+        .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn leaderboards_rank_wallets_by_score_in_pages() {
+    let server = TestServer::start(|_| {}).await;
+    // Five results: "A…" wins all (10+12+14+16+18 = 70), "B…" and "C…" win the first two and
+    // lose the rest (22 - 15 = 7, floored at each step: 10, 22, 17, 12, 7), "D…" loses all (0).
+    let (a, b, c, d) = (
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB",
+        "CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC",
+        "DDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDDD",
+    );
+    for t in 1..=5 {
+        let tail = if t <= 2 { "yes" } else { "no" };
+        settled(
+            &server,
+            t,
+            "yes",
+            &[(a, "yes"), (b, tail), (c, tail), (d, "no")],
+        )
+        .await;
+    }
+    let board = |query: &'static str| {
+        let server = &server;
+        async move {
+            let (status, body) = server
+                .get(&format!("/v1/conviction/leaderboard/conviction{query}"))
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+            body
+        }
+    };
+    let all = board("").await;
+    assert_eq!(
+        (all["limit"].as_u64(), all["offset"].as_u64()),
+        (Some(50), Some(0))
+    );
+    assert_eq!(all["total"], 4);
+    let ranked: Vec<(&str, f64)> = all["leaderboard"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["wallet_address"].as_str().unwrap(),
+                e["conviction_score"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    // B and C tie: by wallet.
+    assert_eq!(ranked, vec![(a, 70.0), (b, 7.0), (c, 7.0), (d, 0.0)]);
+    assert_eq!(all["leaderboard"][0]["conviction_tier"], "ember");
+    assert_eq!(all["leaderboard"][0]["current_streak"], 5);
+    assert_eq!(all["leaderboard"][1]["accuracy_rate"], 40.0);
+    let page = board("?limit=2&offset=1").await;
+    assert_eq!(page["leaderboard"][0]["rank"], 2);
+    assert_eq!(page["leaderboard"][0]["wallet_address"], b);
+    assert_eq!(page["leaderboard"].as_array().unwrap().len(), 2);
+    assert_eq!(board("?limit=0").await["limit"], 1);
+    assert_eq!(board("?limit=5000&offset=-4").await["limit"], 100);
+    assert_eq!(board("?offset=-4").await["offset"], 0);
+
+    // Creators: two wallets with published narratives; a resolved TRUE one outranks none.
+    let db = server.db.store.db();
+    for (creator, status) in [(a, "resolved_true"), (b, "open")] {
+        let id = uuid::Uuid::new_v4();
+        common::fixtures::narrative(&id, creator, "Call", "MARKET", status, 1_790_000_000)
+            .into_active_model()
+            .insert(db)
+            .await
+            .unwrap();
+    }
+    let (_, creators) = server.get("/v1/conviction/leaderboard/creators").await;
+    assert_eq!(creators["total"], 2, "{creators}");
+    assert_eq!(creators["leaderboard"][0]["wallet_address"], a);
+    assert_eq!(creators["leaderboard"][0]["creator_score"], 20.0);
+    assert_eq!(creators["leaderboard"][0]["narratives_resolved_true"], 1);
+    assert_eq!(creators["leaderboard"][1]["creator_tier"], "ember");
+    server.stop().await;
+}
+
+/// A `MarketBacked` event by `backer` at the ledger time `timestamp`, as the indexer stores it.
+fn backed_event(backer: &str, timestamp: i64, amount: u64, n: u32) -> narrative_store::EventRecord {
+    use anchor_lang::Event;
+    let event = narrative_sdk::binary_vault::events::MarketBacked {
+        market_id: [n as u8; 32],
+        backer: backer.parse().unwrap(),
+        side: narrative_sdk::binary_vault::state::Side::Yes,
+        amount,
+        backing_amount: amount,
+        yes_total: amount,
+        no_total: 0,
+        timestamp,
+    };
+    let mut raw = anchor_lang::event::EVENT_IX_TAG_LE.to_vec();
+    raw.extend(event.data());
+    narrative_store::EventRecord {
+        event: narrative_sdk::decode::decode_event(&narrative_sdk::ids::BINARY_VAULT, &raw)
+            .expect("the event decodes"),
+        raw,
+        slot: u64::from(n),
+        signature: format!("Sig{n}"),
+        tx_index: 0,
+        instruction_index: 0,
+        inner_index: 0,
+    }
+}
+
+#[tokio::test]
+async fn eruption_reads_the_streak_and_the_last_days_backings() {
+    let server = TestServer::start(|_| {}).await;
+    let (_, dormant) = server
+        .get(&format!("/v1/conviction/eruption/{WALLET}"))
+        .await;
+    assert_eq!(dormant["state"], "dormant", "{dormant}");
+    assert_eq!(dormant["next_milestone"], 3);
+    assert_eq!(dormant["burst"]["active"], false);
+    assert_eq!(dormant["last_backed_at"], Value::Null);
+
+    // Five correct results in a row: erupting.
+    for t in 1..=5 {
+        settled(&server, t, "no", &[(WALLET, "no")]).await;
+    }
+    // Three backings in the last day (and one a week ago): a burst of 0.6 SOL.
+    let now = chrono::Utc::now().timestamp();
+    let batch = narrative_store::Batch {
+        events: vec![
+            backed_event(WALLET, now - 7 * 86_400, 1_000_000_000, 1),
+            backed_event(WALLET, now - 3_600, 100_000_000, 2),
+            backed_event(WALLET, now - 600, 200_000_000, 3),
+            backed_event(WALLET, now - 60, 300_000_000, 4),
+        ],
+        ..Default::default()
+    };
+    server.db.store.write_batch("test", &batch).await.unwrap();
+    let (status, erupting) = server
+        .get(&format!("/v1/conviction/eruption/{WALLET}"))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{erupting}");
+    assert_eq!(erupting["state"], "erupting");
+    assert_eq!(erupting["erupting"], true);
+    assert_eq!(erupting["current_streak"], 5);
+    assert_eq!(erupting["next_milestone"], 10);
+    assert_eq!(erupting["streak_multiplier"], 1.25);
+    assert_eq!(
+        erupting["burst"],
+        json!({"active": true, "backings": 3, "backed_sol": 0.6, "window_hours": 24})
+    );
+    let last = chrono::DateTime::parse_from_rfc3339(erupting["last_backed_at"].as_str().unwrap())
+        .unwrap()
+        .timestamp();
+    assert_eq!(last, now - 60);
+
+    // A loss resets the streak: with the burst still on, the wallet is warming.
+    settled(&server, 6, "yes", &[(WALLET, "no")]).await;
+    let (_, warming) = server
+        .get(&format!("/v1/conviction/eruption/{WALLET}"))
+        .await;
+    assert_eq!(warming["state"], "warming");
+    assert_eq!(warming["current_streak"], 0);
+    assert_eq!(warming["longest_streak"], 5);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_echo_pool_reads_answer_before_crucible_pool_is_indexed() {
+    let server = TestServer::start(|_| {}).await;
+    for path in [
+        "/v1/conviction/epoch/current".to_owned(),
+        format!("/v1/conviction/epoch/preview/{WALLET}"),
+        format!("/v1/conviction/echo-pool/preview/{WALLET}"),
+    ] {
+        let (status, body) = server.get(&path).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}: {body}");
+        assert_eq!(body["error"], "echo_pool_not_found");
+    }
+    let (_, history) = server.get("/v1/conviction/epoch/history").await;
+    assert_eq!(history, json!({"ok": true, "epochs": []}));
+    let (_, mine) = server
+        .get(&format!("/v1/conviction/echo-pool/history/{WALLET}"))
+        .await;
+    assert_eq!(mine["epochs"], json!([]));
+    assert_eq!(mine["total_allocated_sol"], 0.0);
+    let (status, claim) = server
+        .post("/v1/conviction/echo-pool/claim", &json!({"wallet": WALLET}))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{claim}");
+    assert_eq!(claim["error"], "nothing_to_claim");
+    // Halted, the claim answers 503 before anything else.
+    let (status, _) = server
+        .admin_post(
+            "/v1/admin/system/halt",
+            &json!({"component": "echo_pool", "halted": true}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, halted) = server
+        .post("/v1/conviction/echo-pool/claim", &json!({"wallet": WALLET}))
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{halted}");
+    assert_eq!(halted["error"], "system_halted");
     server.stop().await;
 }

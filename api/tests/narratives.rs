@@ -307,7 +307,8 @@ async fn a_settlement_that_gave_up_shows_as_failed_with_its_error() {
         ))
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{missing}");
-    // The job ran out of attempts (e.g. the oracle key has no SOL for fees).
+    // The job ran out of attempts (e.g. the oracle key has no SOL for fees). Queued far in the
+    // future, so the server's worker cannot take it before it is marked dead here.
     let job = narrative_api::jobs::enqueue(
         db,
         &narrative_api::jobs::settle_narrative::SettleNarrative {
@@ -317,7 +318,7 @@ async fn a_settlement_that_gave_up_shows_as_failed_with_its_error() {
             confidence_bps: 9_000,
         },
         1_790_000_000,
-        1_790_000_000,
+        i64::MAX / 2,
     )
     .await
     .unwrap();

@@ -14,7 +14,7 @@ use narrative_api::chain::ledger::Ledger;
 use narrative_sdk::{pda, shield, Pubkey};
 use narrative_store::entities::{jobs, prepared_transactions, shield_positions};
 use reqwest::StatusCode;
-use sea_orm::{EntityTrait, PaginatorTrait};
+use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use serde_json::{json, Value};
 use shield_vault::state::ShieldKind;
 use solana_keypair::Keypair;
@@ -116,8 +116,10 @@ impl Flow {
             .unwrap()
     }
 
+    /// Follow-up jobs queued (the perpetual ones are always there).
     async fn jobs(&self) -> u64 {
         jobs::Entity::find()
+            .filter(jobs::Column::Singleton.is_null())
             .count(self.server.db.store.db())
             .await
             .unwrap()

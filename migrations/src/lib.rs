@@ -23,6 +23,10 @@ mod m20261121_000011_job_subjects;
 mod m20261123_000012_spl_minimum_per_mint;
 mod m20261123_000013_indexer_leases;
 mod m20261123_000014_indexed_chain_fields;
+mod m20261124_000015_echo_pool;
+mod m20261124_000016_engagement;
+mod m20261124_000017_notifications;
+mod m20261124_000018_read_models;
 
 pub struct Migrator;
 
@@ -44,6 +48,10 @@ impl MigratorTrait for Migrator {
             Box::new(m20261123_000012_spl_minimum_per_mint::Migration),
             Box::new(m20261123_000013_indexer_leases::Migration),
             Box::new(m20261123_000014_indexed_chain_fields::Migration),
+            Box::new(m20261124_000015_echo_pool::Migration),
+            Box::new(m20261124_000016_engagement::Migration),
+            Box::new(m20261124_000017_notifications::Migration),
+            Box::new(m20261124_000018_read_models::Migration),
         ]
     }
 }

@@ -5,7 +5,10 @@ use std::time::Duration;
 
 use migration::MigratorTrait;
 use sea_orm::sqlx::sqlite::SqliteJournalMode;
-use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbBackend};
+use sea_orm::{
+    ConnectOptions, Database, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
+    TransactionOptions, TransactionTrait,
+};
 
 use crate::error::StoreError;
 
@@ -46,6 +49,19 @@ impl Store {
 
     pub fn backend(&self) -> DbBackend {
         self.db.get_database_backend()
+    }
+
+    /// A transaction that writes. On SQLite it takes the write lock when it begins (`BEGIN
+    /// IMMEDIATE`): a deferred transaction that reads first and then writes fails at once
+    /// (`SQLITE_BUSY_SNAPSHOT`, which no busy timeout waits out) when another connection commits
+    /// in between, where this one waits its turn. On Postgres an ordinary transaction.
+    pub async fn begin_write(&self) -> Result<DatabaseTransaction, DbErr> {
+        self.db
+            .begin_with_options(TransactionOptions {
+                sqlite_transaction_mode: Some(sea_orm::SqliteTransactionMode::Immediate),
+                ..Default::default()
+            })
+            .await
     }
 
     /// A round trip to the database (health checks).

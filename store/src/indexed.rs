@@ -48,3 +48,127 @@ pub async fn distinct_backers(
         .into_iter()
         .collect())
 }
+
+/// A backing in a finalized market that has an outcome, with that result.
+#[derive(Debug, Clone, PartialEq, Eq, sea_orm::FromQueryResult)]
+pub struct ResolvedBacking {
+    pub backer: String,
+    pub market_id: String,
+    /// `yes` or `no`.
+    pub side: String,
+    pub amount: i64,
+    /// The side that won.
+    pub outcome: String,
+    pub finalized_at: i64,
+    /// Null for a SOL market.
+    pub mint: Option<String>,
+    /// The narrative's category, when the market is a narrative's.
+    pub category: Option<String>,
+}
+
+impl ResolvedBacking {
+    pub fn correct(&self) -> bool {
+        self.side == self.outcome
+    }
+}
+
+/// Which resolved backings to read.
+#[derive(Debug, Clone, Default)]
+pub struct ResolvedFilter {
+    /// These backers only (every wallet when `None`).
+    pub backers: Option<Vec<String>>,
+    /// Markets finalized in `[start, end)` only.
+    pub finalized_between: Option<(i64, i64)>,
+}
+
+/// Every backing in a finalized market with an outcome that `filter` selects, with the
+/// narrative's category when the market is one: one query. Ordered as results happened
+/// (finalization time, then market, then side), so a wallet's streaks read in order.
+pub async fn resolved_backings(
+    db: &impl ConnectionTrait,
+    filter: ResolvedFilter,
+) -> Result<Vec<ResolvedBacking>, DbErr> {
+    use sea_orm::sea_query::{Alias, Order, Query};
+    use sea_orm::FromQueryResult;
+
+    use crate::entities::narratives;
+    let (b, m, n) = (backings::Entity, markets::Entity, narratives::Entity);
+    let mut query = Query::select();
+    query
+        .column((b, backings::Column::Backer))
+        .column((b, backings::Column::MarketId))
+        .column((b, backings::Column::Side))
+        .column((b, backings::Column::Amount))
+        .expr_as(
+            Expr::col((m, markets::Column::Outcome)),
+            Alias::new("outcome"),
+        )
+        .column((m, markets::Column::FinalizedAt))
+        .column((m, markets::Column::Mint))
+        .expr_as(
+            Expr::col((n, narratives::Column::Category)),
+            Alias::new("category"),
+        )
+        .from(b)
+        .inner_join(
+            m,
+            Expr::col((m, markets::Column::MarketId)).equals((b, backings::Column::MarketId)),
+        )
+        .left_join(
+            n,
+            Expr::col((n, narratives::Column::MarketId)).equals((b, backings::Column::MarketId)),
+        )
+        .and_where(Expr::col((m, markets::Column::Finalized)).eq(true))
+        .and_where(Expr::col((m, markets::Column::Closed)).eq(false))
+        .and_where(Expr::col((m, markets::Column::Outcome)).is_not_null())
+        .order_by((m, markets::Column::FinalizedAt), Order::Asc)
+        .order_by((b, backings::Column::MarketId), Order::Asc)
+        .order_by((b, backings::Column::Side), Order::Asc)
+        .order_by((b, backings::Column::Backer), Order::Asc);
+    if let Some(backers) = filter.backers {
+        query.and_where(Expr::col((b, backings::Column::Backer)).is_in(backers));
+    }
+    if let Some((start, end)) = filter.finalized_between {
+        query
+            .and_where(Expr::col((m, markets::Column::FinalizedAt)).gte(start))
+            .and_where(Expr::col((m, markets::Column::FinalizedAt)).lt(end));
+    }
+    let statement = db.get_database_backend().build(&query);
+    ResolvedBacking::find_by_statement(statement).all(db).await
+}
+
+/// The wallets holding a live backing in each of `market_ids` (either side).
+pub async fn backers_by_market(
+    db: &impl ConnectionTrait,
+    market_ids: impl IntoIterator<Item = String>,
+) -> Result<HashMap<String, std::collections::BTreeSet<String>>, DbErr> {
+    let rows: Vec<(String, String)> = backings::Entity::find()
+        .select_only()
+        .column(backings::Column::MarketId)
+        .column(backings::Column::Backer)
+        .filter(backings::Column::MarketId.is_in(market_ids))
+        .filter(backings::Column::Closed.eq(false))
+        .into_tuple()
+        .all(db)
+        .await?;
+    let mut by_market: HashMap<String, std::collections::BTreeSet<String>> = HashMap::new();
+    for (market, backer) in rows {
+        by_market.entry(market).or_default().insert(backer);
+    }
+    Ok(by_market)
+}
+
+/// The narratives whose markets are among `market_ids`, by market id.
+pub async fn narratives_by_market(
+    db: &impl ConnectionTrait,
+    market_ids: impl IntoIterator<Item = String>,
+) -> Result<HashMap<String, crate::entities::narratives::Model>, DbErr> {
+    use crate::entities::narratives;
+    Ok(narratives::Entity::find()
+        .filter(narratives::Column::MarketId.is_in(market_ids))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|n| (n.market_id.clone(), n))
+        .collect())
+}

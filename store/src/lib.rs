@@ -8,10 +8,12 @@ pub mod connect;
 pub mod csv;
 pub mod entities;
 pub mod error;
+pub mod freshness;
 pub mod indexed;
 pub mod lease;
 mod pg_bulk;
 pub mod rows;
+pub mod sql;
 #[cfg(feature = "test-util")]
 pub mod testing;
 mod writer;

@@ -9,7 +9,6 @@ use sea_orm::sea_query::{Expr, ExprTrait, OnConflict};
 use sea_orm::{
     ActiveModelBehavior, ActiveModelTrait, ActiveValue::NotSet, ActiveValue::Set, ColumnTrait,
     ConnectionTrait, EntityTrait, IdenStatic, Insert, IntoActiveModel, Iterable, QueryFilter,
-    TransactionOptions, TransactionTrait,
 };
 
 use crate::accounts::AccountEntity;
@@ -88,13 +87,7 @@ impl Store {
             crate::pg_bulk::write(self.db().get_postgres_connection_pool(), name, batch).await?;
             return Ok(batch.stats());
         }
-        let options = TransactionOptions {
-            // On SQLite take the write lock up front, so two writers queue rather than one
-            // failing while upgrading a read lock.
-            sqlite_transaction_mode: Some(sea_orm::SqliteTransactionMode::Immediate),
-            ..Default::default()
-        };
-        let txn = self.db().begin_with_options(options).await?;
+        let txn = self.begin_write().await?;
         upsert_rows(&txn, batch.rows.clone()).await?;
         for closure in &batch.closures {
             close_everywhere(&txn, closure).await?;

@@ -20,7 +20,7 @@ use narrative_store::Store;
 use poem::http::StatusCode;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction,
-    EntityTrait, QueryFilter, SqlErr, TransactionTrait,
+    EntityTrait, QueryFilter, SqlErr,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -72,6 +72,28 @@ pub struct Prepared<P> {
     message: Vec<u8>,
 }
 
+/// The answer of a confirmed move that records nothing of its own: which prepared
+/// transaction, the signature that confirmed it and what was prepared.
+#[derive(Debug, Clone)]
+pub struct Confirmed<P> {
+    pub prepared_id: PreparedId,
+    pub signature: Base58Signature,
+    pub params: P,
+}
+
+impl<P: Clone> Prepared<P> {
+    /// This prepared transaction as confirmed; an internal error while it is not.
+    pub fn confirmed(&self) -> Result<Confirmed<P>, ApiError> {
+        Ok(Confirmed {
+            prepared_id: self.id,
+            signature: self
+                .signature
+                .ok_or_else(|| ApiError::internal("answering an unconfirmed move"))?,
+            params: self.params.clone(),
+        })
+    }
+}
+
 /// A transaction ready for the wallet.
 pub struct Unsigned {
     pub id: PreparedId,
@@ -97,14 +119,17 @@ pub trait MoneyFlow: Send + Sync {
     /// Accounts the transaction changed, re-read into the store once it is confirmed.
     fn changed(&self, prepared: &Prepared<Self::Params>) -> Vec<Pubkey>;
 
-    /// The rows recorded with the confirmation, in its database transaction.
+    /// The rows recorded with the confirmation, in its database transaction. None by default:
+    /// a move whose result is on chain reaches the store through the refresh of `changed`.
     async fn record(
         &self,
-        txn: &DatabaseTransaction,
-        prepared: &Prepared<Self::Params>,
-        signature: &Base58Signature,
-        now: i64,
-    ) -> Result<(), ApiError>;
+        _txn: &DatabaseTransaction,
+        _prepared: &Prepared<Self::Params>,
+        _signature: &Base58Signature,
+        _now: i64,
+    ) -> Result<(), ApiError> {
+        Ok(())
+    }
 
     /// The answer, from what was recorded; `fresh` when this request recorded it, false for a
     /// replay (or a request that lost the race to record it).
@@ -255,7 +280,7 @@ impl Chain {
     ) -> Result<F::Confirmed, ApiError> {
         let db = self.store.db();
         let now = self.clock.now();
-        let txn = db.begin().await?;
+        let txn = self.store.begin_write().await?;
         if !mark_confirmed(&txn, prepared.id, &signature, now).await? {
             txn.rollback().await?;
             let winner = load::<F>(db, prepared.id)
@@ -268,16 +293,43 @@ impl Chain {
         }
         flow.record(&txn, &prepared, &signature, now).await?;
         let changed = flow.changed(&prepared);
-        if !changed.is_empty() {
-            crate::jobs::enqueue(&txn, &RefreshAccounts { addresses: changed }, now, now).await?;
-        }
+        let refresh = if changed.is_empty() {
+            None
+        } else {
+            let job = RefreshAccounts {
+                addresses: changed.clone(),
+            };
+            Some(crate::jobs::enqueue(&txn, &job, now, now).await?)
+        };
         txn.commit().await?;
+        if let Some(job) = refresh {
+            self.refresh_now(job, &changed).await;
+        }
         self.jobs_wake.notify_one();
         let confirmed = Prepared {
             signature: Some(signature),
             ..prepared
         };
         flow.answer(db, &confirmed, true).await
+    }
+
+    /// Reads the accounts a confirmed move changed into the store before the confirm answers, so
+    /// the next read shows the move (reads are cached only while nothing they read changed, and
+    /// this write changes it). The queued refresh job `job` is the fallback: it is marked done
+    /// when this succeeds, and does the work itself when the ledger could not be read now.
+    async fn refresh_now(&self, job: i64, changed: &[Pubkey]) {
+        match crate::chain::refresh::read_through(&self.store, self.ledger.as_ref(), changed).await
+        {
+            Ok(_) => {
+                let now = self.clock.now();
+                if let Err(error) = crate::jobs::queue::complete(self.store.db(), job, now).await {
+                    tracing::warn!(%error, job, "the refresh's job could not be marked done");
+                }
+            }
+            Err(error) => {
+                tracing::warn!(error = %format!("{error:#}"), job, "refresh after confirm deferred to its job");
+            }
+        }
     }
 
     /// The landed transaction, waiting up to the confirm wait for it to reach `confirmed`; 503

@@ -1,11 +1,13 @@
 //! The ledger side of the service: the `Ledger` trait and its JSON-RPC client, the halt rule,
-//! the one prepare → confirm runner every money flow goes through, and the jobs that act on the
-//! chain (refreshing changed accounts, settling resolved narratives).
+//! the one prepare → confirm runner every money flow goes through, the service's own signed
+//! transactions, and the jobs that act on the chain (refreshing changed accounts, settling
+//! resolved narratives).
 
 pub mod confirm;
 pub mod halts;
 pub mod ledger;
 pub mod refresh;
+pub mod send;
 pub mod settlement;
 
-pub use confirm::{Chain, ConfirmWait, MoneyFlow, Prepared, Unsigned};
+pub use confirm::{Chain, ConfirmWait, Confirmed, MoneyFlow, Prepared, Unsigned};

@@ -11,11 +11,10 @@
 //! failure; a transaction that fails is retried with backoff.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use anchor_lang::prelude::Clock;
 use anchor_lang::AccountDeserialize;
-use anyhow::{bail, Context};
+use anyhow::Context;
 use narrative_sdk::binary::CrucibleTarget;
 use narrative_sdk::binary_vault::state::{Config, Dispute, DisputeStatus, Market, Side};
 use narrative_sdk::crucible_pool::state::AssetPool;
@@ -23,10 +22,9 @@ use narrative_sdk::{pda, Instruction, Pubkey};
 use narrative_store::Store;
 use solana_keypair::Keypair;
 use solana_signer::Signer;
-use solana_transaction::versioned::VersionedTransaction;
-use solana_transaction::Transaction;
 
 use crate::chain::ledger::{Ledger, LedgerAccount};
+use crate::chain::send::send_and_confirm;
 use crate::clock::SharedClock;
 use crate::jobs::refresh_accounts::RefreshAccounts;
 use crate::jobs::settle_narrative::SettleNarrative;
@@ -187,30 +185,4 @@ async fn forward_instruction(
     } else {
         narrative_sdk::binary::forward_crucible_share_spl(market_id, &target)
     })
-}
-
-/// Sends `instructions` paid and signed by `signer`, and waits for `confirmed`.
-async fn send_and_confirm(
-    ledger: &dyn Ledger,
-    signer: &Keypair,
-    instructions: &[Instruction],
-) -> anyhow::Result<()> {
-    let blockhash = ledger.latest_blockhash().await?;
-    let tx = Transaction::new_signed_with_payer(
-        instructions,
-        Some(&signer.pubkey()),
-        &[signer],
-        blockhash,
-    );
-    let signature = ledger.send(&VersionedTransaction::from(tx)).await?;
-    for _ in 0..60 {
-        if let Some(status) = ledger.signature_status(&signature).await? {
-            if let Some(error) = status.error {
-                bail!("{signature} failed: {error}");
-            }
-            return Ok(());
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-    bail!("{signature} not confirmed after 30 s")
 }

@@ -3,12 +3,19 @@
 
 pub mod agents;
 pub mod binary;
+pub mod echo;
 pub mod human;
 pub mod keys;
 pub mod markets;
+pub mod missions;
 pub mod narratives;
 pub mod nft;
+pub mod notifications;
+pub mod points;
 pub mod profiles;
 pub mod quota;
 pub mod shield;
 pub mod system;
+pub mod terms;
+pub mod users;
+pub mod waitlist;

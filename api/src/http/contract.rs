@@ -13,10 +13,11 @@
 use poem::http::Method;
 use serde_json::{json, Value};
 
-/// A value written into the document: `schemas.<schema>.properties.<property>.<key> = value`.
+/// A value written into the document: `schemas.<schema>.properties.<property>.<key> = value`,
+/// or `schemas.<schema>.<key> = value` for a rule about the whole object (no property).
 pub struct Patch {
     pub schema: &'static str,
-    pub property: &'static str,
+    pub property: Option<&'static str>,
     pub key: &'static str,
     pub value: Value,
 }
@@ -32,6 +33,10 @@ struct PathTemplate {
     template: String,
     /// The template's segments, `None` for a `{parameter}`.
     segments: Vec<Option<String>>,
+    /// Which segments are literal, the first one in the highest bit: of two templates that both
+    /// match a path, the router serves the greater (a literal wins over a parameter, from the
+    /// left).
+    precedence: u64,
     operations: Vec<Operation>,
 }
 
@@ -58,17 +63,19 @@ impl Contract {
             nullable_optionals(schema);
         }
         for patch in patches {
-            let property = schemas
-                .get_mut(patch.schema)
-                .and_then(|s| s["properties"].get_mut(patch.property))
-                .and_then(Value::as_object_mut)
-                .unwrap_or_else(|| {
-                    panic!(
-                        "the document has no property {}.{}",
-                        patch.schema, patch.property
-                    )
-                });
-            property.insert(patch.key.to_owned(), patch.value.clone());
+            let schema = schemas.get_mut(patch.schema);
+            let target = match patch.property {
+                Some(property) => schema.and_then(|s| s["properties"].get_mut(property)),
+                None => schema,
+            };
+            let target = target.and_then(Value::as_object_mut).unwrap_or_else(|| {
+                panic!(
+                    "the document has no property {}.{}",
+                    patch.schema,
+                    patch.property.unwrap_or("(itself)")
+                )
+            });
+            target.insert(patch.key.to_owned(), patch.value.clone());
         }
         let documented =
             document["paths"]
@@ -110,26 +117,21 @@ impl Contract {
 
     /// The template `path` is served by. Like the router, a literal segment wins over a
     /// parameter.
+    /// Every request asks this a few times (metrics, cache, gates), so it allocates nothing.
     fn route(&self, path: &str) -> Option<&PathTemplate> {
-        let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        let segments = || path.split('/').filter(|s| !s.is_empty());
+        let count = segments().count();
         self.paths
             .iter()
             .filter(|route| {
-                route.segments.len() == segments.len()
+                route.segments.len() == count
                     && route
                         .segments
                         .iter()
-                        .zip(&segments)
-                        .all(|(t, s)| t.as_deref().is_none_or(|literal| literal == *s))
+                        .zip(segments())
+                        .all(|(t, s)| t.as_deref().is_none_or(|literal| literal == s))
             })
-            // Literal segments first, from the left.
-            .max_by_key(|route| {
-                route
-                    .segments
-                    .iter()
-                    .map(Option::is_some)
-                    .collect::<Vec<_>>()
-            })
+            .max_by_key(|route| route.precedence)
     }
 
     /// The methods served at `path` (a request path, e.g. `/v1/narratives/x`), `HEAD` wherever
@@ -169,10 +171,17 @@ impl PathTemplate {
             .split('/')
             .filter(|s| !s.is_empty())
             .map(|s| (!s.starts_with('{')).then(|| s.to_owned()))
-            .collect();
+            .collect::<Vec<_>>();
+        let precedence = segments
+            .iter()
+            .take(64)
+            .enumerate()
+            .filter(|(_, s)| s.is_some())
+            .fold(0u64, |bits, (i, _)| bits | 1 << (63 - i));
         PathTemplate {
             template,
             segments,
+            precedence,
             operations,
         }
     }
@@ -254,7 +263,7 @@ mod tests {
             &spec(),
             &[Patch {
                 schema: "Child",
-                property: "n",
+                property: Some("n"),
                 key: "minimum",
                 value: json!(5),
             }],
@@ -277,13 +286,30 @@ mod tests {
     }
 
     #[test]
+    fn a_patch_without_a_property_states_a_rule_of_the_whole_object() {
+        let rule = json!([{"required": ["id"]}, {"required": ["note"]}]);
+        let contract = Contract::new(
+            &spec(),
+            &[Patch {
+                schema: "Thing",
+                property: None,
+                key: "anyOf",
+                value: rule.clone(),
+            }],
+            &[],
+        );
+        let document: Value = serde_json::from_str(contract.document()).unwrap();
+        assert_eq!(document["components"]["schemas"]["Thing"]["anyOf"], rule);
+    }
+
+    #[test]
     #[should_panic(expected = "no property Child.missing")]
     fn a_patch_of_a_missing_property_is_a_bug_seen_at_start() {
         Contract::new(
             &spec(),
             &[Patch {
                 schema: "Child",
-                property: "missing",
+                property: Some("missing"),
                 key: "minimum",
                 value: json!(1),
             }],

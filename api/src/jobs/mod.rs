@@ -10,7 +10,10 @@ use sea_orm::ConnectionTrait;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+pub mod announce;
 pub mod deliver_webhook;
+pub mod echo_keeper;
+pub mod follow_events;
 pub mod generate_narrative;
 pub mod queue;
 pub mod refresh_accounts;
@@ -40,6 +43,25 @@ pub async fn enqueue<K: JobKind>(
     let payload = serde_json::to_value(job)
         .map_err(|e| sea_orm::DbErr::Custom(format!("job payload: {e}")))?;
     queue::insert(db, K::NAME, job.subject().as_deref(), payload, now, run_at).await
+}
+
+/// A kind of job meant to exist once and run for ever (it answers [`JobOutcome::Later`] with
+/// its next due time, never `Done`).
+pub trait PerpetualJob: JobKind + Default {
+    /// The singleton key of its one row.
+    const SINGLETON: &'static str;
+}
+
+/// Makes sure the one job of kind `K` exists and is alive, due at `run_at` if it is created or
+/// revived (see [`queue::ensure_singleton`]).
+pub async fn ensure_perpetual<K: PerpetualJob>(
+    db: &impl ConnectionTrait,
+    now: i64,
+    run_at: i64,
+) -> Result<(), sea_orm::DbErr> {
+    let payload = serde_json::to_value(K::default())
+        .map_err(|e| sea_orm::DbErr::Custom(format!("job payload: {e}")))?;
+    queue::ensure_singleton(db, K::NAME, K::SINGLETON, payload, now, run_at).await
 }
 
 /// What a run of a job came to, short of failing.

@@ -4,7 +4,7 @@
 //! job claimable again; handlers are idempotent. Every call takes the time from its caller.
 
 use narrative_store::entities::jobs;
-use sea_orm::sea_query::{Expr, ExprTrait};
+use sea_orm::sea_query::{Expr, ExprTrait, OnConflict};
 use sea_orm::{
     ActiveValue::NotSet, ActiveValue::Set, ColumnTrait, Condition, ConnectionTrait, EntityTrait,
     QueryFilter, QueryOrder, QuerySelect,
@@ -26,22 +26,77 @@ pub async fn insert(
     now: i64,
     run_at: i64,
 ) -> Result<i64, sea_orm::DbErr> {
-    let inserted = jobs::Entity::insert(jobs::ActiveModel {
-        id: NotSet,
-        kind: Set(kind.to_owned()),
-        subject: Set(subject.map(str::to_owned)),
-        payload: Set(payload),
-        status: Set("queued".into()),
-        attempts: Set(0),
-        run_at: Set(run_at),
-        locked_until: Set(None),
-        last_error: Set(None),
-        created_at: Set(now),
-        updated_at: Set(now),
-    })
-    .exec(db)
-    .await?;
-    Ok(inserted.last_insert_id)
+    let row = NewJob {
+        kind,
+        subject,
+        singleton: None,
+    }
+    .row(payload, now, run_at);
+    Ok(jobs::Entity::insert(row).exec(db).await?.last_insert_id)
+}
+
+/// A job row about to be queued.
+struct NewJob<'a> {
+    kind: &'a str,
+    subject: Option<&'a str>,
+    singleton: Option<&'a str>,
+}
+
+impl NewJob<'_> {
+    fn row(self, payload: Value, now: i64, run_at: i64) -> jobs::ActiveModel {
+        jobs::ActiveModel {
+            id: NotSet,
+            kind: Set(self.kind.to_owned()),
+            subject: Set(self.subject.map(str::to_owned)),
+            payload: Set(payload),
+            status: Set("queued".into()),
+            attempts: Set(0),
+            run_at: Set(run_at),
+            locked_until: Set(None),
+            last_error: Set(None),
+            created_at: Set(now),
+            updated_at: Set(now),
+            singleton: Set(self.singleton.map(str::to_owned)),
+        }
+    }
+}
+
+/// Makes sure the one job of `kind` named `singleton` (a perpetual job, such as the Echo Pool
+/// keeper) exists and is alive: inserted due at `run_at`, or, when its row is `done` or `dead`,
+/// revived (queued, due at `run_at`, attempts and error cleared). A row that is queued or
+/// running is left as it is, so any number of processes starting at once keep one job.
+pub async fn ensure_singleton(
+    db: &impl ConnectionTrait,
+    kind: &str,
+    singleton: &str,
+    payload: Value,
+    now: i64,
+    run_at: i64,
+) -> Result<(), sea_orm::DbErr> {
+    use jobs::Column;
+    let row = NewJob {
+        kind,
+        subject: None,
+        singleton: Some(singleton),
+    }
+    .row(payload, now, run_at);
+    jobs::Entity::insert(row)
+        .on_conflict(
+            OnConflict::column(Column::Singleton)
+                .update_columns([
+                    Column::Status,
+                    Column::Attempts,
+                    Column::RunAt,
+                    Column::LastError,
+                    Column::UpdatedAt,
+                    Column::Payload,
+                ])
+                .action_and_where(Expr::col((jobs::Entity, Column::Status)).is_in(["done", "dead"]))
+                .to_owned(),
+        )
+        .exec_without_returning(db)
+        .await?;
+    Ok(())
 }
 
 /// Jobs that may be taken at `now`: queued and due, or running with an expired lease.

@@ -9,7 +9,8 @@ use tokio::sync::Mutex;
 use crate::clock::{is_fresh, SharedClock};
 
 pub const COINGECKO: &str = "https://api.coingecko.com/api/v3";
-const CACHE_SECS: i64 = 60;
+/// How long a fetched price is used.
+pub const CACHE_SECS: i64 = 60;
 
 #[async_trait::async_trait]
 pub trait PriceFeed: Send + Sync {

@@ -1,19 +1,20 @@
-//! `GET /v1/conviction/:wallet` and `/v1/conviction/creator/:wallet` (spec 2.5, 2.3b, 4.3).
-//! Legacy reads: the payload is returned as is, without `ok`.
+//! `GET /v1/conviction/:wallet` and `/v1/conviction/creator/:wallet` (spec 2.5, 2.3b, 4.3;
+//! legacy reads: the payload is returned as is, without `ok`), a wallet's eruption state and the
+//! two leaderboards. The Echo Pool's routes under `/v1/conviction` are in `echo_pool`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use poem_openapi::param::Path;
+use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
 
 use crate::clock::iso;
-use crate::domain::profiles;
+use crate::domain::profiles::{self, eruption, leaderboards};
 use crate::error::{refusals, Answer};
 use crate::routes::Tag;
 use crate::state::AppState;
-use crate::values::{sol_u64, Wallet};
+use crate::values::{page, sol_u64, Wallet};
 
 pub struct ConvictionApi {
     pub state: Arc<AppState>,
@@ -64,6 +65,82 @@ pub struct CreatorProfile {
     pub narratives_pending: u64,
 }
 
+/// The burst part of an eruption.
+#[derive(Object)]
+pub struct Burst {
+    /// Backings within the window make a burst from 3.
+    pub active: bool,
+    pub backings: u64,
+    pub backed_sol: f64,
+    pub window_hours: u64,
+}
+
+/// A wallet's streak and burst state.
+#[derive(Object)]
+pub struct EruptionState {
+    pub ok: bool,
+    pub wallet: Wallet,
+    /// `erupting` (a streak of 5 or more), `warming` (any streak, or a burst) or `dormant`.
+    pub state: String,
+    pub erupting: bool,
+    pub current_streak: u32,
+    pub longest_streak: u32,
+    pub streak_multiplier: f64,
+    /// The next streak milestone (3, 5, 10, 25, 50); null past the last.
+    pub next_milestone: Option<u32>,
+    pub burst: Burst,
+    /// The ledger time of the wallet's latest backing.
+    pub last_backed_at: Option<String>,
+}
+
+#[derive(Object)]
+pub struct ConvictionLeader {
+    pub rank: u64,
+    pub wallet_address: String,
+    pub conviction_score: f64,
+    pub conviction_tier: String,
+    pub correct_backings: u32,
+    pub incorrect_backings: u32,
+    /// Percent.
+    pub accuracy_rate: f64,
+    pub current_streak: u32,
+    pub longest_streak: u32,
+}
+
+#[derive(Object)]
+pub struct ConvictionLeaderboard {
+    pub ok: bool,
+    pub leaderboard: Vec<ConvictionLeader>,
+    /// Wallets ranked.
+    pub total: u64,
+    pub limit: u64,
+    pub offset: u64,
+}
+
+#[derive(Object)]
+pub struct CreatorLeader {
+    pub rank: u64,
+    pub wallet_address: String,
+    pub creator_score: f64,
+    pub creator_tier: String,
+    pub creator_share_pct: f64,
+    pub narratives_submitted: u64,
+    pub narratives_resolved_true: u64,
+    pub total_creator_earnings_sol: f64,
+}
+
+#[derive(Object)]
+pub struct CreatorLeaderboard {
+    pub ok: bool,
+    pub leaderboard: Vec<CreatorLeader>,
+    pub total: u64,
+    pub limit: u64,
+    pub offset: u64,
+}
+
+/// Spec 8: leaderboards hold 50 by default; at most this many a page.
+pub const MAX_LEADERBOARD: i64 = 100;
+
 refusals! {
     ProfileRefusals: [400];
 }
@@ -92,8 +169,8 @@ impl ConvictionApi {
             combined_multiplier: s.combined_multiplier,
             fee_pct: s.fee_pct,
             terms_accepted: profile.terms.is_some(),
-            terms_version: self.state.shield_terms_version.clone(),
-            terms_accepted_at: profile.terms.map(|t| iso(t.acknowledged_at)),
+            terms_version: self.state.terms_version.clone(),
+            terms_accepted_at: profile.terms.map(|t| iso(t.accepted_at)),
             per_category_stats: s
                 .per_category
                 .iter()
@@ -125,6 +202,92 @@ impl ConvictionApi {
             narratives_submitted: s.submitted,
             narratives_resolved_true: s.resolved_true,
             narratives_pending: s.pending,
+        }))
+    }
+
+    /// The wallet's streak and burst state (rules in docs/decisions.md).
+    #[oai(path = "/eruption/:wallet", method = "get")]
+    async fn eruption(&self, wallet: Path<Wallet>) -> Answer<Json<EruptionState>, ProfileRefusals> {
+        let e = eruption::eruption(&self.state, &wallet.0).await?;
+        Ok(Json(EruptionState {
+            ok: true,
+            wallet: wallet.0,
+            state: e.state().into(),
+            erupting: e.score.current_streak >= eruption::ERUPTION_STREAK,
+            current_streak: e.score.current_streak,
+            longest_streak: e.score.longest_streak,
+            streak_multiplier: e.score.streak_multiplier,
+            next_milestone: e.next_milestone,
+            burst: Burst {
+                active: e.burst_active(),
+                backings: e.burst_backings,
+                backed_sol: sol_u64(e.burst_lamports),
+                window_hours: (eruption::BURST_WINDOW_SECS / 3_600) as u64,
+            },
+            last_backed_at: e.last_backed_at.map(iso),
+        }))
+    }
+
+    /// Top wallets by conviction score (`limit` default 50, clamped to 1–100; `offset`).
+    #[oai(path = "/leaderboard/conviction", method = "get")]
+    async fn conviction_leaderboard(
+        &self,
+        limit: Query<Option<i64>>,
+        offset: Query<Option<i64>>,
+    ) -> Answer<Json<ConvictionLeaderboard>, ProfileRefusals> {
+        let (limit, offset) = page(limit.0, offset.0, 50, MAX_LEADERBOARD);
+        let (rows, total) = leaderboards::conviction(&self.state, limit, offset).await?;
+        Ok(Json(ConvictionLeaderboard {
+            ok: true,
+            leaderboard: rows
+                .into_iter()
+                .enumerate()
+                .map(|(i, (wallet, s))| ConvictionLeader {
+                    rank: offset + i as u64 + 1,
+                    wallet_address: wallet,
+                    conviction_score: s.score,
+                    conviction_tier: s.tier.name().into(),
+                    correct_backings: s.correct,
+                    incorrect_backings: s.incorrect,
+                    accuracy_rate: s.accuracy_rate,
+                    current_streak: s.current_streak,
+                    longest_streak: s.longest_streak,
+                })
+                .collect(),
+            total,
+            limit,
+            offset,
+        }))
+    }
+
+    /// Top wallets by creator score (`limit` default 50, clamped to 1–100; `offset`).
+    #[oai(path = "/leaderboard/creators", method = "get")]
+    async fn creator_leaderboard(
+        &self,
+        limit: Query<Option<i64>>,
+        offset: Query<Option<i64>>,
+    ) -> Answer<Json<CreatorLeaderboard>, ProfileRefusals> {
+        let (limit, offset) = page(limit.0, offset.0, 50, MAX_LEADERBOARD);
+        let (rows, total) = leaderboards::creators(&self.state, limit, offset).await?;
+        Ok(Json(CreatorLeaderboard {
+            ok: true,
+            leaderboard: rows
+                .into_iter()
+                .enumerate()
+                .map(|(i, (wallet, s))| CreatorLeader {
+                    rank: offset + i as u64 + 1,
+                    wallet_address: wallet,
+                    creator_score: s.score,
+                    creator_tier: s.tier.name().into(),
+                    creator_share_pct: s.share_pct,
+                    narratives_submitted: s.submitted,
+                    narratives_resolved_true: s.resolved_true,
+                    total_creator_earnings_sol: sol_u64(s.earnings_lamports),
+                })
+                .collect(),
+            total,
+            limit,
+            offset,
         }))
     }
 }

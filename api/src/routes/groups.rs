@@ -3,12 +3,13 @@
 use std::sync::Arc;
 
 use poem_openapi::param::{Path, Query};
-use poem_openapi::payload::Json;
+use poem_openapi::payload::{Json, Response};
 use poem_openapi::{Object, OpenApi};
 
 use crate::clock::iso;
 use crate::domain::narratives::groups::{self, GroupFilter};
 use crate::error::{refusals, Answer};
+use crate::http::cache::fresh_until;
 use crate::routes::Tag;
 use crate::state::AppState;
 use crate::values::clamp;
@@ -86,7 +87,7 @@ impl GroupsApi {
         limit: Query<Option<i64>>,
         min_volume: Query<Option<f64>>,
         min_backers: Query<Option<i64>>,
-    ) -> Answer<Json<GroupList>, ListRefusals> {
+    ) -> Answer<Response<Json<GroupList>>, ListRefusals> {
         let groups = groups::list(
             &self.state,
             GroupFilter {
@@ -97,17 +98,28 @@ impl GroupsApi {
             },
         )
         .await?;
-        Ok(Json(GroupList {
-            groups: groups.into_iter().map(Group::from).collect(),
-        }))
+        let changes = groups::next_change(&groups, self.state.now());
+        Ok(fresh_until(
+            Json(GroupList {
+                groups: groups.into_iter().map(Group::from).collect(),
+            }),
+            changes,
+        ))
     }
 
     /// One group, wrapped in `group`.
     #[oai(path = "/:id", method = "get")]
-    async fn single(&self, id: Path<String>) -> Answer<Json<GroupWrapped>, SingleRefusals> {
+    async fn single(
+        &self,
+        id: Path<String>,
+    ) -> Answer<Response<Json<GroupWrapped>>, SingleRefusals> {
         let group = groups::get(&self.state, id.0.trim()).await?;
-        Ok(Json(GroupWrapped {
-            group: group.into(),
-        }))
+        let changes = groups::next_change(std::slice::from_ref(&group), self.state.now());
+        Ok(fresh_until(
+            Json(GroupWrapped {
+                group: group.into(),
+            }),
+            changes,
+        ))
     }
 }

@@ -14,14 +14,21 @@ pub mod agents;
 pub mod apikeys;
 pub mod binary;
 pub mod conviction;
+pub mod echo_pool;
 pub mod groups;
 pub mod markets;
+pub mod missions;
 pub mod narrative_creation;
 pub mod narrative_history;
 pub mod narratives;
 pub mod nft;
+pub mod notifications;
+pub mod points;
 pub mod shield;
 pub mod system;
+pub mod terms;
+pub mod users;
+pub mod waitlist;
 
 #[derive(Tags)]
 pub enum Tag {
@@ -43,6 +50,18 @@ pub enum Tag {
     Conviction,
     /// Narratives: the feed, single reads, histories, creation and AI drafts (spec 4.1).
     Narratives,
+    /// Missions and their leaderboard (spec 4.4).
+    Missions,
+    /// Points and their leaderboard (spec 4.10).
+    Points,
+    /// A user's records (spec 4.15).
+    Users,
+    /// The platform terms (spec 4.10, 4.15).
+    Terms,
+    /// The waitlist (spec 4.15).
+    Waitlist,
+    /// The in-app notification feed (spec 6.2).
+    Notifications,
 }
 
 /// The second half of every prepare → sign → confirm (spec 5.2): which prepared transaction,
@@ -64,61 +83,71 @@ refusals! {
     pub ConfirmRefusals: [400, 404, 409, 413, 503];
 }
 
+/// The route groups, nested by area (a tuple of `OpenApi` types is one, up to 16 of them).
 pub type Service = OpenApiService<
     (
-        system::SystemApi,
-        shield::ShieldApi,
-        binary::BinaryApi,
-        apikeys::ApiKeysApi,
-        markets::MarketsApi,
-        nft::NftApi,
-        agents::AgentsApi,
-        conviction::ConvictionApi,
-        narratives::NarrativesApi,
-        narrative_creation::NarrativeCreationApi,
-        narrative_history::NarrativeHistoryApi,
-        groups::GroupsApi,
+        (
+            system::SystemApi,
+            shield::ShieldApi,
+            binary::BinaryApi,
+            apikeys::ApiKeysApi,
+            markets::MarketsApi,
+            nft::NftApi,
+            agents::AgentsApi,
+        ),
+        (
+            narratives::NarrativesApi,
+            narrative_creation::NarrativeCreationApi,
+            narrative_history::NarrativeHistoryApi,
+            groups::GroupsApi,
+        ),
+        (
+            conviction::ConvictionApi,
+            echo_pool::EchoPoolApi,
+            missions::MissionsApi,
+            points::PointsApi,
+        ),
+        (
+            users::UsersApi,
+            terms::TermsApi,
+            waitlist::WaitlistApi,
+            notifications::NotificationsApi,
+        ),
     ),
     (),
 >;
 
 pub fn service(state: Arc<AppState>) -> Service {
+    let s = || state.clone();
     OpenApiService::new(
         (
-            system::SystemApi {
-                state: state.clone(),
-            },
-            shield::ShieldApi {
-                state: state.clone(),
-            },
-            binary::BinaryApi {
-                state: state.clone(),
-            },
-            apikeys::ApiKeysApi {
-                state: state.clone(),
-            },
-            markets::MarketsApi {
-                state: state.clone(),
-            },
-            nft::NftApi {
-                state: state.clone(),
-            },
-            agents::AgentsApi {
-                state: state.clone(),
-            },
-            conviction::ConvictionApi {
-                state: state.clone(),
-            },
-            narratives::NarrativesApi {
-                state: state.clone(),
-            },
-            narrative_creation::NarrativeCreationApi {
-                state: state.clone(),
-            },
-            narrative_history::NarrativeHistoryApi {
-                state: state.clone(),
-            },
-            groups::GroupsApi { state },
+            (
+                system::SystemApi { state: s() },
+                shield::ShieldApi { state: s() },
+                binary::BinaryApi { state: s() },
+                apikeys::ApiKeysApi { state: s() },
+                markets::MarketsApi { state: s() },
+                nft::NftApi { state: s() },
+                agents::AgentsApi { state: s() },
+            ),
+            (
+                narratives::NarrativesApi { state: s() },
+                narrative_creation::NarrativeCreationApi { state: s() },
+                narrative_history::NarrativeHistoryApi { state: s() },
+                groups::GroupsApi { state: s() },
+            ),
+            (
+                conviction::ConvictionApi { state: s() },
+                echo_pool::EchoPoolApi { state: s() },
+                missions::MissionsApi { state: s() },
+                points::PointsApi { state: s() },
+            ),
+            (
+                users::UsersApi { state: s() },
+                terms::TermsApi { state: s() },
+                waitlist::WaitlistApi { state: s() },
+                notifications::NotificationsApi { state: s() },
+            ),
         ),
         "Narrative Market Service",
         env!("CARGO_PKG_VERSION"),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use poem_openapi::param::{Path, Query};
-use poem_openapi::payload::Json;
+use poem_openapi::payload::{Json, Response};
 use poem_openapi::{Object, OpenApi};
 
 use crate::clock::iso;
@@ -15,6 +15,7 @@ use crate::domain::narratives::backing::{self, BackNarrative, TokenType};
 use crate::domain::narratives::feed::{self, FeedFilter, FeedQuery, FeedSort, NarrativeView};
 use crate::domain::narratives::{originality, polish};
 use crate::error::{refusals, Answer};
+use crate::http::cache::fresh_until;
 use crate::routes::binary::{BinaryConfirmed, BinaryPrepared};
 use crate::routes::Tag;
 use crate::routes::{BackRefusals, ConfirmRefusals, ConfirmRequest};
@@ -180,9 +181,9 @@ impl NarrativesApi {
         wallet: Query<Option<Wallet>>,
         limit: Query<Option<i64>>,
         broad: Query<Option<bool>>,
-    ) -> Answer<Json<NarrativeFeed>, FeedRefusals> {
+    ) -> Answer<Response<Json<NarrativeFeed>>, FeedRefusals> {
         let cap = if broad.0.unwrap_or(false) { 5_000 } else { 100 };
-        let views = feed::feed(
+        let listed = feed::feed(
             &self.state,
             FeedQuery {
                 filter: filter.0.unwrap_or(FeedFilter::All),
@@ -196,9 +197,12 @@ impl NarrativesApi {
             },
         )
         .await?;
-        Ok(Json(NarrativeFeed {
-            narratives: views.into_iter().map(Narrative::from).collect(),
-        }))
+        Ok(fresh_until(
+            Json(NarrativeFeed {
+                narratives: listed.views.into_iter().map(Narrative::from).collect(),
+            }),
+            listed.fresh_until,
+        ))
     }
 
     /// How original a thesis is against the published ones (cosine similarity of their
@@ -305,15 +309,22 @@ impl NarrativesApi {
 
     /// One narrative with its market gate, wrapped in `narrative`.
     #[oai(path = "/:id", method = "get")]
-    async fn single(&self, id: Path<NarrativeId>) -> Answer<Json<NarrativeWrapped>, ReadRefusals> {
+    async fn single(
+        &self,
+        id: Path<NarrativeId>,
+    ) -> Answer<Response<Json<NarrativeWrapped>>, ReadRefusals> {
         let view = feed::single(&self.state, id.0).await?;
         let opens_at = feed::opens_at(&view.narrative, self.state.now());
-        Ok(Json(NarrativeWrapped {
-            narrative: NarrativeDetail {
-                narrative: view.into(),
-                is_pre_market: opens_at.is_some(),
-                opens_at: opens_at.map(iso),
-            },
-        }))
+        // A pre-market narrative opens without a write.
+        Ok(fresh_until(
+            Json(NarrativeWrapped {
+                narrative: NarrativeDetail {
+                    narrative: view.into(),
+                    is_pre_market: opens_at.is_some(),
+                    opens_at: opens_at.map(iso),
+                },
+            }),
+            opens_at,
+        ))
     }
 }

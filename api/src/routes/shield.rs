@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use narrative_store::entities::{shield_coverages, shield_positions};
 use poem_openapi::param::{Path, Query};
-use poem_openapi::payload::Json;
+use poem_openapi::payload::{Json, Response};
 use poem_openapi::{ApiResponse, Object, OpenApi};
 
 use crate::clock::iso;
@@ -14,6 +14,7 @@ use crate::domain::shield::partners::{self, Application};
 use crate::domain::shield::{probe_log, protocols, terms};
 use crate::error::{refusals, Answer};
 use crate::http::auth::AdminAuth;
+use crate::http::cache::fresh_until;
 use crate::routes::{BackRefusals, ConfirmRefusals, ConfirmRequest, Tag};
 use crate::state::AppState;
 use crate::values::{
@@ -262,28 +263,44 @@ impl ShieldApi {
         &self,
         limit: Query<Option<i64>>,
         offset: Query<Option<i64>>,
-    ) -> Answer<Json<ProtocolList>, ListRefusals> {
+    ) -> Answer<Response<Json<ProtocolList>>, ListRefusals> {
         let (limit, offset) = page(limit.0, offset.0, 50, 200);
         let (rows, total) = protocols::active(&self.state, limit, offset).await?;
         let now = self.state.now();
-        Ok(Json(ProtocolList {
-            ok: true,
-            protocols: rows
-                .into_iter()
-                .map(|c| ShieldProtocol::from_row(c, now))
-                .collect(),
-            total,
-        }))
+        // `backing_open` changes when a period starts or ends, without a write.
+        let changes = rows
+            .iter()
+            .filter_map(|c| protocols::next_change(c, now))
+            .min();
+        Ok(fresh_until(
+            Json(ProtocolList {
+                ok: true,
+                protocols: rows
+                    .into_iter()
+                    .map(|c| ShieldProtocol::from_row(c, now))
+                    .collect(),
+                total,
+            }),
+            changes,
+        ))
     }
 
     /// One coverage period (any status) and its pool state.
     #[oai(path = "/protocols/:id", method = "get")]
-    async fn protocol(&self, id: Path<ProtocolId>) -> Answer<Json<ProtocolDetail>, DetailRefusals> {
+    async fn protocol(
+        &self,
+        id: Path<ProtocolId>,
+    ) -> Answer<Response<Json<ProtocolDetail>>, DetailRefusals> {
         let row = protocols::get(&self.state, id.0).await?;
-        Ok(Json(ProtocolDetail {
-            ok: true,
-            protocol: ShieldProtocol::from_row(row, self.state.now()),
-        }))
+        let now = self.state.now();
+        let changes = protocols::next_change(&row, now);
+        Ok(fresh_until(
+            Json(ProtocolDetail {
+                ok: true,
+                protocol: ShieldProtocol::from_row(row, now),
+            }),
+            changes,
+        ))
     }
 
     /// Record the wallet's signed acknowledgement of the shield terms (required before

@@ -13,5 +13,6 @@ enum_value!(
         Markets => "markets",
         Agents => "agents",
         Narratives => "narratives",
+        EchoPool => "echo_pool",
     ]
 );

@@ -14,6 +14,7 @@ use narrative_api::chain::ledger::{
 };
 use narrative_sdk::Pubkey;
 use solana_hash::Hash;
+use solana_message::inner_instruction::InnerInstructions;
 use solana_signature::Signature;
 use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction::Transaction;
@@ -22,13 +23,28 @@ use tokio::sync::Mutex;
 pub struct BankLedger {
     pub harness: Arc<Mutex<Harness>>,
     landed: std::sync::Mutex<HashMap<Signature, LandedTransaction>>,
+    /// What ran, with its inner instructions, so a test can index it as the indexer would.
+    recorded: std::sync::Mutex<HashMap<Signature, Recorded>>,
+}
+
+/// A transaction as the indexer receives it.
+#[derive(Clone)]
+pub struct Recorded {
+    pub transaction: Transaction,
+    pub inner_instructions: Vec<InnerInstructions>,
 }
 
 impl BankLedger {
+    /// A transaction processed through this ledger, with its inner instructions.
+    pub fn recorded(&self, signature: &Signature) -> Option<Recorded> {
+        self.recorded.lock().unwrap().get(signature).cloned()
+    }
+
     pub fn new(harness: Harness) -> Arc<BankLedger> {
         Arc::new(BankLedger {
             harness: Arc::new(Mutex::new(harness)),
             landed: Default::default(),
+            recorded: Default::default(),
         })
     }
 
@@ -38,6 +54,23 @@ impl BankLedger {
         let signature = tx.signatures[0];
         let mut h = self.harness.lock().await;
         let slot = h.clock().await.slot;
+        // Simulated first, for the inner instructions the indexer would see.
+        let inner_instructions = h
+            .ctx
+            .banks_client
+            .simulate_transaction(tx.clone())
+            .await
+            .ok()
+            .and_then(|s| s.simulation_details)
+            .and_then(|d| d.inner_instructions)
+            .unwrap_or_default();
+        self.recorded.lock().unwrap().insert(
+            signature,
+            Recorded {
+                transaction: tx.clone(),
+                inner_instructions,
+            },
+        );
         let outcome = h
             .ctx
             .banks_client

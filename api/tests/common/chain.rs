@@ -133,6 +133,135 @@ pub async fn index_from_bank(
         .expect("indexed");
 }
 
+/// What the indexer writes for one transaction at `slot`: the programs' events among its inner
+/// instructions, and the current state of every account it names that one of the programs owns.
+async fn indexed_batch(
+    h: &mut integration_tests::harness::Harness,
+    transaction: &Transaction,
+    inner_instructions: &[solana_message::inner_instruction::InnerInstructions],
+    slot: u64,
+) -> narrative_store::Batch {
+    let mut batch = narrative_store::Batch::default();
+    let keys = &transaction.message.account_keys;
+    for (top, inner) in inner_instructions.iter().enumerate() {
+        for (position, ix) in inner.iter().enumerate() {
+            let program = keys[ix.instruction.program_id_index as usize];
+            if let Some(event) = narrative_sdk::decode::decode_event(&program, &ix.instruction.data)
+            {
+                batch.events.push(narrative_store::EventRecord {
+                    event,
+                    raw: ix.instruction.data.clone(),
+                    slot,
+                    signature: transaction.signatures[0].to_string(),
+                    tx_index: 0,
+                    instruction_index: top as u32,
+                    inner_index: position as u32,
+                });
+            }
+        }
+    }
+    let programs = [
+        narrative_sdk::ids::BINARY_VAULT,
+        narrative_sdk::ids::CRUCIBLE_POOL,
+        narrative_sdk::ids::SHIELD_VAULT,
+    ];
+    for address in keys {
+        if let Some(account) = h.raw_account(*address).await {
+            if programs.contains(&account.owner) {
+                batch.accounts.push(narrative_store::AccountUpdate {
+                    address: *address,
+                    owner: account.owner,
+                    lamports: account.lamports,
+                    data: account.data,
+                    slot,
+                    write_version: 1,
+                });
+            }
+        }
+    }
+    batch
+}
+
+/// Runs `ixs` on the bank signed by `signers` (the harness pays the fee) and indexes it as the
+/// indexer would: its events, and the program accounts it names at the bank's slot. Panics
+/// when the transaction fails.
+pub async fn run_indexed(
+    server: &TestServer,
+    ledger: &BankLedger,
+    ixs: &[narrative_sdk::Instruction],
+    signers: &[&Keypair],
+) -> narrative_store::Batch {
+    let batch = {
+        let mut h = ledger.harness.lock().await;
+        let slot = h.clock().await.slot;
+        let executed = h.process_recorded(ixs, signers).await.expect("processed");
+        let batch = indexed_batch(
+            &mut h,
+            &executed.transaction,
+            &executed.inner_instructions,
+            slot,
+        )
+        .await;
+        h.next_slot().await;
+        batch
+    };
+    write(server, &batch).await;
+    batch
+}
+
+/// Writes `batch` as the indexer's writer does.
+async fn write(server: &TestServer, batch: &narrative_store::Batch) {
+    server
+        .db
+        .store
+        .write_batch("test", batch)
+        .await
+        .expect("indexed");
+}
+
+/// Creates the Yield SOL market `market_id` by `creator`, its deadline `deadline_in` seconds
+/// ahead of the bank's clock, and indexes it.
+pub async fn create_yield_market(
+    server: &TestServer,
+    ledger: &BankLedger,
+    creator: &Keypair,
+    market_id: [u8; 32],
+    deadline_in: i64,
+) {
+    let deadline = ledger.harness.lock().await.now().await + deadline_in;
+    let create = narrative_sdk::binary::create_market(
+        creator.pubkey(),
+        None,
+        narrative_sdk::binary_vault::instructions::CreateMarketArgs {
+            market_id,
+            variant: narrative_sdk::binary_vault::state::MarketVariant::Yield,
+            source: narrative_sdk::binary_vault::state::MarketSource::Seed,
+            deadline,
+        },
+    );
+    run_indexed(server, ledger, &[create], &[creator]).await;
+}
+
+/// Indexes a transaction that went through the ledger (a wallet's prepared one), as the indexer
+/// would once it lands.
+pub async fn index_landed(server: &TestServer, ledger: &BankLedger, signature: &str) {
+    let recorded = ledger
+        .recorded(&signature.parse().expect("a signature"))
+        .expect("the ledger processed it");
+    let batch = {
+        let mut h = ledger.harness.lock().await;
+        let slot = h.clock().await.slot;
+        indexed_batch(
+            &mut h,
+            &recorded.transaction,
+            &recorded.inner_instructions,
+            slot,
+        )
+        .await
+    };
+    write(server, &batch).await;
+}
+
 /// Executes `ixs` signed by `signer` (the harness pays the fee) and writes the programs' events
 /// it emitted to the store, as the indexer does with a transaction's inner instructions.
 pub async fn process_and_index_events(
@@ -141,39 +270,8 @@ pub async fn process_and_index_events(
     ixs: &[narrative_sdk::Instruction],
     signer: &Keypair,
 ) {
-    let mut batch = narrative_store::Batch::default();
-    {
-        let mut h = ledger.harness.lock().await;
-        let slot = h.clock().await.slot;
-        let executed = h.process_recorded(ixs, &[signer]).await.expect("processed");
-        let keys = &executed.transaction.message.account_keys;
-        for (top, inner) in executed.inner_instructions.iter().enumerate() {
-            for (position, ix) in inner.iter().enumerate() {
-                let program = keys[ix.instruction.program_id_index as usize];
-                if let Some(event) =
-                    narrative_sdk::decode::decode_event(&program, &ix.instruction.data)
-                {
-                    batch.events.push(narrative_store::EventRecord {
-                        event,
-                        raw: ix.instruction.data.clone(),
-                        slot,
-                        signature: executed.transaction.signatures[0].to_string(),
-                        tx_index: 0,
-                        instruction_index: top as u32,
-                        inner_index: position as u32,
-                    });
-                }
-            }
-        }
-        h.next_slot().await;
-    }
+    let batch = run_indexed(server, ledger, ixs, &[signer]).await;
     assert!(!batch.events.is_empty(), "the transaction emitted events");
-    server
-        .db
-        .store
-        .write_batch("test", &batch)
-        .await
-        .expect("indexed");
 }
 
 /// A narrative created through the api: prepare-mint, the creator signs, the bank processes,

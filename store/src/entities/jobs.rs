@@ -18,6 +18,9 @@ pub struct Model {
     pub last_error: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
+    /// Set on a job meant to exist once (a perpetual job): unique, so a second enqueue of it
+    /// revives the one row instead of adding another.
+    pub singleton: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

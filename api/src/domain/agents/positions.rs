@@ -48,13 +48,7 @@ pub async fn positions(
         .into_iter()
         .map(|m| (m.market_id, m.variant))
         .collect();
-    let stories: HashMap<String, narratives::Model> = narratives::Entity::find()
-        .filter(narratives::Column::MarketId.is_in(market_ids))
-        .all(db)
-        .await?
-        .into_iter()
-        .map(|n| (n.market_id.clone(), n))
-        .collect();
+    let stories = narrative_store::indexed::narratives_by_market(db, market_ids).await?;
     let price = state.prices.sol_usd().await.unwrap_or_else(|error| {
         tracing::warn!(error = %format!("{error:#}"), "price feed unavailable; usd_equivalent is 0");
         0.0

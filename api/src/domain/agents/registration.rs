@@ -4,7 +4,7 @@
 use std::net::IpAddr;
 
 use narrative_store::entities::agents;
-use sea_orm::{ActiveValue::Set, EntityTrait, TransactionTrait};
+use sea_orm::{ActiveValue::Set, EntityTrait};
 
 use crate::domain::keys::{self, AccessTier};
 use crate::domain::quota;
@@ -29,7 +29,7 @@ pub async fn register(
     let ip = ip.map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
     quota::rate(state, &AGENT_REGISTRATION, &ip).await?;
     let now = state.now();
-    let txn = state.store.db().begin().await?;
+    let txn = state.store.begin_write().await?;
     let issued = keys::issue(
         &txn,
         AccessTier::Free,

@@ -1,15 +1,16 @@
 //! Verdicts from agents authorised as oracles (spec 3.2, 4.10): the narrative's `oracle_status`
 //! moves from an eligible one to `resolved_true` / `resolved_false`, the verdict goes to the
-//! append-only oracle audit log, and settlement on chain and `narrative.resolved` are queued,
-//! all in one database transaction.
+//! append-only oracle audit log, settlement on chain and `narrative.resolved` are queued, and the
+//! narrative's creator and backers are notified, all in one database transaction.
 
 use narrative_store::entities::{narratives, oracle_audit_log};
 use poem::http::StatusCode;
-use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, TransactionTrait};
+use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::json;
 
 use crate::domain::agents::{agent_of, webhooks};
 use crate::domain::keys::Caller;
+use crate::domain::notifications;
 use crate::domain::system::ensure_running;
 use crate::error::ApiError;
 use crate::jobs::settle_narrative::SettleNarrative;
@@ -60,7 +61,7 @@ pub async fn resolve(
     let resolution = OracleStatus::resolved(outcome);
     let id = verdict.narrative_id.to_string();
     let now = state.now();
-    let txn = db.begin().await?;
+    let txn = state.store.begin_write().await?;
     // The status moves only from an eligible one, so two verdicts cannot both win.
     let updated = narratives::Entity::update_many()
         .col_expr(narratives::Column::OracleStatus, resolution.as_str().into())
@@ -99,6 +100,10 @@ pub async fn resolve(
         now,
     )
     .await?;
+    let notices =
+        notifications::resolution_notices(&txn, &narrative, verdict.outcome == NarrativeSide::Yes)
+            .await?;
+    notifications::notify_all(&txn, notices, now).await?;
     webhooks::emit(
         &txn,
         webhooks::WebhookEvent::NarrativeResolved,

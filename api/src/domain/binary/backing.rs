@@ -8,7 +8,7 @@ use narrative_sdk::binary_vault::state::Side;
 use narrative_sdk::{pda, Pubkey};
 use narrative_store::entities::backings;
 use poem::http::StatusCode;
-use sea_orm::{DatabaseConnection, DatabaseTransaction, EntityTrait};
+use sea_orm::{DatabaseConnection, EntityTrait};
 use serde::{Deserialize, Serialize};
 
 use crate::chain::{MoneyFlow, Prepared, Unsigned};
@@ -53,11 +53,7 @@ pub struct PreparedMove {
     pub params: Params,
 }
 
-pub struct Confirmed {
-    pub prepared_id: PreparedId,
-    pub signature: Base58Signature,
-    pub params: Params,
-}
+pub type Confirmed = crate::chain::Confirmed<Params>;
 
 /// A move whose confirmation writes no rows of its own (the position is on chain, and the
 /// refresh brings it into the store): a backing (`CLAIM = false`) or a claim.
@@ -188,29 +184,13 @@ impl<const CLAIM: bool> MoneyFlow for OnChainMove<CLAIM> {
         ]
     }
 
-    async fn record(
-        &self,
-        _: &DatabaseTransaction,
-        _: &Prepared<Params>,
-        _: &Base58Signature,
-        _: i64,
-    ) -> Result<(), ApiError> {
-        Ok(())
-    }
-
     async fn answer(
         &self,
         _: &DatabaseConnection,
         prepared: &Prepared<Params>,
         _fresh: bool,
     ) -> Result<Confirmed, ApiError> {
-        Ok(Confirmed {
-            prepared_id: prepared.id,
-            signature: prepared
-                .signature
-                .ok_or_else(|| ApiError::internal("answering an unconfirmed move"))?,
-            params: prepared.params.clone(),
-        })
+        prepared.confirmed()
     }
 }
 

@@ -19,7 +19,7 @@ use poem::http::StatusCode;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
-    QueryFilter, TransactionTrait,
+    QueryFilter,
 };
 use serde::{Deserialize, Serialize};
 
@@ -197,7 +197,7 @@ pub async fn create(
     }
     let creation_id = uuid::Uuid::new_v4().to_string();
     let blockhash = state.chain.blockhash().await?;
-    let txn = db.begin().await?;
+    let txn = state.store.begin_write().await?;
     // One creation per fee payment: the unique signature refuses a second use.
     let inserted = market_creations::Entity::insert(market_creations::ActiveModel {
         id: Set(creation_id.clone()),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use narrative_store::entities::narrative_generations;
 use narrative_store::Store;
-use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, TransactionTrait};
+use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter};
 use serde::{Deserialize, Serialize};
 
 use crate::clock::{iso, SharedClock, DAY_SECS};
@@ -77,7 +77,7 @@ pub async fn start(
     .await?;
     let id = GenerationId::new_random();
     let now = state.now();
-    let txn = state.store.db().begin().await?;
+    let txn = state.store.begin_write().await?;
     narrative_generations::Entity::insert(narrative_generations::ActiveModel {
         id: Set(id.to_string()),
         wallet_address: Set(request.wallet.to_string()),

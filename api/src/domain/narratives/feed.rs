@@ -1,12 +1,17 @@
 //! Narrative reads (spec 4.1): the public feed with its filters, the hero list, the filter
 //! counts and the single read with its pre-market gate (spec 3.1). `sol_backed` and `backers`
-//! come from each narrative's indexed market: SOL backed on both sides, and distinct wallets.
+//! come from each narrative's indexed market: SOL backed on both sides, and distinct wallets
+//! (the batch writer's count). Each read is one query: the narratives joined with their markets
+//! and backer counts, filtered, ordered and cut in the database.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 
-use narrative_store::entities::{backings, markets, narratives};
-use narrative_store::indexed;
-use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use narrative_store::entities::{backings, market_backer_counts, markets, narratives};
+use sea_orm::sea_query::{Expr, ExprTrait, Func, Query};
+use sea_orm::{
+    ColumnTrait, Condition, EntityTrait, FromQueryResult, JoinType, QueryFilter, QueryOrder,
+    QuerySelect, Select,
+};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -14,10 +19,8 @@ use crate::values::{enum_value, sol, Category, NarrativeId, OracleStatus, Wallet
 
 /// `filter=new`: created within this many seconds.
 const NEW_WITHIN_SECS: i64 = 72 * 3_600;
-/// Rows a filter that ranks in memory (trending, most backed, hero) looks at, at most.
-pub const RANKING_WINDOW: u64 = 5_000;
 /// Narratives in the hero list.
-const HERO_SIZE: usize = 5;
+const HERO_SIZE: u64 = 5;
 
 enum_value!(
     /// The feed's `filter`.
@@ -54,46 +57,78 @@ pub struct NarrativeView {
     pub backers: i64,
 }
 
-/// The indexed totals of narratives' markets: SOL backed, and distinct backing wallets.
-struct Totals {
-    markets: HashMap<String, markets::Model>,
-    backers: HashMap<String, i64>,
+/// A narrative as the joined query reads it.
+#[derive(Debug, FromQueryResult)]
+struct Row {
+    #[sea_orm(nested)]
+    narrative: narratives::Model,
+    backed: i64,
+    backers: i64,
 }
 
-impl Totals {
-    async fn of(state: &AppState, rows: &[narratives::Model]) -> Result<Totals, ApiError> {
-        let ids: Vec<String> = rows.iter().map(|n| n.market_id.clone()).collect();
-        let db = state.store.db();
-        Ok(Totals {
-            markets: indexed::markets_by_id(db, ids.clone()).await?,
-            backers: indexed::distinct_backers(db, ids, None).await?,
-        })
-    }
-
-    fn view(&self, narrative: narratives::Model) -> NarrativeView {
+impl From<Row> for NarrativeView {
+    fn from(row: Row) -> Self {
         NarrativeView {
-            sol_backed: self
-                .markets
-                .get(&narrative.market_id)
-                .map_or(0.0, |m| sol(m.yes_total.saturating_add(m.no_total))),
-            backers: self.backers.get(&narrative.market_id).copied().unwrap_or(0),
-            narrative,
+            narrative: row.narrative,
+            sol_backed: sol(row.backed),
+            backers: row.backers,
         }
     }
+}
+
+/// Lamports backed on the narrative's market, 0 without one.
+fn backed() -> Expr {
+    Func::coalesce([
+        Expr::col((markets::Entity, markets::Column::YesTotal))
+            .add(Expr::col((markets::Entity, markets::Column::NoTotal))),
+        Expr::val(0i64),
+    ])
+    .into()
+}
+
+/// `select` joined with each narrative's market and its backer count, read as views.
+fn with_totals(select: Select<narratives::Entity>) -> sea_orm::Selector<sea_orm::SelectModel<Row>> {
+    select
+        .join(
+            JoinType::LeftJoin,
+            narratives::Entity::belongs_to(markets::Entity)
+                .from(narratives::Column::MarketId)
+                .to(markets::Column::MarketId)
+                .into(),
+        )
+        .join(
+            JoinType::LeftJoin,
+            narratives::Entity::belongs_to(market_backer_counts::Entity)
+                .from(narratives::Column::MarketId)
+                .to(market_backer_counts::Column::MarketId)
+                .into(),
+        )
+        .column_as(backed(), "backed")
+        .column_as(
+            Expr::from(Func::coalesce([
+                Expr::col((
+                    market_backer_counts::Entity,
+                    market_backer_counts::Column::Backers,
+                )),
+                Expr::val(0i64),
+            ])),
+            "backers",
+        )
+        .into_model::<Row>()
 }
 
 fn active() -> Condition {
     Condition::all().add(narratives::Column::OracleStatus.is_in(OracleStatus::eligible_names()))
 }
 
-/// Keeps the `limit` views with the most SOL backed; ties keep their order (newest first).
-fn most_backed(mut views: Vec<NarrativeView>, limit: usize) -> Vec<NarrativeView> {
-    views.sort_by(|a, b| b.sol_backed.total_cmp(&a.sol_backed));
-    views.truncate(limit);
-    views
+/// What the feed lists, and when that changes without a write (the oldest of a `new` list
+/// stops being new), if it does.
+pub struct Feed {
+    pub views: Vec<NarrativeView>,
+    pub fresh_until: Option<i64>,
 }
 
-pub async fn feed(state: &AppState, query: FeedQuery) -> Result<Vec<NarrativeView>, ApiError> {
+pub async fn feed(state: &AppState, query: FeedQuery) -> Result<Feed, ApiError> {
     let db = state.store.db();
     let mut condition = active();
     if let Some(category) = query.category {
@@ -133,14 +168,15 @@ pub async fn feed(state: &AppState, query: FeedQuery) -> Result<Vec<NarrativeVie
             let owner = query
                 .wallet
                 .ok_or_else(|| ApiError::validation("wallet required when filter=backed"))?;
-            let backed: HashSet<String> = backings::Entity::find()
-                .filter(backings::Column::Backer.eq(owner.to_string()))
-                .all(db)
-                .await?
-                .into_iter()
-                .map(|b| b.market_id)
-                .collect();
-            condition = condition.add(narratives::Column::MarketId.is_in(backed));
+            condition = condition.add(
+                narratives::Column::MarketId.in_subquery(
+                    Query::select()
+                        .column(backings::Column::MarketId)
+                        .from(backings::Entity)
+                        .and_where(backings::Column::Backer.eq(owner.to_string()))
+                        .to_owned(),
+                ),
+            );
         }
     }
     let sort = query
@@ -152,46 +188,47 @@ pub async fn feed(state: &AppState, query: FeedQuery) -> Result<Vec<NarrativeVie
         });
     let select = narratives::Entity::find().filter(condition);
     let select = match sort {
-        FeedSort::Newest | FeedSort::MostBacked => {
-            select.order_by_desc(narratives::Column::CreatedAt)
-        }
+        FeedSort::Newest => select.order_by_desc(narratives::Column::CreatedAt),
         FeedSort::Oldest => select.order_by_asc(narratives::Column::CreatedAt),
         FeedSort::Deadline => select.order_by_asc(narratives::Column::DeadlineAt),
+        // Ties newest first.
+        FeedSort::MostBacked => select
+            .order_by_desc(backed())
+            .order_by_desc(narratives::Column::CreatedAt),
     }
-    .order_by_asc(narratives::Column::Id);
-    // Backing totals live in the index, so ranking by them happens here over a bounded window.
-    let by_backing = sort == FeedSort::MostBacked;
-    let rows = select
-        .limit(if by_backing {
-            RANKING_WINDOW
-        } else {
-            query.limit
-        })
+    .order_by_asc(narratives::Column::Id)
+    .limit(query.limit);
+    let views: Vec<NarrativeView> = with_totals(select)
         .all(db)
-        .await?;
-    let totals = Totals::of(state, &rows).await?;
-    let views: Vec<NarrativeView> = rows.into_iter().map(|n| totals.view(n)).collect();
-    Ok(if by_backing {
-        most_backed(views, query.limit as usize)
-    } else {
-        views
-    })
+        .await?
+        .into_iter()
+        .map(NarrativeView::from)
+        .collect();
+    let fresh_until = (query.filter == FeedFilter::New)
+        .then(|| {
+            views
+                .iter()
+                .map(|v| v.narrative.created_at + NEW_WITHIN_SECS)
+                .min()
+        })
+        .flatten();
+    Ok(Feed { views, fresh_until })
 }
 
 /// The five active narratives with the most SOL backed (ties: newest first).
 pub async fn hero(state: &AppState) -> Result<Vec<NarrativeView>, ApiError> {
-    let rows = narratives::Entity::find()
+    let select = narratives::Entity::find()
         .filter(active())
+        .order_by_desc(backed())
         .order_by_desc(narratives::Column::CreatedAt)
         .order_by_asc(narratives::Column::Id)
-        .limit(RANKING_WINDOW)
+        .limit(HERO_SIZE);
+    Ok(with_totals(select)
         .all(state.store.db())
-        .await?;
-    let totals = Totals::of(state, &rows).await?;
-    Ok(most_backed(
-        rows.into_iter().map(|n| totals.view(n)).collect(),
-        HERO_SIZE,
-    ))
+        .await?
+        .into_iter()
+        .map(NarrativeView::from)
+        .collect())
 }
 
 /// How many active narratives each filter value would list.
@@ -243,7 +280,10 @@ pub fn opens_at(narrative: &narratives::Model, now: i64) -> Option<i64> {
 
 /// One narrative with its totals.
 pub async fn single(state: &AppState, id: NarrativeId) -> Result<NarrativeView, ApiError> {
-    let row = get(state, id).await?;
-    let totals = Totals::of(state, std::slice::from_ref(&row)).await?;
-    Ok(totals.view(row))
+    let select = narratives::Entity::find_by_id(id.to_string());
+    with_totals(select)
+        .one(state.store.db())
+        .await?
+        .map(NarrativeView::from)
+        .ok_or_else(|| ApiError::not_found("narrative"))
 }

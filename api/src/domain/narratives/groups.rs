@@ -35,6 +35,18 @@ pub struct GroupFilter {
 }
 
 /// Groups, featured first then newest, without those below the filter's minimums.
+/// When `groups` as answered change without a write: a member that opens, or the SOL/USD price
+/// (read at most a price-cache lifetime ago) that values them.
+pub fn next_change(groups: &[Group], now: i64) -> Option<i64> {
+    let opening = groups
+        .iter()
+        .flat_map(|g| &g.members)
+        .filter_map(|m| m.opens_at)
+        .min();
+    let repriced = (!groups.is_empty()).then_some(now + crate::providers::prices::CACHE_SECS);
+    opening.into_iter().chain(repriced).min()
+}
+
 pub async fn list(state: &AppState, filter: GroupFilter) -> Result<Vec<Group>, ApiError> {
     let mut query = narrative_groups::Entity::find();
     if filter.featured_only {

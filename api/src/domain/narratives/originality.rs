@@ -7,9 +7,11 @@ use std::collections::HashMap;
 use narrative_store::entities::narratives;
 use sea_orm::{EntityTrait, QueryOrder, QuerySelect};
 
-use crate::domain::narratives::feed::RANKING_WINDOW;
 use crate::error::ApiError;
 use crate::state::AppState;
+
+/// How many published theses (the newest) a thesis is compared with.
+pub const COMPARED_THESES: u64 = 5_000;
 
 /// Words too common to tell theses apart.
 const STOP_WORDS: [&str; 40] = [
@@ -191,7 +193,7 @@ pub async fn check_thesis(state: &AppState, thesis: &str) -> Result<Checked, Api
         .column(narratives::Column::Thesis)
         .column(narratives::Column::Category)
         .order_by_desc(narratives::Column::CreatedAt)
-        .limit(RANKING_WINDOW)
+        .limit(COMPARED_THESES)
         .into_tuple()
         .all(state.store.db())
         .await?;

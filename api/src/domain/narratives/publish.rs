@@ -26,7 +26,7 @@ use poem::http::StatusCode;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
-    IntoActiveModel, PaginatorTrait, QueryFilter, TransactionTrait,
+    IntoActiveModel, PaginatorTrait, QueryFilter,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -190,7 +190,7 @@ pub async fn prepare_mint(
         ),
     ];
     let blockhash = state.chain.blockhash().await?;
-    let txn = db.begin().await?;
+    let txn = state.store.begin_write().await?;
     let taken = narratives::Entity::find_by_id(narrative_id.to_string())
         .one(&txn)
         .await?

@@ -6,10 +6,7 @@
 use anyhow::Context;
 use narrative_store::entities::{narrative_score_history, narratives};
 use narrative_store::Store;
-use sea_orm::{
-    ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
-    TransactionTrait,
-};
+use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
 use crate::clock::SharedClock;
 use crate::jobs::score_narrative::ScoreNarrative;
@@ -66,7 +63,7 @@ async fn score(store: &Store, id: &str, now: i64) -> anyhow::Result<()> {
     .score;
     let uncertainty = narrative.uncertainty_score;
     let score = combine(originality, uncertainty);
-    let txn = db.begin().await?;
+    let txn = store.begin_write().await?;
     narratives::Entity::update_many()
         .col_expr(narratives::Column::Score, score.into())
         .filter(narratives::Column::Id.eq(id))

@@ -10,13 +10,15 @@
 //!   `volcanic` 900. A wallet with no resolved backing gets spec 2.5's zeroed profile, tier
 //!   `ember`.
 //! - Multipliers: conviction by tier (1.0, 1.0, 1.1, 1.25, 1.5, 2.0); streak 1 + 0.05 per
-//!   backing of the current streak, at most 1.5; combined = the product. The fee falls with the
-//!   tier: 2.0 % up to ember, 1.75 flare, 1.5 molten, 1.25 core, 1.0 volcanic.
+//!   backing of the current streak, at most 1.5; combined = the product. They are kept in basis
+//!   points (the Echo Pool weighs lamports with them, so no float touches money) and shown as
+//!   numbers. The fee falls with the tier: 2.0 % up to ember, 1.75 flare, 1.5 molten, 1.25
+//!   core, 1.0 volcanic.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
-use narrative_store::entities::{backings, markets, narratives};
-use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter};
+use narrative_store::indexed::{resolved_backings, ResolvedBacking, ResolvedFilter};
+use sea_orm::{ConnectionTrait, DbErr};
 
 use crate::values::Wallet;
 
@@ -28,7 +30,8 @@ pub struct Resolved {
     pub category: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Ordered from the lowest tier to the highest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Tier {
     Initiate,
     Ember,
@@ -61,14 +64,19 @@ impl Tier {
         }
     }
 
-    pub fn multiplier(self) -> f64 {
+    /// The conviction multiplier in basis points.
+    pub fn multiplier_bps(self) -> u64 {
         match self {
-            Tier::Initiate | Tier::Ember => 1.0,
-            Tier::Flare => 1.1,
-            Tier::Molten => 1.25,
-            Tier::Core => 1.5,
-            Tier::Volcanic => 2.0,
+            Tier::Initiate | Tier::Ember => 10_000,
+            Tier::Flare => 11_000,
+            Tier::Molten => 12_500,
+            Tier::Core => 15_000,
+            Tier::Volcanic => 20_000,
         }
+    }
+
+    pub fn multiplier(self) -> f64 {
+        bps_number(self.multiplier_bps())
     }
 
     pub fn fee_pct(self) -> f64 {
@@ -108,24 +116,33 @@ pub struct Score {
     pub combined_multiplier: f64,
     pub fee_pct: f64,
     pub per_category: BTreeMap<String, CategoryStats>,
+    /// `combined_multiplier` in basis points, exact.
+    pub combined_multiplier_bps: u64,
 }
 
 const CORRECT_POINTS: i64 = 10;
 const STREAK_BONUS: i64 = 2;
 const MAX_STREAK_BONUS: i64 = 10;
 const INCORRECT_POINTS: i64 = 5;
-const STREAK_STEP: f64 = 0.05;
-const MAX_STREAK_MULTIPLIER: f64 = 1.5;
+const STREAK_STEP_BPS: u64 = 500;
+const MAX_STREAK_MULTIPLIER_BPS: u64 = 15_000;
+const BPS: u64 = 10_000;
+
+/// The streak multiplier of a current streak, in basis points.
+pub fn streak_multiplier_bps(streak: u32) -> u64 {
+    (BPS + STREAK_STEP_BPS * u64::from(streak)).min(MAX_STREAK_MULTIPLIER_BPS)
+}
+
+/// A basis-point multiplier as the number it is shown as (15_000 → 1.5).
+fn bps_number(bps: u64) -> f64 {
+    bps as f64 / BPS as f64
+}
 
 fn percent(part: u32, whole: u32) -> f64 {
     if whole == 0 {
         return 0.0;
     }
     (f64::from(part) * 10_000.0 / f64::from(whole)).round() / 100.0
-}
-
-fn round4(x: f64) -> f64 {
-    (x * 10_000.0).round() / 10_000.0
 }
 
 /// The profile of backings resolved in this order.
@@ -144,6 +161,7 @@ pub fn score(resolved: &[Resolved]) -> Score {
             combined_multiplier: 1.0,
             fee_pct: Tier::Ember.fee_pct(),
             per_category: BTreeMap::new(),
+            combined_multiplier_bps: BPS,
         };
     }
     let (mut points, mut streak, mut longest, mut correct, mut incorrect) =
@@ -168,9 +186,8 @@ pub fn score(resolved: &[Resolved]) -> Score {
     }
     let score = points as f64;
     let tier = Tier::for_score(score);
-    let streak_multiplier =
-        round4((1.0 + STREAK_STEP * f64::from(streak)).min(MAX_STREAK_MULTIPLIER));
-    let combined = round4(tier.multiplier() * streak_multiplier);
+    let streak_bps = streak_multiplier_bps(streak);
+    let combined_bps = tier.multiplier_bps() * streak_bps / BPS;
     Score {
         score,
         tier,
@@ -180,54 +197,70 @@ pub fn score(resolved: &[Resolved]) -> Score {
         current_streak: streak,
         longest_streak: longest,
         conviction_multiplier: tier.multiplier(),
-        streak_multiplier,
-        combined_multiplier: combined,
+        streak_multiplier: bps_number(streak_bps),
+        combined_multiplier: bps_number(combined_bps),
         fee_pct: tier.fee_pct(),
         per_category,
+        combined_multiplier_bps: combined_bps,
     }
 }
 
-/// The conviction profile of `owner` from the index: its backings in finalized markets, taken
-/// in the order the markets settled so that streaks mean consecutive results.
-pub async fn wallet_score(db: &impl ConnectionTrait, owner: &Wallet) -> Result<Score, DbErr> {
-    let held = backings::Entity::find()
-        .filter(backings::Column::Backer.eq(owner.to_string()))
-        .all(db)
-        .await?;
-    let market_ids: Vec<String> = held.iter().map(|b| b.market_id.clone()).collect();
-    let settled: HashMap<String, markets::Model> = markets::Entity::find()
-        .filter(markets::Column::MarketId.is_in(market_ids.clone()))
-        .filter(markets::Column::Finalized.eq(true))
-        .filter(markets::Column::Outcome.is_not_null())
-        .all(db)
+impl From<&ResolvedBacking> for Resolved {
+    fn from(row: &ResolvedBacking) -> Self {
+        Resolved {
+            correct: row.correct(),
+            category: row.category.clone(),
+        }
+    }
+}
+
+/// Each wallet's resolved backings among `backers` (every wallet with one when `None`), in the
+/// order their markets settled (then by market and side), so that streaks mean consecutive
+/// results: one query.
+pub async fn histories(
+    db: &impl ConnectionTrait,
+    backers: Option<Vec<String>>,
+) -> Result<BTreeMap<String, Vec<ResolvedBacking>>, DbErr> {
+    let mut by_wallet: BTreeMap<String, Vec<ResolvedBacking>> = BTreeMap::new();
+    let filter = ResolvedFilter {
+        backers,
+        ..ResolvedFilter::default()
+    };
+    for row in resolved_backings(db, filter).await? {
+        by_wallet.entry(row.backer.clone()).or_default().push(row);
+    }
+    Ok(by_wallet)
+}
+
+/// The profile of one wallet's history (as [`histories`] orders it).
+pub fn score_history(history: &[ResolvedBacking]) -> Score {
+    let resolved: Vec<Resolved> = history.iter().map(Resolved::from).collect();
+    score(&resolved)
+}
+
+/// The scores of `backers` (every wallet with a resolved backing when `None`); a wallet without
+/// one is absent (its profile is the zeroed one).
+pub async fn scores(
+    db: &impl ConnectionTrait,
+    backers: Option<Vec<String>>,
+) -> Result<BTreeMap<String, Score>, DbErr> {
+    Ok(histories(db, backers)
         .await?
         .into_iter()
-        .map(|m| (m.market_id.clone(), m))
-        .collect();
-    let categories: HashMap<String, String> = narratives::Entity::find()
-        .filter(narratives::Column::MarketId.is_in(market_ids))
-        .all(db)
-        .await?
-        .into_iter()
-        .map(|n| (n.market_id, n.category))
-        .collect();
-    let mut resolved: Vec<(i64, String, Resolved)> = held
-        .iter()
-        .filter_map(|b| {
-            let market = settled.get(&b.market_id)?;
-            Some((
-                market.finalized_at,
-                b.market_id.clone(),
-                Resolved {
-                    correct: market.outcome.as_deref() == Some(b.side.as_str()),
-                    category: categories.get(&b.market_id).cloned(),
-                },
-            ))
+        .map(|(wallet, history)| {
+            let score = score_history(&history);
+            (wallet, score)
         })
-        .collect();
-    resolved.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-    let resolved: Vec<Resolved> = resolved.into_iter().map(|(_, _, r)| r).collect();
-    Ok(score(&resolved))
+        .collect())
+}
+
+/// The conviction profile of `owner` from the index.
+pub async fn wallet_score(db: &impl ConnectionTrait, owner: &Wallet) -> Result<Score, DbErr> {
+    let owner = owner.to_string();
+    Ok(scores(db, Some(vec![owner.clone()]))
+        .await?
+        .remove(&owner)
+        .unwrap_or_else(|| score(&[])))
 }
 
 #[cfg(test)]
@@ -305,6 +338,13 @@ mod tests {
         assert_eq!(s.tier, Tier::Volcanic);
         assert_eq!(s.streak_multiplier, 1.5);
         assert_eq!(s.combined_multiplier, 3.0);
+        assert_eq!(s.combined_multiplier_bps, 30_000);
+        // Flare with a streak of 8: 1.1 × 1.4, exact in basis points.
+        let flare = score(&run(&"W".repeat(8)));
+        assert_eq!(flare.tier, Tier::Flare);
+        assert_eq!(flare.streak_multiplier, 1.4);
+        assert_eq!(flare.combined_multiplier_bps, 15_400);
+        assert_eq!(flare.combined_multiplier, 1.54);
     }
 
     #[test]

@@ -39,14 +39,20 @@ pub struct CreatorScore {
     pub pending: u64,
 }
 
-pub fn share_pct(tier: Tier) -> f64 {
+/// The creator's share of its markets' Crucible forfeit, in basis points.
+pub fn share_bps(tier: Tier) -> u64 {
     match tier {
-        Tier::Initiate | Tier::Ember => 5.0,
-        Tier::Flare => 7.5,
-        Tier::Molten => 10.0,
-        Tier::Core => 12.5,
-        Tier::Volcanic => 15.0,
+        Tier::Initiate | Tier::Ember => 500,
+        Tier::Flare => 750,
+        Tier::Molten => 1_000,
+        Tier::Core => 1_250,
+        Tier::Volcanic => 1_500,
     }
+}
+
+/// [`share_bps`] as a percentage.
+pub fn share_pct(tier: Tier) -> f64 {
+    share_bps(tier) as f64 / 100.0
 }
 
 pub fn creator_score(created: &[Created]) -> CreatorScore {
@@ -71,17 +77,16 @@ pub fn creator_score(created: &[Created]) -> CreatorScore {
     } else {
         Tier::for_score(points as f64)
     };
-    let share = share_pct(tier);
     // Basis points keep the money math in integers: 7.5 % is 750 bps.
-    let share_bps = (share * 100.0).round() as u128;
+    let share = u128::from(share_bps(tier));
     let earnings: u128 = created
         .iter()
-        .map(|n| u128::from(n.crucible_lamports) * share_bps / 10_000)
+        .map(|n| u128::from(n.crucible_lamports) * share / 10_000)
         .sum();
     CreatorScore {
         score: points as f64,
         tier,
-        share_pct: share,
+        share_pct: share_pct(tier),
         earnings_lamports: u64::try_from(earnings).unwrap_or(u64::MAX),
         submitted: created.len() as u64,
         resolved_true,

@@ -1,7 +1,10 @@
 //! Coverage periods as the indexer stored them.
 
 use narrative_store::entities::shield_coverages;
-use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ColumnTrait, EntityTrait, FromQueryResult, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -12,7 +15,23 @@ pub fn backing_open(coverage: &shield_coverages::Model, now: i64) -> bool {
     coverage.status == "active" && now >= coverage.period_start && now < coverage.period_end
 }
 
-/// Active coverage periods, newest period first, and how many there are.
+/// When `coverage` next opens or closes for backing after `now`, if it still will.
+pub fn next_change(coverage: &shield_coverages::Model, now: i64) -> Option<i64> {
+    [coverage.period_start, coverage.period_end]
+        .into_iter()
+        .find(|at| *at > now)
+}
+
+/// A listed coverage with the number of them all (a window count).
+#[derive(Debug, FromQueryResult)]
+struct Counted {
+    #[sea_orm(nested)]
+    coverage: shield_coverages::Model,
+    total: i64,
+}
+
+/// Active coverage periods, newest period first, and how many there are: one query (a page past
+/// the end counts them with a second).
 pub async fn active(
     state: &AppState,
     limit: u64,
@@ -22,15 +41,22 @@ pub async fn active(
     let query = shield_coverages::Entity::find()
         .filter(shield_coverages::Column::Closed.eq(false))
         .filter(shield_coverages::Column::Status.eq("active"));
-    let total = query.clone().count(db).await?;
     let rows = query
+        .clone()
+        .column_as(Expr::cust("COUNT(*) OVER ()"), "total")
         .order_by_desc(shield_coverages::Column::PeriodStart)
         .order_by_asc(shield_coverages::Column::ProtocolId)
         .limit(limit)
         .offset(offset)
+        .into_model::<Counted>()
         .all(db)
         .await?;
-    Ok((rows, total))
+    let total = match rows.first() {
+        Some(first) => first.total.max(0) as u64,
+        None if offset == 0 => 0,
+        None => query.count(db).await?,
+    };
+    Ok((rows.into_iter().map(|r| r.coverage).collect(), total))
 }
 
 /// One coverage period (any status); 404 when the index has none.

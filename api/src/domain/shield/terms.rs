@@ -2,11 +2,11 @@
 //! (a consent record anyone could file for any wallet would prove nothing).
 
 use narrative_store::entities::shield_terms_acknowledgements;
-use poem::http::StatusCode;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{ActiveValue::Set, EntityTrait};
 
 use crate::domain::system::ensure_running;
+use crate::domain::terms::check_signed;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::values::{Base58Signature, Component, Wallet};
@@ -40,18 +40,13 @@ pub async fn acknowledge(
     let db = state.store.db();
     ensure_running(db, Component::Shield).await?;
     let current = &state.shield_terms_version;
-    if terms_version.is_some_and(|version| version != current) {
-        return Err(ApiError::validation(format!(
-            "terms_version must be the current version {current}"
-        )));
-    }
-    if !signature.signs(wallet, message(current, wallet).as_bytes()) {
-        return Err(ApiError::coded(
-            StatusCode::UNAUTHORIZED,
-            "invalid_signature",
-            "signature is not the wallet's signature of the terms message",
-        ));
-    }
+    check_signed(
+        current,
+        terms_version,
+        wallet,
+        signature,
+        &message(current, wallet),
+    )?;
     let at = state.now();
     shield_terms_acknowledgements::Entity::insert(shield_terms_acknowledgements::ActiveModel {
         wallet: Set(wallet.to_string()),

@@ -1,0 +1,221 @@
+//! The Echo Pool as clients read it (spec 2.6, 4.3): the open epoch with its projected pools,
+//! the last closed epochs, a wallet's preview for the open epoch (from the keeper's own
+//! computation, so it equals the claim when nothing changes before the close) and a wallet's
+//! history of shares and claims.
+
+use std::collections::HashMap;
+
+use narrative_sdk::{pda, Pubkey};
+use narrative_store::entities::{
+    crucible_claims, crucible_epochs, echo_allocations, echo_distributions, ruffler_rounds,
+};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+
+use super::distribution::{self, Computed, OpenEpoch};
+use super::keeper::{ROLLED_OVER, SUPERSEDED, VETOED};
+use super::ruffler;
+use super::rules::Share;
+use crate::domain::profiles::conviction;
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::values::Wallet;
+
+/// Spec 8: the Echo Pool history lists the last 12 epochs.
+pub const HISTORY_EPOCHS: u64 = 12;
+
+fn not_indexed() -> ApiError {
+    ApiError::coded(
+        poem::http::StatusCode::NOT_FOUND,
+        "echo_pool_not_found",
+        "the Echo Pool (crucible_pool's SOL epochs) is not indexed yet",
+    )
+}
+
+/// The open epoch and its distribution as it would be computed now.
+pub struct Projection {
+    pub epoch: OpenEpoch,
+    pub computed: Computed,
+}
+
+pub async fn current(state: &AppState) -> Result<Projection, ApiError> {
+    let db = state.store.db();
+    let epoch = distribution::open_epoch(db)
+        .await?
+        .ok_or_else(not_indexed)?;
+    let computed = distribution::compute(db, &epoch, state.now()).await?;
+    Ok(Projection { epoch, computed })
+}
+
+/// A wallet's standing in the open epoch.
+pub struct Preview {
+    pub projection: Projection,
+    pub share: Share,
+    pub score: conviction::Score,
+    /// Its ruffler tickets in the open epoch's round.
+    pub tickets: u64,
+}
+
+pub async fn preview(state: &AppState, wallet: &Wallet) -> Result<Preview, ApiError> {
+    let projection = current(state).await?;
+    let key = wallet.to_string();
+    let db = state.store.db();
+    Ok(Preview {
+        share: projection
+            .computed
+            .split
+            .shares
+            .get(&key)
+            .copied()
+            .unwrap_or_default(),
+        score: conviction::wallet_score(db, wallet).await?,
+        tickets: ruffler::tickets_held(db, &key, projection.epoch.number).await?,
+        projection,
+    })
+}
+
+/// A closed epoch as the index and the keeper's record hold it.
+pub struct ClosedEpoch {
+    pub epoch: crucible_epochs::Model,
+    pub distribution: Option<echo_distributions::Model>,
+    pub ruffler: Option<ruffler_rounds::Model>,
+}
+
+impl ClosedEpoch {
+    /// `closed`, `rolled_over`, `vetoed` or `superseded`.
+    pub fn status(&self) -> &str {
+        match self.distribution.as_ref().map(|d| d.status.as_str()) {
+            Some(status @ (VETOED | SUPERSEDED | ROLLED_OVER)) => status,
+            _ if self.epoch.status == "rolledover" => ROLLED_OVER,
+            _ => "closed",
+        }
+    }
+}
+
+/// The last [`HISTORY_EPOCHS`] closed SOL epochs, newest first.
+pub async fn history(state: &AppState) -> Result<Vec<ClosedEpoch>, ApiError> {
+    let db = state.store.db();
+    let epochs = crucible_epochs::Entity::find()
+        .filter(crucible_epochs::Column::Mint.is_null())
+        .filter(crucible_epochs::Column::Status.ne("open"))
+        .filter(crucible_epochs::Column::Closed.eq(false))
+        .order_by_desc(crucible_epochs::Column::Epoch)
+        .limit(HISTORY_EPOCHS)
+        .all(db)
+        .await?;
+    let addresses: Vec<String> = epochs.iter().map(|e| e.address.clone()).collect();
+    let mut distributions: HashMap<String, echo_distributions::Model> =
+        echo_distributions::Entity::find()
+            .filter(echo_distributions::Column::EpochAddress.is_in(addresses))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|d| (d.epoch_address.clone(), d))
+            .collect();
+    let rounds: Vec<i64> = epochs.iter().map(|e| e.epoch).collect();
+    let mut draws: HashMap<i64, ruffler_rounds::Model> = ruffler_rounds::Entity::find()
+        .filter(ruffler_rounds::Column::Round.is_in(rounds))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|r| (r.round, r))
+        .collect();
+    Ok(epochs
+        .into_iter()
+        .map(|epoch| ClosedEpoch {
+            distribution: distributions.remove(&epoch.address),
+            ruffler: draws.remove(&epoch.epoch),
+            epoch,
+        })
+        .collect())
+}
+
+/// Where a wallet's share of a closed epoch stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShareStatus {
+    /// No share in this epoch.
+    None,
+    /// Waiting out the root's challenge delay.
+    Pending,
+    Claimable,
+    Claimed,
+    /// The claim window passed unclaimed.
+    Expired,
+    /// The admin vetoed the root (its pools rolled into a later epoch), or another root
+    /// replaced it.
+    Void,
+}
+
+impl ShareStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ShareStatus::None => "none",
+            ShareStatus::Pending => "pending",
+            ShareStatus::Claimable => "claimable",
+            ShareStatus::Claimed => "claimed",
+            ShareStatus::Expired => "expired",
+            ShareStatus::Void => "void",
+        }
+    }
+}
+
+/// A wallet's share of one closed epoch.
+pub struct WalletEpoch {
+    pub closed: ClosedEpoch,
+    pub allocation: Option<echo_allocations::Model>,
+    pub claim: Option<crucible_claims::Model>,
+    pub status: ShareStatus,
+}
+
+/// The wallet's shares of the last [`HISTORY_EPOCHS`] closed epochs, newest first.
+pub async fn wallet_history(
+    state: &AppState,
+    wallet: &Wallet,
+) -> Result<Vec<WalletEpoch>, ApiError> {
+    let db = state.store.db();
+    let closed = history(state).await?;
+    let addresses: Vec<String> = closed.iter().map(|c| c.epoch.address.clone()).collect();
+    let mut allocations: HashMap<String, echo_allocations::Model> =
+        echo_allocations::Entity::find()
+            .filter(echo_allocations::Column::Wallet.eq(wallet.to_string()))
+            .filter(echo_allocations::Column::EpochAddress.is_in(addresses.clone()))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|a| (a.epoch_address.clone(), a))
+            .collect();
+    let receipts: Vec<String> = addresses
+        .iter()
+        .filter_map(|a| a.parse::<Pubkey>().ok())
+        .map(|epoch| pda::crucible::claim_receipt(&epoch, &wallet.pubkey()).to_string())
+        .collect();
+    let mut claims: HashMap<String, crucible_claims::Model> = crucible_claims::Entity::find()
+        .filter(crucible_claims::Column::Address.is_in(receipts))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|c| (c.epoch.clone(), c))
+        .collect();
+    let now = state.now();
+    Ok(closed
+        .into_iter()
+        .map(|closed| {
+            let allocation = allocations.remove(&closed.epoch.address);
+            let claim = claims.remove(&closed.epoch.address);
+            let status = match (&allocation, &claim, closed.status()) {
+                (None, _, _) => ShareStatus::None,
+                (_, Some(_), _) => ShareStatus::Claimed,
+                (_, None, VETOED | SUPERSEDED) => ShareStatus::Void,
+                (_, None, ROLLED_OVER) => ShareStatus::Expired,
+                _ if now < closed.epoch.claimable_at => ShareStatus::Pending,
+                _ if now > closed.epoch.claim_deadline => ShareStatus::Expired,
+                _ => ShareStatus::Claimable,
+            };
+            WalletEpoch {
+                closed,
+                allocation,
+                claim,
+                status,
+            }
+        })
+        .collect())
+}

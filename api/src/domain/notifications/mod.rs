@@ -1,0 +1,123 @@
+//! The in-app notification feed (spec 6.2). Every notification is written through [`notify`],
+//! once per event and wallet (its key is unique), inside the transaction of whatever caused it,
+//! so a cause that is seen twice (a replayed confirm, an event followed again after a crash)
+//! writes it once. That one entry point is also where delivery fans out: Web Push (a later
+//! issue) queues its deliveries there, in the same transaction.
+//!
+//! Causes: a verdict on a narrative (`domain::agents::resolve`), what the indexed program events
+//! say happened (`follower`: backings, payouts, challenges, settlements and the streaks and tiers
+//! they move, Echo Pool claims, referrals), missions (`domain::missions`), the Echo Pool keeper's
+//! epoch close and the ruffler draw (`domain::echo`), and the operator's announcements
+//! (`announcements`).
+
+pub mod announcements;
+pub mod feed;
+pub mod follower;
+pub mod notices;
+
+use std::collections::BTreeSet;
+
+use narrative_store::entities::{backings, narratives, notifications};
+use sea_orm::sea_query::OnConflict;
+use sea_orm::{
+    ActiveValue::NotSet, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait,
+    QueryFilter, QuerySelect,
+};
+use serde_json::Value;
+
+use notices::Role;
+
+use crate::values::NotificationKind;
+
+/// A notification for one wallet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    pub wallet: String,
+    pub kind: NotificationKind,
+    pub title: String,
+    pub body: String,
+    pub data: Value,
+    /// The event it reports (a signature and position, a market, an epoch…): with the type and
+    /// the wallet it makes the notification unique.
+    pub event: String,
+}
+
+impl Notice {
+    /// The stored unique key.
+    pub fn dedupe_key(&self) -> String {
+        format!("{}:{}:{}", self.kind, self.event, self.wallet)
+    }
+}
+
+/// Writes `notice` into its wallet's feed unless the same event was already written for it;
+/// whether it was written now.
+pub async fn notify(db: &impl ConnectionTrait, notice: Notice, now: i64) -> Result<bool, DbErr> {
+    let dedupe_key = notice.dedupe_key();
+    let written = notifications::Entity::insert(notifications::ActiveModel {
+        id: NotSet,
+        wallet: Set(notice.wallet),
+        kind: Set(notice.kind.as_str().to_owned()),
+        title: Set(notice.title),
+        body: Set(notice.body),
+        data: Set(notice.data),
+        dedupe_key: Set(dedupe_key),
+        created_at: Set(now),
+        read_at: Set(None),
+    })
+    .on_conflict(
+        OnConflict::column(notifications::Column::DedupeKey)
+            .do_nothing()
+            .to_owned(),
+    )
+    .exec_without_returning(db)
+    .await?;
+    Ok(written == 1)
+}
+
+/// Writes each of `notices` once (see [`notify`]); how many were new.
+pub async fn notify_all(
+    db: &impl ConnectionTrait,
+    notices: impl IntoIterator<Item = Notice>,
+    now: i64,
+) -> Result<usize, DbErr> {
+    let mut written = 0;
+    for notice in notices {
+        written += usize::from(notify(db, notice, now).await?);
+    }
+    Ok(written)
+}
+
+/// Notices for a verdict on a narrative: its creator and every wallet backing its market.
+pub async fn resolution_notices(
+    db: &impl ConnectionTrait,
+    narrative: &narratives::Model,
+    resolved_true: bool,
+) -> Result<Vec<Notice>, DbErr> {
+    let backers: BTreeSet<String> = backings::Entity::find()
+        .select_only()
+        .column(backings::Column::Backer)
+        .filter(backings::Column::MarketId.eq(narrative.market_id.as_str()))
+        .filter(backings::Column::Closed.eq(false))
+        .into_tuple::<String>()
+        .all(db)
+        .await?
+        .into_iter()
+        .collect();
+    let creator = std::iter::once((narrative.wallet_address.clone(), Role::Creator));
+    let others = backers
+        .into_iter()
+        .filter(|b| *b != narrative.wallet_address)
+        .map(|b| (b, Role::Backer));
+    Ok(creator
+        .chain(others)
+        .map(|(wallet, role)| {
+            notices::narrative_resolved(
+                &wallet,
+                &narrative.id,
+                &narrative.title,
+                resolved_true,
+                role,
+            )
+        })
+        .collect())
+}

@@ -1,0 +1,216 @@
+//! Points: a ledger of awards, one row per award with its reason and the cause it came from
+//! (unique, so a cause pays once however often it is seen), from which every total and rank is
+//! summed, so any figure can be audited row by row. Awards come from missions
+//! (`domain::missions`), backings and referrals (the event follower), and the ruffler's draw.
+//!
+//! Rules (also in docs/decisions.md): a backing earns one point per 0.1 SOL (at least 1, at most
+//! 100); a referral 50 when the referred wallet first backs; missions what their catalogue row
+//! says; a ruffler round its prize.
+
+use narrative_store::entities::point_awards;
+use sea_orm::sea_query::{Expr, OnConflict};
+use sea_orm::{
+    ActiveValue::NotSet, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+};
+use serde_json::Value;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::values::{enum_value, Wallet, LAMPORTS_PER_SOL};
+
+enum_value!(
+    /// Why points were awarded.
+    Reason,
+    "point_reason",
+    "Why points were awarded: a completed `mission`, a `backing`, a `referral` whose wallet \
+     made its first backing, or a won `ruffler` round.",
+    [
+        Mission => "mission",
+        Backing => "backing",
+        Referral => "referral",
+        Ruffler => "ruffler",
+    ]
+);
+
+/// What the referrer earns when a wallet it referred makes its first backing.
+pub const REFERRAL_POINTS: u64 = 50;
+/// A backing earns one point per tenth of a SOL, at least 1 and at most this many.
+pub const MAX_BACKING_POINTS: u64 = 100;
+
+/// Points for a backing of `lamports`: one per 0.1 SOL, at least 1 (the minimum backing is
+/// 0.01 SOL), at most [`MAX_BACKING_POINTS`], so a whale's single backing cannot buy the board.
+pub fn backing_points(lamports: u64) -> u64 {
+    (lamports / (LAMPORTS_PER_SOL / 10)).clamp(1, MAX_BACKING_POINTS)
+}
+
+/// An award to record.
+pub struct Award<'a> {
+    pub wallet: &'a str,
+    pub points: u64,
+    pub reason: Reason,
+    /// The cause, unique across all awards (`mission:<id>:<wallet>`, `backing:<signature>:…`).
+    pub source_key: String,
+    pub detail: Option<Value>,
+}
+
+/// Records `award` unless its cause was already awarded; whether it was recorded now.
+pub async fn award(db: &impl ConnectionTrait, award: Award<'_>, now: i64) -> Result<bool, DbErr> {
+    let written = point_awards::Entity::insert(point_awards::ActiveModel {
+        id: NotSet,
+        wallet: Set(award.wallet.to_owned()),
+        points: Set(award.points.min(i64::MAX as u64) as i64),
+        reason: Set(award.reason.as_str().to_owned()),
+        source_key: Set(award.source_key),
+        detail: Set(award.detail),
+        created_at: Set(now),
+    })
+    .on_conflict(
+        OnConflict::column(point_awards::Column::SourceKey)
+            .do_nothing()
+            .to_owned(),
+    )
+    .exec_without_returning(db)
+    .await?;
+    Ok(written == 1)
+}
+
+/// A wallet's standing.
+pub struct Standing {
+    pub total: i64,
+    /// 1-based among wallets with points; `None` without any.
+    pub rank: Option<u64>,
+    /// Total per reason.
+    pub by_reason: Vec<(Reason, i64)>,
+    /// How many awards the wallet has.
+    pub awards_count: u64,
+    pub awards: Vec<point_awards::Model>,
+}
+
+/// Each wallet's total, largest first (ties by wallet), paged; and how many wallets have points.
+pub async fn leaderboard(
+    state: &AppState,
+    limit: u64,
+    offset: u64,
+) -> Result<(Vec<(String, i64)>, u64), ApiError> {
+    let db = state.store.db();
+    let totals = point_awards::Entity::find()
+        .select_only()
+        .column(point_awards::Column::Wallet)
+        .column_as(
+            narrative_store::sql::sum_bigint(point_awards::Column::Points),
+            "total",
+        )
+        .group_by(point_awards::Column::Wallet);
+    let wallets = point_awards::Entity::find()
+        .select_only()
+        .column(point_awards::Column::Wallet)
+        .distinct()
+        .count(db)
+        .await?;
+    let rows: Vec<(String, i64)> = totals
+        .order_by_desc(Expr::col(sea_orm::sea_query::Alias::new("total")))
+        .order_by_asc(point_awards::Column::Wallet)
+        .limit(limit)
+        .offset(offset)
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok((rows, wallets))
+}
+
+/// Every wallet's total (for rankings that combine points with other figures).
+pub async fn totals(db: &impl ConnectionTrait) -> Result<Vec<(String, i64)>, DbErr> {
+    point_awards::Entity::find()
+        .select_only()
+        .column(point_awards::Column::Wallet)
+        .column_as(
+            narrative_store::sql::sum_bigint(point_awards::Column::Points),
+            "total",
+        )
+        .group_by(point_awards::Column::Wallet)
+        .into_tuple()
+        .all(db)
+        .await
+}
+
+pub async fn standing(
+    state: &AppState,
+    wallet: &Wallet,
+    limit: u64,
+    offset: u64,
+) -> Result<Standing, ApiError> {
+    let db = state.store.db();
+    let owner = wallet.to_string();
+    let mine = point_awards::Entity::find().filter(point_awards::Column::Wallet.eq(&owner));
+    let by_reason_rows: Vec<(String, i64)> = mine
+        .clone()
+        .select_only()
+        .column(point_awards::Column::Reason)
+        .column_as(
+            narrative_store::sql::sum_bigint(point_awards::Column::Points),
+            "total",
+        )
+        .group_by(point_awards::Column::Reason)
+        .into_tuple()
+        .all(db)
+        .await?;
+    let by_reason: Vec<(Reason, i64)> = Reason::ALL
+        .iter()
+        .map(|reason| {
+            let total = by_reason_rows
+                .iter()
+                .find(|(r, _)| r == reason.as_str())
+                .map_or(0, |(_, t)| *t);
+            (*reason, total)
+        })
+        .collect();
+    let total: i64 = by_reason.iter().map(|(_, t)| t).sum();
+    let awards_count = mine.clone().count(db).await?;
+    let rank = if awards_count == 0 {
+        None
+    } else {
+        // Wallets ahead: a larger total, or the same total and a smaller wallet (the
+        // leaderboard's order).
+        let ahead = totals(db)
+            .await?
+            .into_iter()
+            .filter(|(w, t)| *t > total || (*t == total && *w < owner))
+            .count() as u64;
+        Some(ahead + 1)
+    };
+    let awards = mine
+        .order_by_desc(point_awards::Column::Id)
+        .limit(limit)
+        .offset(offset)
+        .all(db)
+        .await?;
+    Ok(Standing {
+        total,
+        rank,
+        by_reason,
+        awards_count,
+        awards,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_backing_earns_a_point_per_tenth_of_a_sol_within_bounds() {
+        assert_eq!(
+            backing_points(10_000_000),
+            1,
+            "the 0.01 SOL minimum earns 1"
+        );
+        assert_eq!(backing_points(99_999_999), 1);
+        assert_eq!(backing_points(100_000_000), 1);
+        assert_eq!(backing_points(2_500_000_000), 25);
+        assert_eq!(
+            backing_points(10_000 * LAMPORTS_PER_SOL),
+            MAX_BACKING_POINTS
+        );
+    }
+}

@@ -1,0 +1,294 @@
+//! The response cache never serves an answer a commit changed: a confirmed backing, an indexed
+//! account change and an admin halt are in the very next read, from this api process and from a
+//! second one sharing the database; a seeded run interleaving writes and reads on both finds no
+//! stale answer; an answer that changes with time is not served past its moment; and clients get
+//! an ETag and `304 Not Modified`. On SQLite and on Postgres.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::bank::BankLedger;
+use common::{chain, TestServer};
+use integration_tests::harness::{HarnessOptions, SOL};
+use narrative_api::clock::ManualClock;
+use narrative_sdk::{pda, Pubkey};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use reqwest::{header, StatusCode};
+use serde_json::{json, Value};
+use shield_vault::state::{ShieldKind, ShieldSide};
+use solana_keypair::Keypair;
+use solana_signer::Signer;
+
+/// A bank with one open community shield indexed into a server's store.
+async fn shield_on_bank(
+    clock: Option<Arc<ManualClock>>,
+) -> (TestServer, Arc<BankLedger>, [u8; 32]) {
+    let (server, ledger) = match clock {
+        Some(clock) => chain::start_on_bank_at(clock, HarnessOptions::default(), |_, _| {}).await,
+        None => chain::start_on_bank(|_| {}).await,
+    };
+    let protocol_id = {
+        let mut h = ledger.harness.lock().await;
+        let admin = h.admin.insecure_clone();
+        h.open_shield(ShieldKind::Community, Pubkey::default(), 30, 0, &admin)
+            .await
+            .expect("shield opens")
+    };
+    chain::index_from_bank(&server, &ledger, &[pda::shield::coverage(&protocol_id)]).await;
+    (server, ledger, protocol_id)
+}
+
+async fn get(http: &reqwest::Client, url: &str) -> Value {
+    let response = http.get(url).send().await.expect("request");
+    assert_eq!(response.status(), StatusCode::OK, "{url}");
+    response.json().await.expect("json")
+}
+
+fn safe_principal(detail: &Value) -> u64 {
+    detail["protocol"]["safe"]["principal_lamports"]
+        .as_u64()
+        .unwrap()
+}
+
+fn halted(status: &Value) -> bool {
+    status["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["name"] == "shield" && c["halted"] == true)
+}
+
+/// A shield backing of `amount` by `wallet` outside the api, and the coverage indexed.
+async fn back_outside(
+    server: &TestServer,
+    ledger: &BankLedger,
+    protocol_id: &[u8; 32],
+    wallet: &Keypair,
+    amount: u64,
+) {
+    {
+        let mut h = ledger.harness.lock().await;
+        h.back_shield(wallet, protocol_id, ShieldSide::Safe, amount)
+            .await
+            .expect("backed");
+        // A slot of its own, as each change has on chain (the store keeps the newer write).
+        h.next_slot().await;
+    }
+    chain::index_from_bank(server, ledger, &[pda::shield::coverage(protocol_id)]).await;
+}
+
+#[tokio::test]
+async fn every_kind_of_write_is_in_the_next_read_of_both_processes() {
+    let (server, ledger, protocol_id) = shield_on_bank(None).await;
+    let beside = server.start_beside_with_background(|_| {}).await;
+    let detail_path = format!("/v1/shield/protocols/{}", hex::encode(protocol_id));
+    let (here, there) = (
+        server.url(&detail_path),
+        format!("{}{detail_path}", beside.base),
+    );
+    let http = reqwest::Client::new();
+    // Both processes have the answer cached.
+    assert_eq!(safe_principal(&get(&http, &here).await), 0);
+    assert_eq!(safe_principal(&get(&http, &there).await), 0);
+
+    // 1. A backing confirmed through this process's api.
+    let wallet = ledger.harness.lock().await.wallets[0].insecure_clone();
+    let message = format!(
+        "narrative-market-service:shield-terms:2026-11:{}",
+        wallet.pubkey()
+    );
+    let (status, _) = server
+        .post(
+            "/v1/shield/terms-ack",
+            &json!({"wallet": wallet.pubkey().to_string(),
+                    "signature": wallet.sign_message(message.as_bytes()).to_string()}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, prepared) = server
+        .post(
+            "/v1/shield/back",
+            &json!({"wallet": wallet.pubkey().to_string(), "protocol_id": hex::encode(protocol_id),
+                    "side": "safe", "amount_sol": 1.5}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    let (status, confirmed) = chain::sign_send_confirm(
+        &server,
+        &ledger,
+        &prepared,
+        &wallet,
+        "/v1/shield/back/confirm",
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    assert_eq!(safe_principal(&get(&http, &here).await), 1_500_000_000);
+    assert_eq!(safe_principal(&get(&http, &there).await), 1_500_000_000);
+
+    // 2. An account change the indexer writes.
+    let other = ledger.harness.lock().await.wallets[1].insecure_clone();
+    back_outside(&server, &ledger, &protocol_id, &other, SOL / 2).await;
+    assert_eq!(safe_principal(&get(&http, &there).await), 2_000_000_000);
+    assert_eq!(safe_principal(&get(&http, &here).await), 2_000_000_000);
+
+    // 3. An operator's halt, through the other process.
+    let status_path = "/v1/system/status";
+    assert!(!halted(&get(&http, &server.url(status_path)).await));
+    assert!(!halted(
+        &get(&http, &format!("{}{status_path}", beside.base)).await
+    ));
+    let response = http
+        .post(format!("{}/v1/admin/system/halt", beside.base))
+        .header("x-admin-wallet", common::ADMIN_WALLET)
+        .header("x-admin-secret", common::ADMIN_SECRET)
+        .json(&json!({"component": "shield", "halted": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(halted(&get(&http, &server.url(status_path)).await));
+    assert!(halted(
+        &get(&http, &format!("{}{status_path}", beside.base)).await
+    ));
+    beside.stop().await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn answers_carry_an_etag_and_an_unchanged_one_is_not_sent_again() {
+    let (server, ledger, protocol_id) = shield_on_bank(None).await;
+    let url = server.url("/v1/shield/protocols");
+    let first = server.http.get(&url).send().await.unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    let etag = first.headers()[header::ETAG].clone();
+    assert_eq!(first.headers()[header::CACHE_CONTROL], "no-cache");
+    assert!(first.headers().get("x-fresh-until").is_none(), "internal");
+    let body: Value = first.json().await.unwrap();
+    let unchanged = server
+        .http
+        .get(&url)
+        .header(header::IF_NONE_MATCH, etag.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unchanged.status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(unchanged.headers()[header::ETAG], etag);
+    assert!(unchanged.bytes().await.unwrap().is_empty());
+    // The same answer whatever the order of the parameters, and the same ETag.
+    let again = server.http.get(&url).send().await.unwrap();
+    assert_eq!(again.headers()[header::ETAG], etag);
+    assert_eq!(again.json::<Value>().await.unwrap(), body);
+
+    // After a change the old ETag no longer matches.
+    let wallet = ledger.harness.lock().await.wallets[0].insecure_clone();
+    back_outside(&server, &ledger, &protocol_id, &wallet, SOL).await;
+    let changed = server
+        .http
+        .get(&url)
+        .header(header::IF_NONE_MATCH, etag.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(changed.status(), StatusCode::OK);
+    assert_ne!(changed.headers()[header::ETAG], etag);
+    let body: Value = changed.json().await.unwrap();
+    assert_eq!(body["protocols"][0]["safe"]["principal_lamports"], SOL);
+    // Errors are not cached, and carry no ETag.
+    let missing = server
+        .http
+        .get(server.url(&format!("/v1/shield/protocols/{}", "ab".repeat(32))))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    assert!(missing.headers().get(header::ETAG).is_none());
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn an_answer_that_changes_with_time_is_not_served_past_its_moment() {
+    let clock = ManualClock::at_system_time();
+    let (server, ledger, protocol_id) = shield_on_bank(Some(clock.clone())).await;
+    let path = format!("/v1/shield/protocols/{}", hex::encode(protocol_id));
+    let (_, open) = server.get(&path).await;
+    assert_eq!(open["protocol"]["backing_open"], true, "{open}");
+    let period_end = {
+        let mut h = ledger.harness.lock().await;
+        h.coverage(&protocol_id).await.period_end
+    };
+    // Cached while open; served again until the period ends, not after.
+    clock.set(period_end - 1);
+    assert_eq!(server.get(&path).await.1["protocol"]["backing_open"], true);
+    clock.set(period_end);
+    assert_eq!(server.get(&path).await.1["protocol"]["backing_open"], false);
+    server.stop().await;
+}
+
+/// Seeded interleavings of writes (backings indexed, halts through either process) and reads
+/// (either process): every read answers the last committed state. `FRESHNESS_SEED` replays one.
+#[tokio::test]
+async fn a_cached_answer_is_never_served_after_its_invalidating_commit() {
+    let seed: u64 = std::env::var("FRESHNESS_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(rand::random);
+    let steps: usize = std::env::var("FRESHNESS_STEPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(120);
+    let mut rng = StdRng::seed_from_u64(seed);
+    let (server, ledger, protocol_id) = shield_on_bank(None).await;
+    let beside = server.start_beside_with_background(|_| {}).await;
+    let bases = [server.base.clone(), beside.base.clone()];
+    let detail = format!("/v1/shield/protocols/{}", hex::encode(protocol_id));
+    let http = reqwest::Client::new();
+    let wallets: Vec<Keypair> = {
+        let h = ledger.harness.lock().await;
+        h.wallets.iter().map(|w| w.insecure_clone()).collect()
+    };
+    let (mut principal, mut is_halted) = (0u64, false);
+    for step in 0..steps {
+        let base = &bases[rng.gen_range(0..2)];
+        match rng.gen_range(0..4) {
+            0 => {
+                let wallet = &wallets[rng.gen_range(0..wallets.len())];
+                // 0.1 to 0.5 SOL; a wallet's position stays under the 100 SOL bound.
+                let amount = rng.gen_range(1..=5) * SOL / 10;
+                back_outside(&server, &ledger, &protocol_id, wallet, amount).await;
+                principal += amount;
+            }
+            1 => {
+                is_halted = !is_halted;
+                let response = http
+                    .post(format!("{base}/v1/admin/system/halt"))
+                    .header("x-admin-wallet", common::ADMIN_WALLET)
+                    .header("x-admin-secret", common::ADMIN_SECRET)
+                    .json(&json!({"component": "shield", "halted": is_halted}))
+                    .send()
+                    .await
+                    .unwrap();
+                assert_eq!(response.status(), StatusCode::OK);
+            }
+            2 => {
+                let read = get(&http, &format!("{base}{detail}")).await;
+                assert_eq!(
+                    safe_principal(&read),
+                    principal,
+                    "seed {seed}, step {step}: a stale coverage from {base}"
+                );
+            }
+            _ => {
+                let read = get(&http, &format!("{base}/v1/system/status")).await;
+                assert_eq!(
+                    halted(&read),
+                    is_halted,
+                    "seed {seed}, step {step}: a stale status from {base}"
+                );
+            }
+        }
+    }
+    beside.stop().await;
+    server.stop().await;
+}
