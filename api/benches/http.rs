@@ -8,10 +8,13 @@
 //! `BENCH_PROTOCOLS` (default 50) active shield coverages, and a local JSON-RPC node for the
 //! blockhash. wrk then drives, for `BENCH_SECONDS` (default 15) each with `BENCH_CONNECTIONS`
 //! (default 32) connections on 2 threads: `GET /hello`, `GET /v1/shield/protocols`,
-//! `GET /v1/narratives` (the public feed over `BENCH_NARRATIVES`, default 200, narratives with
-//! their indexed markets and backings), and `POST /v1/shield/back` (a prepared `back_shield`,
-//! stored like every prepare). Anonymous rate
-//! limits are raised out of the way; their check still runs on every request.
+//! `GET /v1/narratives` (the public feed over `BENCH_NARRATIVES`, default 5,000, narratives with
+//! their indexed markets and backings), `POST /v1/shield/back` (a prepared `back_shield`,
+//! stored like every prepare) and the broad listing `GET /v1/narratives?broad=true&limit=5000`,
+//! whose first (uncached) answer is also timed alone, with the process's memory before and
+//! after. `BENCH_ONLY=<text>` runs the hello-world baseline and the runs whose name contains
+//! the text. Anonymous rate limits are raised out of the way; their check still runs on every
+//! request.
 
 use std::net::SocketAddr;
 use std::process::Command;
@@ -49,6 +52,53 @@ fn rpc(Json(request): Json<Value>) -> Json<Value> {
         "context": {"slot": 1},
         "value": {"blockhash": "4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM", "lastValidBlockHeight": 100}
     }}))
+}
+
+/// Inserts `rows` a few hundred per statement.
+async fn insert_all<M>(db: &sea_orm::DatabaseConnection, rows: Vec<M>)
+where
+    M: sea_orm::ModelTrait + IntoActiveModel<<M::Entity as sea_orm::EntityTrait>::ActiveModel>,
+    <M::Entity as sea_orm::EntityTrait>::ActiveModel: sea_orm::ActiveModelTrait + Send,
+{
+    use sea_orm::EntityTrait;
+    let mut rows = rows.into_iter().peekable();
+    while rows.peek().is_some() {
+        let chunk: Vec<_> = rows
+            .by_ref()
+            .take(200)
+            .map(IntoActiveModel::into_active_model)
+            .collect();
+        M::Entity::insert_many(chunk)
+            .exec_without_returning(db)
+            .await
+            .unwrap();
+    }
+}
+
+/// This process's resident and peak resident memory, in MiB (Linux).
+fn memory_mib() -> (f64, f64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next()?.parse::<f64>().ok())
+            .map_or(f64::NAN, |kib| kib / 1024.0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// A sample's value from the metrics page.
+fn metric(page: &str, name: &str) -> f64 {
+    page.lines()
+        .find_map(|line| {
+            line.strip_prefix(name)?
+                .strip_prefix(' ')?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap_or(f64::NAN)
 }
 
 async fn bind() -> (poem::listener::TcpAcceptor, SocketAddr) {
@@ -130,8 +180,10 @@ async fn main() {
             .await
             .unwrap();
     }
-    // Narratives, each with its indexed market and two backings, for the public feed.
-    let narratives = env_usize("BENCH_NARRATIVES", 200);
+    // Narratives, each with its indexed market and two backings, for the public feed and the
+    // broad listing (which returns up to 5,000 of them).
+    let narratives = env_usize("BENCH_NARRATIVES", 5_000);
+    let (mut narrative_rows, mut market_rows, mut backing_rows) = (vec![], vec![], vec![]);
     for i in 0..narratives {
         let id = uuid::Uuid::from_u128(0x4000_0000_0000_4000_8000_0000_0000_0000 | i as u128);
         let n = fixtures::narrative(
@@ -142,33 +194,28 @@ async fn main() {
             "open",
             now - i as i64,
         );
-        fixtures::market(
+        market_rows.push(fixtures::market(
             &format!("BenchMarket{i}"),
             &n.market_id,
             Some(&n.id),
             &n.wallet_address,
             (2_000_000_000, 1_000_000_000),
             (1, 1),
-        )
-        .into_active_model()
-        .insert(db.store.db())
-        .await
-        .unwrap();
+        ));
         for (k, side) in ["yes", "no"].into_iter().enumerate() {
-            fixtures::backing(
+            backing_rows.push(fixtures::backing(
                 &format!("BenchBacking{i}x{k}"),
                 &n.market_id,
                 &format!("Wallet{k}"),
                 side,
                 1_000_000_000,
-            )
-            .into_active_model()
-            .insert(db.store.db())
-            .await
-            .unwrap();
+            ));
         }
-        n.into_active_model().insert(db.store.db()).await.unwrap();
+        narrative_rows.push(n);
     }
+    insert_all(db.store.db(), market_rows).await;
+    insert_all(db.store.db(), backing_rows).await;
+    insert_all(db.store.db(), narrative_rows).await;
     let wallet = SigningKey::from_bytes(&[7; 32]);
     let wallet_b58 = bs58::encode(wallet.verifying_key().to_bytes()).into_string();
     shield_terms_acknowledgements::Model {
@@ -194,6 +241,7 @@ async fn main() {
         .nest("/", build_app(state));
     let (acceptor, addr) = bind().await;
     tokio::spawn(Server::new_with_acceptor(acceptor).run(app.boxed()));
+    let base = format!("http://{addr}");
 
     let dir = std::env::temp_dir().join(format!("nms-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -207,32 +255,59 @@ async fn main() {
     )
     .unwrap();
 
+    // The broad listing once, before any load: its first answer is built from the database
+    // (and then kept); the memory it takes is read after every run below.
+    let broad = format!("{base}/v1/narratives?broad=true&limit=5000");
+    let (_, peak_before) = memory_mib();
+    let started = std::time::Instant::now();
+    let first = reqwest::get(&broad).await.unwrap();
+    assert_eq!(first.status(), 200);
+    let broad_bytes = first.bytes().await.unwrap().len();
+    let broad_cold_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let (_, peak_after_broad) = memory_mib();
+
     // The runs happen one after another, so they never compete for the two cores.
-    let base = format!("http://{addr}");
     let runs = [
         (
-            "plain poem hello-world route (`GET /hello`)",
+            "plain poem hello-world route (`GET /hello`)".to_owned(),
             format!("{base}/hello"),
             None,
         ),
         (
-            "`GET /v1/shield/protocols` (50 active rows)",
+            "trivial route through the full middleware stack (`GET /v1/terms/current`)".into(),
+            format!("{base}/v1/terms/current"),
+            None,
+        ),
+        (
+            format!("`GET /v1/shield/protocols` ({protocols} active rows)"),
             format!("{base}/v1/shield/protocols"),
             None,
         ),
         (
-            "`GET /v1/narratives` (20 of 200, with indexed totals)",
+            format!("`GET /v1/narratives` (20 of {narratives}, with indexed totals)"),
             format!("{base}/v1/narratives"),
             None,
         ),
         (
-            "`POST /v1/shield/back` (prepare, stored)",
+            "`POST /v1/shield/back` (prepare, stored)".into(),
             format!("{base}/v1/shield/back"),
             Some(script.as_path()),
         ),
+        (
+            format!("`GET /v1/narratives?broad=true&limit=5000` ({narratives} narratives)"),
+            broad.clone(),
+            None,
+        ),
     ];
+    // BENCH_ONLY=<text>: the hello-world baseline and the runs whose name contains the text.
+    let only = std::env::var("BENCH_ONLY").ok();
     let mut results = Vec::new();
-    for (name, url, script) in runs {
+    for (name, url, script) in runs
+        .into_iter()
+        .enumerate()
+        .filter(|(i, (name, _, _))| *i == 0 || only.as_deref().is_none_or(|o| name.contains(o)))
+        .map(|(_, run)| run)
+    {
         let figures = tokio::task::spawn_blocking({
             let url = url.clone();
             let script = script.map(|s| s.to_path_buf());
@@ -247,7 +322,9 @@ async fn main() {
         );
         results.push((name, figures));
     }
-    let baseline = results[0].1.requests_per_second;
+    let baseline = results
+        .first()
+        .map_or(f64::NAN, |(_, f)| f.requests_per_second);
     println!();
     println!("| route | requests/s | p99 latency | vs hello-world |");
     println!("|---|---:|---:|---:|");
@@ -267,6 +344,28 @@ async fn main() {
         } else {
             "SQLite"
         }
+    );
+    let page = reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let (rss, peak) = memory_mib();
+    println!(
+        "broad listing: first answer (from the database) {broad_cold_ms:.1} ms, {:.2} MiB; \
+         peak memory {peak_before:.0} MiB before it, {peak_after_broad:.0} MiB after it",
+        broad_bytes as f64 / 1_048_576.0
+    );
+    println!(
+        "after every run: resident {rss:.0} MiB, peak {peak:.0} MiB (the whole bench process, \
+         wrk aside); response cache {:.0} entries, {:.2} MiB of {:.0} MiB allowed, \
+         {:.0} hits / {:.0} misses",
+        metric(&page, "http_cache_entries"),
+        metric(&page, "http_cache_bytes") / 1_048_576.0,
+        metric(&page, "http_cache_max_bytes") / 1_048_576.0,
+        metric(&page, "http_cache_requests_total{outcome=\"hit\"}"),
+        metric(&page, "http_cache_requests_total{outcome=\"miss\"}"),
     );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -22,7 +22,6 @@ use crate::error::ApiError;
 use crate::http::cache::ResponseCache;
 use crate::http::contract::{Contract, Patch};
 use crate::http::errors::{method_not_allowed, render_error};
-use crate::http::freshness::Freshness;
 use crate::http::metrics::HttpMetrics;
 use crate::http::probe::log_terms_attempts;
 use crate::http::rate_limit::limit_requests;
@@ -106,10 +105,11 @@ pub fn build_app(state: Arc<AppState>) -> poem::endpoint::BoxEndpoint<'static, R
     let render_contract = contract.clone();
     let cache = ResponseCache::new(
         contract.clone(),
-        Freshness::new(state.store.clone()),
+        state.freshness.clone(),
         state.clock.clone(),
         state.response_cache_bytes,
     );
+    state.caches.register(cache.clone());
     Route::new()
         .nest("/v1", api)
         .at(
@@ -217,8 +217,8 @@ async fn serve_metrics(
     Response::builder()
         .content_type("text/plain; version=0.0.4")
         .body(match state.indexer_metrics.get() {
-            Some(indexer) => metrics.render() + &indexer.render(),
-            None => metrics.render(),
+            Some(indexer) => metrics.render() + &state.caches.render() + &indexer.render(),
+            None => metrics.render() + &state.caches.render(),
         })
 }
 

@@ -3,6 +3,7 @@
 //! is configured), and the indexer when a source is configured (`INDEXER_SOURCE`), both stopped
 //! with the server.
 
+use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -95,6 +96,39 @@ async fn ensure_perpetual_jobs(state: &AppState) -> Result<(), sea_orm::DbErr> {
     Ok(())
 }
 
+/// How long a failed listen waits before it is tried again.
+const LISTEN_RETRY: Duration = Duration::from_secs(1);
+
+/// Tells the response caches of the changes every writer commits (Postgres `LISTEN`), until
+/// `stop`. SQLite has no such channel: its readers rely on the generations alone. A listener
+/// that failed or reconnected may have missed notifications, so the caches drop everything.
+async fn follow_changes(state: Arc<AppState>, stop: impl std::future::Future<Output = ()>) {
+    tokio::pin!(stop);
+    loop {
+        let listening = async {
+            match state.store.listen_for_changes().await? {
+                // Nothing to hear: wait for the stop.
+                None => std::future::pending::<Result<Infallible, sea_orm::DbErr>>().await,
+                Some(mut listener) => loop {
+                    state.caches.changed(listener.next().await?);
+                },
+            }
+        };
+        let error = tokio::select! {
+            _ = &mut stop => return,
+            Err(error) = listening => error,
+        };
+        tracing::warn!(%error, "not listening for changes; the caches start over");
+        state
+            .caches
+            .changed(narrative_store::freshness::Change::Unknown);
+        tokio::select! {
+            _ = &mut stop => return,
+            _ = tokio::time::sleep(LISTEN_RETRY) => {}
+        }
+    }
+}
+
 /// The worker that runs `state`'s queue.
 fn worker(state: &AppState) -> Worker {
     Worker::new(
@@ -124,6 +158,10 @@ impl Background {
             }
             perpetual_state.chain.jobs_wake.notify_one();
         }));
+        tasks.push(tokio::spawn(follow_changes(
+            state.clone(),
+            stopped(rx.clone()),
+        )));
         if let Some(kind) = config.indexer_source {
             let metrics = Metrics::new();
             let _ = state.indexer_metrics.set(metrics.clone());

@@ -15,6 +15,7 @@
 //! | `jobs` | the durable queue, its worker, one typed job kind per file |
 //! | `providers` | outside services behind traits (AI, human verification, prices, outbound) |
 //! | `config`, `limits` | settings, rate-limit counters |
+//! | `freshness` | the generations barrier and the memos of values read under it |
 //! | `values`, `error`, `clock` | typed boundary values, the one error, injected time |
 //!
 //! `api/tests/layout.rs` holds the exact table and fails when a module names one above it.
@@ -29,6 +30,7 @@ pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod error;
+pub mod freshness;
 pub mod http;
 pub mod jobs;
 pub mod limits;

@@ -4,6 +4,8 @@
 use std::sync::Arc;
 
 use narrative_sdk::Pubkey;
+use narrative_store::entities::shield_coverages;
+use narrative_store::freshness::Topic;
 use narrative_store::Store;
 use sha2::{Digest, Sha256};
 use solana_keypair::Keypair;
@@ -14,6 +16,7 @@ use crate::chain::{Chain, ConfirmWait};
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::{Config, ExposeSecret};
 use crate::error::ApiError;
+use crate::freshness::{Caches, Freshness, Memo};
 use crate::limits::{Limiter, MemoryLimiter, Policy, RedisLimiter};
 use crate::providers::chat::ChatModel;
 use crate::providers::drafter::{ChatGenerator, Generator, LocalGenerator};
@@ -22,7 +25,7 @@ use crate::providers::outbound::{Outbound, OutboundPolicy, Resolve, SystemResolv
 use crate::providers::polisher::{ChatPolisher, LocalPolisher, Polisher};
 use crate::providers::prices::{CoinGeckoFeed, FixedPrice, PriceFeed};
 use crate::providers::reviewer::{ChatReviewer, LocalReviewer, Reviewer};
-use crate::values::{Wallet, LAMPORTS_PER_SOL};
+use crate::values::{Component, Wallet, LAMPORTS_PER_SOL};
 
 pub struct AppState {
     pub store: Store,
@@ -60,6 +63,39 @@ pub struct AppState {
     pub anon_policy: Policy,
     /// Bytes of answers the response cache may hold (0: no cache).
     pub response_cache_bytes: usize,
+    /// The response caches, told of commits other processes make (`Background` listens).
+    pub caches: Arc<Caches>,
+    /// The generations of the store's topics, read once per burst of requests.
+    pub freshness: Arc<Freshness>,
+    /// What the prepares read on every request, kept while its topic stands.
+    pub memos: Memos,
+}
+
+/// Values the hot write paths read on every request (a shield prepare checks the halt flag,
+/// the wallet's terms and the coverage), kept under their topics' generations
+/// ([`crate::freshness::Memo`]): a prepare asks the database only to store what it prepared.
+pub struct Memos {
+    /// Each component's halt flag.
+    pub halts: Memo<&'static str, bool>,
+    /// The shield terms version each wallet acknowledged.
+    pub shield_terms: Memo<String, Option<String>>,
+    /// The open coverage of each protocol id.
+    pub coverages: Memo<String, Option<Arc<shield_coverages::Model>>>,
+}
+
+/// Wallets whose shield terms are kept; past it the memo starts over (see `Memo::new`).
+const MEMO_WALLETS: usize = 100_000;
+/// Coverages kept: one per protocol with an open period.
+const MEMO_COVERAGES: usize = 10_000;
+
+impl Default for Memos {
+    fn default() -> Memos {
+        Memos {
+            halts: Memo::new(Topic::System, Component::ALL.len()),
+            shield_terms: Memo::new(Topic::Terms, MEMO_WALLETS),
+            coverages: Memo::new(Topic::Shield, MEMO_COVERAGES),
+        }
+    }
 }
 
 /// What publishing a narrative costs and needs (spec 4.1 publish).
@@ -238,6 +274,7 @@ impl AppState {
             providers.resolver.clone(),
         )?;
         let jobs_wake = Arc::new(Notify::new());
+        let store_for_freshness = store.clone();
         Ok(Arc::new(AppState {
             chain: Chain {
                 store: store.clone(),
@@ -284,6 +321,9 @@ impl AppState {
                 window_secs: 60,
             },
             response_cache_bytes: config.response_cache_mb.saturating_mul(1024 * 1024),
+            caches: Arc::default(),
+            freshness: Freshness::new(store_for_freshness),
+            memos: Memos::default(),
         }))
     }
 

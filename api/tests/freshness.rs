@@ -16,6 +16,7 @@ use narrative_sdk::{pda, Pubkey};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use reqwest::{header, StatusCode};
+use sea_orm::ConnectionTrait;
 use serde_json::{json, Value};
 use shield_vault::state::{ShieldKind, ShieldSide};
 use solana_keypair::Keypair;
@@ -289,6 +290,85 @@ async fn a_cached_answer_is_never_served_after_its_invalidating_commit() {
             }
         }
     }
+    beside.stop().await;
+    server.stop().await;
+}
+
+/// A metric's sample value from a metrics page (`name` includes any labels).
+fn sample(metrics: &str, name: &str) -> Option<f64> {
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|value| value.trim().parse().ok())
+}
+
+/// Postgres: a commit made through one process is announced to the other, which drops the
+/// answers it made stale at once, before anyone reads them again (SQLite has no channel between
+/// processes; there the generations alone keep answers fresh, as the tests above show).
+#[tokio::test]
+async fn a_commit_elsewhere_drops_the_stale_answers_without_a_read() {
+    let (server, _ledger, protocol_id) = shield_on_bank(None).await;
+    if !server.db.is_postgres() {
+        return;
+    }
+    let beside = server.start_beside_with_background(|_| {}).await;
+    let http = reqwest::Client::new();
+    let listing = format!("{}/v1/shield/protocols", beside.base);
+    let detail = format!(
+        "{}/v1/shield/protocols/{}",
+        beside.base,
+        hex::encode(protocol_id)
+    );
+    let status = format!("{}/v1/system/status", beside.base);
+    for url in [&listing, &detail, &status] {
+        get(&http, url).await;
+    }
+    let metrics = beside.get_text("/metrics").await;
+    assert_eq!(
+        sample(&metrics, "http_cache_entries"),
+        Some(3.0),
+        "{metrics}"
+    );
+
+    // A halt through the first process changes the system topic only: the status goes, the
+    // shield answers stay.
+    let response = http
+        .post(server.url("/v1/admin/system/halt"))
+        .header("x-admin-wallet", common::ADMIN_WALLET)
+        .header("x-admin-secret", common::ADMIN_SECRET)
+        .json(&json!({"component": "shield", "halted": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let metrics = common::eventually_some("the status answer dropped", || async {
+        let metrics = beside.get_text("/metrics").await;
+        (sample(&metrics, "http_cache_entries") == Some(2.0)).then_some(metrics)
+    })
+    .await;
+    assert_eq!(
+        sample(&metrics, "http_cache_evictions_total{reason=\"change\"}"),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(&metrics, "http_cache_requests_total{outcome=\"miss\"}"),
+        Some(3.0)
+    );
+
+    // A write no api process made (an operator's SQL, the standalone indexer): the same.
+    server
+        .db
+        .store
+        .db()
+        .execute_unprepared("UPDATE shield_coverages SET safe_votes = safe_votes")
+        .await
+        .unwrap();
+    common::eventually("the shield answers dropped", || async {
+        sample(&beside.get_text("/metrics").await, "http_cache_entries") == Some(0.0)
+    })
+    .await;
+    assert!(halted(&get(&http, &status).await));
     beside.stop().await;
     server.stop().await;
 }

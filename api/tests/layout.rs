@@ -11,16 +11,21 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("clock", &[]),
     ("config", &[]),
     ("limits", &[]),
+    ("freshness", &[]),
     ("error", &["clock"]),
     ("providers", &["values", "clock"]),
     ("jobs", &["values", "clock"]),
-    ("chain", &["jobs", "values", "clock", "error", "providers"]),
+    (
+        "chain",
+        &["jobs", "values", "clock", "error", "providers", "freshness"],
+    ),
     (
         "state",
         &[
             "chain",
             "providers",
             "limits",
+            "freshness",
             "config",
             "clock",
             "error",
@@ -34,6 +39,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "jobs",
             "providers",
             "limits",
+            "freshness",
             "state",
             "config",
             "values",
@@ -43,7 +49,15 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "http",
-        &["domain", "state", "limits", "values", "error", "clock"],
+        &[
+            "domain",
+            "state",
+            "limits",
+            "freshness",
+            "values",
+            "error",
+            "clock",
+        ],
     ),
     (
         "routes",

@@ -14,7 +14,7 @@ pub struct Migration;
 const TOPICS: [&str; 5] = ["markets", "shield", "echo", "system", "terms"];
 
 /// The tables whose writes change each topic.
-const WATCHED: [(&str, &str); 13] = [
+const WATCHED: [(&str, &str); 14] = [
     ("markets", "markets"),
     ("backings", "markets"),
     ("narratives", "markets"),
@@ -28,15 +28,19 @@ const WATCHED: [(&str, &str); 13] = [
     ("crucible_claims", "echo"),
     ("system_components", "system"),
     ("terms_acceptances", "terms"),
+    ("shield_terms_acknowledgements", "terms"),
 ];
 
 /// Postgres: one statement-level trigger per table and event, bumping the topic only when the
 /// statement changed rows (its transition table is not empty), so an update matching nothing
-/// (a closure of an address the table does not hold) invalidates nothing.
+/// (a closure of an address the table does not hold) invalidates nothing. It also notifies
+/// `nms_generations` (`narrative_store::freshness::CHANNEL`) with the topic: Postgres delivers
+/// it at commit, once per transaction and topic, to every api process listening.
 const PG_FUNCTION: &str = "CREATE OR REPLACE FUNCTION nms_bump_generation() RETURNS trigger \
     LANGUAGE plpgsql AS $$ BEGIN \
     IF EXISTS (SELECT 1 FROM changed) THEN \
     UPDATE cache_generations SET generation = generation + 1 WHERE topic = TG_ARGV[0]; \
+    PERFORM pg_notify('nms_generations', TG_ARGV[0]); \
     END IF; RETURN NULL; END $$";
 
 fn pg_triggers(table: &str, topic: &str) -> Vec<String> {

@@ -8,10 +8,19 @@
 //! - **Backer counts** (`market_backer_counts`): each market's distinct live backing wallets,
 //!   kept by triggers on `backings` the same way, so a feed reads them with its narratives in one
 //!   query.
+//! - **Notifications** (Postgres). The same triggers `NOTIFY` [`CHANNEL`] with the topic's name,
+//!   delivered when the writing transaction commits, to every process listening
+//!   ([`Store::listen_for_changes`]): an api process drops what a commit elsewhere changed
+//!   without waiting for its next read of it.
 
-use sea_orm::{ConnectionTrait, DbErr, EntityTrait, QuerySelect};
+use sea_orm::sqlx::postgres::PgListener;
+use sea_orm::{ConnectionTrait, DbBackend, DbErr, EntityTrait, QuerySelect};
 
 use crate::entities::cache_generations;
+use crate::Store;
+
+/// The channel the generation triggers notify on Postgres; the payload is the topic's name.
+pub const CHANNEL: &str = "nms_generations";
 
 /// A topic of data whose changes the api's cache follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -24,7 +33,7 @@ pub enum Topic {
     Echo,
     /// Halt flags.
     System,
-    /// Terms acceptances.
+    /// Terms acceptances, platform and shield.
     Terms,
 }
 
@@ -47,6 +56,10 @@ impl Topic {
         }
     }
 
+    pub fn from_name(name: &str) -> Option<Topic> {
+        Topic::ALL.into_iter().find(|t| t.name() == name)
+    }
+
     fn index(self) -> usize {
         self as usize
     }
@@ -59,6 +72,15 @@ pub struct Generations([i64; Topic::ALL.len()]);
 impl Generations {
     pub fn of(&self, topic: Topic) -> i64 {
         self.0[topic.index()]
+    }
+
+    /// Generations with the given topics at the given values, the others at 0 (tests).
+    pub fn with(values: &[(Topic, i64)]) -> Generations {
+        let mut generations = Generations::default();
+        for (topic, value) in values {
+            generations.0[topic.index()] = *value;
+        }
+        generations
     }
 }
 
@@ -73,9 +95,57 @@ pub async fn generations(db: &impl ConnectionTrait) -> Result<Generations, DbErr
         .await?;
     let mut generations = Generations::default();
     for (name, generation) in rows {
-        if let Some(topic) = Topic::ALL.into_iter().find(|t| t.name() == name) {
+        if let Some(topic) = Topic::from_name(&name) {
             generations.0[topic.index()] = generation;
         }
     }
     Ok(generations)
+}
+
+/// What a listener heard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// A committed write changed this topic.
+    Topic(Topic),
+    /// Anything may have changed: the connection was lost (and re-established), so
+    /// notifications sent meanwhile are gone, or a payload named no known topic.
+    Unknown,
+}
+
+/// A Postgres session listening on [`CHANNEL`].
+pub struct ChangeListener {
+    listener: PgListener,
+}
+
+impl Store {
+    /// A listener for the changes every writer commits; `None` on SQLite, whose writers cannot
+    /// notify other processes (readers there rely on the generations alone).
+    pub async fn listen_for_changes(&self) -> Result<Option<ChangeListener>, DbErr> {
+        if self.backend() != DbBackend::Postgres {
+            return Ok(None);
+        }
+        let pool = self.db().get_postgres_connection_pool();
+        let mut listener = PgListener::connect_with(pool).await.map_err(listen_error)?;
+        listener.listen(CHANNEL).await.map_err(listen_error)?;
+        Ok(Some(ChangeListener { listener }))
+    }
+}
+
+impl ChangeListener {
+    /// The next change committed anywhere. Reconnects by itself after a lost connection, and
+    /// then answers [`Change::Unknown`] once.
+    pub async fn next(&mut self) -> Result<Change, DbErr> {
+        Ok(
+            match self.listener.try_recv().await.map_err(listen_error)? {
+                Some(notification) => {
+                    Topic::from_name(notification.payload()).map_or(Change::Unknown, Change::Topic)
+                }
+                None => Change::Unknown,
+            },
+        )
+    }
+}
+
+fn listen_error(error: sea_orm::sqlx::Error) -> DbErr {
+    DbErr::Custom(format!("listening for changes: {error}"))
 }

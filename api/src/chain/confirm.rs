@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use narrative_sdk::{Instruction, Pubkey};
-use narrative_store::entities::prepared_transactions;
+use narrative_store::entities::{prepared_transactions, system_components};
 use narrative_store::Store;
 use poem::http::StatusCode;
 use sea_orm::{
@@ -149,6 +149,40 @@ pub enum Opened<P> {
     Unconfirmed(Prepared<P>),
 }
 
+/// `INSERT` of `row` that writes nothing while `component` is halted: the halt check and the
+/// write are one statement, so a halt committed before it cannot slip between them, and a
+/// prepare costs one round trip once its reads come from memory.
+fn insert_unless_halted(
+    row: prepared_transactions::ActiveModel,
+    component: Component,
+) -> sea_orm::sea_query::InsertStatement {
+    use sea_orm::sea_query::{Expr, ExprTrait, Query};
+    use sea_orm::{ActiveModelTrait, Iterable};
+
+    let columns: Vec<prepared_transactions::Column> = prepared_transactions::Column::iter()
+        .filter(|column| row.get(*column).is_set())
+        .collect();
+    let values = columns
+        .iter()
+        .map(|column| Expr::val(row.get(*column).into_value().expect("set")));
+    let halted = Query::select()
+        .expr(Expr::val(1))
+        .from(system_components::Entity)
+        .and_where(system_components::Column::Name.eq(component.as_str()))
+        .and_where(system_components::Column::Halted.eq(true))
+        .to_owned();
+    let unless_halted = Query::select()
+        .exprs(values)
+        .and_where(Expr::exists(halted).not())
+        .to_owned();
+    Query::insert()
+        .into_table(prepared_transactions::Entity)
+        .columns(columns)
+        .select_from(unless_halted)
+        .expect("as many values as columns")
+        .to_owned()
+}
+
 /// The ledger, the store and the clock, as the money flows use them.
 pub struct Chain {
     pub store: Store,
@@ -195,11 +229,11 @@ impl Chain {
         instructions: &[Instruction],
         params: &F::Params,
     ) -> Result<Unsigned, ApiError> {
-        ensure_running(db, flow.component(params)).await?;
+        let component = flow.component(params);
         let tx = narrative_sdk::tx::unsigned_transaction(instructions, &wallet.pubkey(), blockhash);
         let message = bincode::serialize(&tx.message).map_err(ApiError::internal)?;
         let id = PreparedId::new_random();
-        prepared_transactions::Entity::insert(prepared_transactions::ActiveModel {
+        let row = prepared_transactions::ActiveModel {
             id: Set(id.to_string()),
             kind: Set(F::KIND.to_owned()),
             wallet: Set(wallet.to_string()),
@@ -210,9 +244,11 @@ impl Chain {
             error: Set(None),
             created_at: Set(self.clock.now()),
             confirmed_at: Set(None),
-        })
-        .exec_without_returning(db)
-        .await?;
+        };
+        let stored = db.execute(&insert_unless_halted(row, component)).await?;
+        if stored.rows_affected() == 0 {
+            return Err(ApiError::system_halted(component.as_str()));
+        }
         Ok(Unsigned {
             id,
             transaction: narrative_sdk::tx::to_base64(&tx),

@@ -12,21 +12,26 @@
 //! moment in an internal header, `x-fresh-until`, which the handler sets and the cache strips.
 //!
 //! Memory is bounded: entries are evicted least recently used first once their bodies pass
-//! `RESPONSE_CACHE_MB`, and an answer over [`MAX_ENTRY_BYTES`] is never kept.
+//! `RESPONSE_CACHE_MB`, and an answer over [`MAX_ENTRY_BYTES`] is never kept. On Postgres,
+//! entries a commit made stale are also dropped as soon as its notification arrives
+//! ([`crate::freshness::Caches::changed`]), so they do not hold memory until their next read; the generations stay
+//! the fence that decides what is served, because a notification may arrive after a read that
+//! must already see its commit.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use hashlink::LruCache;
-use narrative_store::freshness::{Generations, Topic};
+use narrative_store::freshness::{Change, Generations, Topic};
 use poem::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use poem::http::{HeaderValue, Method, StatusCode};
 use poem::{Endpoint, IntoResponse, Request, Response};
 use sha2::{Digest, Sha256};
 
 use super::contract::Contract;
-use super::freshness::Freshness;
 use crate::clock::SharedClock;
+use crate::freshness::{Cache, Freshness};
 
 /// Set by a handler whose answer turns stale at a time: unix seconds.
 pub const FRESH_UNTIL: &str = "x-fresh-until";
@@ -61,6 +66,8 @@ pub fn fresh_until<T>(payload: T, until: Option<i64>) -> poem_openapi::payload::
 }
 
 struct Entry {
+    /// The topics its route reads.
+    topics: &'static [Topic],
     body: Bytes,
     content_type: Option<HeaderValue>,
     etag: HeaderValue,
@@ -70,9 +77,10 @@ struct Entry {
 }
 
 impl Entry {
-    fn current(&self, topics: &[Topic], now: &Generations, at: i64) -> bool {
+    fn current(&self, now: &Generations, at: i64) -> bool {
         self.fresh_until.is_none_or(|until| at < until)
-            && topics
+            && self
+                .topics
                 .iter()
                 .zip(&self.generations)
                 .all(|(topic, generation)| now.of(*topic) == *generation)
@@ -90,6 +98,18 @@ pub struct ResponseCache {
     clock: SharedClock,
     entries: Mutex<Entries>,
     max_bytes: usize,
+    counters: Counters,
+}
+
+/// What `/metrics` shows of a cache.
+#[derive(Default)]
+struct Counters {
+    hits: AtomicU64,
+    misses: AtomicU64,
+    /// Entries dropped for room.
+    evicted_for_room: AtomicU64,
+    /// Entries dropped because a notified commit changed their topic.
+    evicted_by_change: AtomicU64,
 }
 
 impl ResponseCache {
@@ -109,6 +129,7 @@ impl ResponseCache {
                 bytes: 0,
             }),
             max_bytes,
+            counters: Counters::default(),
         })
     }
 
@@ -124,12 +145,77 @@ impl ResponseCache {
         }
         while entries.bytes > self.max_bytes {
             match entries.lru.remove_lru() {
-                Some((_, evicted)) => entries.bytes -= evicted.body.len(),
+                Some((_, evicted)) => {
+                    entries.bytes -= evicted.body.len();
+                    self.counters
+                        .evicted_for_room
+                        .fetch_add(1, Ordering::Relaxed);
+                }
                 None => break,
             }
         }
     }
+}
 
+impl Cache for ResponseCache {
+    /// Drops the entries that read `change`'s topic (every entry for [`Change::Unknown`]).
+    fn evict(&self, change: Change) {
+        let mut entries = self.entries.lock().expect("cache");
+        let stale: Vec<String> = entries
+            .lru
+            .iter()
+            .filter(|(_, entry)| match change {
+                Change::Topic(topic) => entry.topics.contains(&topic),
+                Change::Unknown => true,
+            })
+            .map(|(key, _)| key.clone())
+            .collect();
+        for key in stale {
+            if let Some(entry) = entries.lru.remove(&key) {
+                entries.bytes -= entry.body.len();
+                self.counters
+                    .evicted_by_change
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// The cache's lines of the Prometheus text format.
+    fn render(&self) -> String {
+        let (entries, bytes) = {
+            let held = self.entries.lock().expect("cache");
+            (held.lru.len(), held.bytes)
+        };
+        let c = &self.counters;
+        let load = |n: &AtomicU64| n.load(Ordering::Relaxed);
+        format!(
+            "# HELP http_cache_entries Answers the response cache holds.\n\
+             # TYPE http_cache_entries gauge\n\
+             http_cache_entries {entries}\n\
+             # HELP http_cache_bytes Bytes of the bodies the response cache holds.\n\
+             # TYPE http_cache_bytes gauge\n\
+             http_cache_bytes {bytes}\n\
+             # HELP http_cache_max_bytes The response cache's bound (RESPONSE_CACHE_MB).\n\
+             # TYPE http_cache_max_bytes gauge\n\
+             http_cache_max_bytes {}\n\
+             # HELP http_cache_requests_total Cached routes' requests, by outcome.\n\
+             # TYPE http_cache_requests_total counter\n\
+             http_cache_requests_total{{outcome=\"hit\"}} {}\n\
+             http_cache_requests_total{{outcome=\"miss\"}} {}\n\
+             # HELP http_cache_evictions_total Entries dropped, by reason.\n\
+             # TYPE http_cache_evictions_total counter\n\
+             http_cache_evictions_total{{reason=\"room\"}} {}\n\
+             http_cache_evictions_total{{reason=\"change\"}} {}\n",
+            self.max_bytes,
+            load(&c.hits),
+            load(&c.misses),
+            load(&c.evicted_for_room),
+            load(&c.evicted_by_change),
+        )
+    }
+}
+
+impl ResponseCache {
     /// Bytes of bodies held now.
     pub fn bytes(&self) -> usize {
         self.entries.lock().expect("cache").bytes
@@ -160,10 +246,12 @@ impl ResponseCache {
             }
         };
         if let Some(entry) = self.lookup(&key) {
-            if entry.current(topics, &generations, self.clock.now()) {
+            if entry.current(&generations, self.clock.now()) {
+                self.counters.hits.fetch_add(1, Ordering::Relaxed);
                 return Ok(answer(&entry, if_none_match.as_ref()));
             }
         }
+        self.counters.misses.fetch_add(1, Ordering::Relaxed);
         let response = pass(&ep, req).await?;
         if response.status() != StatusCode::OK {
             return Ok(response);
@@ -176,6 +264,7 @@ impl ResponseCache {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse().ok());
         let entry = Arc::new(Entry {
+            topics,
             etag: etag(&body),
             content_type: parts.headers.get(CONTENT_TYPE).cloned(),
             generations: topics.iter().map(|t| generations.of(*t)).collect(),

@@ -8,7 +8,6 @@ pub mod cache;
 pub mod client_ip;
 pub mod contract;
 pub mod errors;
-pub mod freshness;
 pub mod metrics;
 pub mod probe;
 pub mod rate_limit;

@@ -11,9 +11,9 @@ use sea_orm::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::chain::halts::ensure_running_as_of;
 use crate::chain::{MoneyFlow, Prepared, Unsigned};
 use crate::domain::shield::{protocols, terms};
-use crate::domain::system::ensure_running;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::values::{Base58Signature, Component, PreparedId, ProtocolId, ShieldSide, Sol, Wallet};
@@ -56,8 +56,15 @@ pub struct ShieldBacking;
 
 pub async fn prepare(state: &AppState, back: BackShield) -> Result<PreparedBacking, ApiError> {
     let db = state.store.db();
-    ensure_running(db, Component::Shield).await?;
-    if terms::current(state, &back.wallet).await?.is_none() {
+    // The reads come from memory while nothing they read changed (`crate::freshness`); the
+    // halt flag is checked again by the write itself.
+    let now = state
+        .freshness
+        .current()
+        .await
+        .map_err(ApiError::internal)?;
+    ensure_running_as_of(db, &state.memos.halts, &now, Component::Shield).await?;
+    if !terms::acknowledged_as_of(state, &now, &back.wallet).await? {
         return Err(ApiError::coded(
             StatusCode::FORBIDDEN,
             "terms_not_accepted",
@@ -65,7 +72,7 @@ pub async fn prepare(state: &AppState, back: BackShield) -> Result<PreparedBacki
         )
         .with("terms_version", state.shield_terms_version.as_str()));
     }
-    let coverage = protocols::get(state, back.protocol_id).await?;
+    let coverage = protocols::get_as_of(state, &now, back.protocol_id).await?;
     if !protocols::backing_open(&coverage, state.now()) {
         return Err(ApiError::coded(
             StatusCode::FORBIDDEN,

@@ -1,6 +1,9 @@
 //! Coverage periods as the indexer stored them.
 
+use std::sync::Arc;
+
 use narrative_store::entities::shield_coverages;
+use narrative_store::freshness::Generations;
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ColumnTrait, EntityTrait, FromQueryResult, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
@@ -59,12 +62,36 @@ pub async fn active(
     Ok((rows.into_iter().map(|r| r.coverage).collect(), total))
 }
 
+/// [`get`], as of generations `now` (from the memo while the shield topic stands).
+pub async fn get_as_of(
+    state: &AppState,
+    now: &Generations,
+    id: ProtocolId,
+) -> Result<Arc<shield_coverages::Model>, ApiError> {
+    state
+        .memos
+        .coverages
+        .get(now, id.to_string(), || async {
+            Ok::<_, ApiError>(find(state, id).await?.map(Arc::new))
+        })
+        .await?
+        .ok_or_else(|| ApiError::not_found("protocol"))
+}
+
 /// One coverage period (any status); 404 when the index has none.
 pub async fn get(state: &AppState, id: ProtocolId) -> Result<shield_coverages::Model, ApiError> {
-    shield_coverages::Entity::find()
+    find(state, id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("protocol"))
+}
+
+async fn find(
+    state: &AppState,
+    id: ProtocolId,
+) -> Result<Option<shield_coverages::Model>, ApiError> {
+    Ok(shield_coverages::Entity::find()
         .filter(shield_coverages::Column::ProtocolId.eq(id.to_string()))
         .filter(shield_coverages::Column::Closed.eq(false))
         .one(state.store.db())
-        .await?
-        .ok_or_else(|| ApiError::not_found("protocol"))
+        .await?)
 }

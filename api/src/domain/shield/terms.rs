@@ -2,6 +2,7 @@
 //! (a consent record anyone could file for any wallet would prove nothing).
 
 use narrative_store::entities::shield_terms_acknowledgements;
+use narrative_store::freshness::Generations;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{ActiveValue::Set, EntityTrait};
 
@@ -21,11 +22,40 @@ pub async fn current(
     state: &AppState,
     wallet: &Wallet,
 ) -> Result<Option<shield_terms_acknowledgements::Model>, ApiError> {
+    Ok(current_any(state, wallet)
+        .await?
+        .filter(|ack| ack.terms_version == state.shield_terms_version))
+}
+
+/// Whether `wallet` acknowledged the current terms, as of generations `now` (from the memo
+/// while the terms topic stands).
+pub async fn acknowledged_as_of(
+    state: &AppState,
+    now: &Generations,
+    wallet: &Wallet,
+) -> Result<bool, ApiError> {
+    let version = state
+        .memos
+        .shield_terms
+        .get(now, wallet.to_string(), || async {
+            Ok::<_, ApiError>(
+                current_any(state, wallet)
+                    .await?
+                    .map(|ack| ack.terms_version),
+            )
+        })
+        .await?;
+    Ok(version.as_deref() == Some(state.shield_terms_version.as_str()))
+}
+
+async fn current_any(
+    state: &AppState,
+    wallet: &Wallet,
+) -> Result<Option<shield_terms_acknowledgements::Model>, ApiError> {
     Ok(
         shield_terms_acknowledgements::Entity::find_by_id(wallet.to_string())
             .one(state.store.db())
-            .await?
-            .filter(|ack| ack.terms_version == state.shield_terms_version),
+            .await?,
     )
 }
 

@@ -1,0 +1,249 @@
+//! What the reads of every area share to stay fresh without asking the database each time.
+//!
+//! The freshness barrier: the generations of every topic (`narrative_store::freshness`) as read
+//! by a probe that began after the caller asked. Whatever committed before the call (in this
+//! process, in another api process, in a standalone indexer) is reflected in what it returns,
+//! because every write bumps its topics' generations in its own transaction.
+//!
+//! Probes are shared: one runs at a time, and every caller that arrived while it ran waits for
+//! the next one, which then answers all of them. Under load a probe serves many requests, so the
+//! barrier costs a request at most two round trips of a one-row-per-topic query, and the database
+//! sees far fewer queries than requests.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::hash::Hash;
+use std::sync::{Arc, Mutex, Weak};
+
+use narrative_store::freshness::{generations, Change, Generations, Topic};
+use narrative_store::Store;
+use tokio::sync::watch;
+
+/// The latest finished probe: its number and what it read (an error as text).
+type Probe = (u64, Result<Generations, String>);
+
+pub struct Freshness {
+    store: Store,
+    counters: Mutex<Counters>,
+    done: watch::Sender<Probe>,
+}
+
+#[derive(Default)]
+struct Counters {
+    /// Probes begun.
+    started: u64,
+    /// The highest probe number a caller waits for.
+    wanted: u64,
+    /// Whether a probe loop runs.
+    running: bool,
+}
+
+impl Freshness {
+    pub fn new(store: Store) -> Arc<Freshness> {
+        Arc::new(Freshness {
+            store,
+            counters: Mutex::new(Counters::default()),
+            done: watch::channel((0, Err("no probe yet".to_owned()))).0,
+        })
+    }
+
+    /// Every topic's generation, read after this call began.
+    pub async fn current(self: &Arc<Self>) -> Result<Generations, String> {
+        let (target, start) = {
+            let mut counters = self.counters.lock().expect("counters");
+            // The next probe to begin begins after now.
+            let target = counters.started + 1;
+            counters.wanted = counters.wanted.max(target);
+            let start = !counters.running;
+            counters.running = true;
+            (target, start)
+        };
+        let mut finished = self.done.subscribe();
+        if start {
+            let this = self.clone();
+            // A task of its own: a caller that goes away must not stop the others' probe.
+            tokio::spawn(async move { this.probe_while_wanted().await });
+        }
+        loop {
+            {
+                let (number, result) = &*finished.borrow_and_update();
+                if *number >= target {
+                    return result.clone();
+                }
+            }
+            if finished.changed().await.is_err() {
+                return Err("the freshness probe stopped".to_owned());
+            }
+        }
+    }
+
+    async fn probe_while_wanted(&self) {
+        loop {
+            let number = {
+                let mut counters = self.counters.lock().expect("counters");
+                if counters.wanted <= counters.started {
+                    counters.running = false;
+                    return;
+                }
+                counters.started += 1;
+                counters.started
+            };
+            let result = generations(self.store.db())
+                .await
+                .map_err(|e| e.to_string());
+            drop(self.done.send_replace((number, result)));
+        }
+    }
+}
+
+/// A cache of answers that drops what a change made stale.
+pub trait Cache: Send + Sync {
+    /// Drops what read `change`'s topic (everything for [`Change::Unknown`]).
+    fn evict(&self, change: Change);
+    /// Its lines of the Prometheus text format.
+    fn render(&self) -> String;
+}
+
+/// The caches of this process (one per application built), told of the changes other processes
+/// commit (`background::follow_changes` listens).
+#[derive(Default)]
+pub struct Caches {
+    caches: Mutex<Vec<Weak<dyn Cache>>>,
+}
+
+impl Caches {
+    pub fn register(&self, cache: Arc<dyn Cache>) {
+        let mut caches = self.caches.lock().expect("caches");
+        caches.retain(|c| c.strong_count() > 0);
+        caches.push(Arc::downgrade(&cache));
+    }
+
+    fn live(&self) -> Vec<Arc<dyn Cache>> {
+        let caches = self.caches.lock().expect("caches");
+        caches.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// A commit changed a topic (or anything): drop what it made stale.
+    pub fn changed(&self, change: Change) {
+        for cache in self.live() {
+            cache.evict(change);
+        }
+    }
+
+    /// The metrics of the process's cache (of the first, should several apps be built).
+    pub fn render(&self) -> String {
+        self.live()
+            .first()
+            .map(|cache| cache.render())
+            .unwrap_or_default()
+    }
+}
+
+/// Values read from the store, kept while the generation of their topic stands: what a hot
+/// write path (a prepare checks halts, terms and the coverage) would otherwise read from the
+/// database on every request. A value is loaded after the barrier read the generation it is
+/// kept under, so it is at least as new as that generation; once the topic moves on, it is
+/// loaded again.
+pub struct Memo<K, V> {
+    topic: Topic,
+    max_entries: usize,
+    entries: Mutex<HashMap<K, (i64, V)>>,
+}
+
+impl<K: Eq + Hash, V: Clone> Memo<K, V> {
+    /// A memo of values of `topic`, at most `max_entries` of them (past that, the entries of
+    /// older generations go, then all).
+    pub fn new(topic: Topic, max_entries: usize) -> Memo<K, V> {
+        Memo {
+            topic,
+            max_entries,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// `key`'s value as of `now` (generations the barrier read after the request arrived),
+    /// from `load` unless one was kept under the current generation.
+    pub async fn get<E, Fut>(
+        &self,
+        now: &Generations,
+        key: K,
+        load: impl FnOnce() -> Fut,
+    ) -> Result<V, E>
+    where
+        Fut: Future<Output = Result<V, E>>,
+    {
+        let generation = now.of(self.topic);
+        if let Some((kept_under, value)) = self.entries.lock().expect("memo").get(&key) {
+            if *kept_under == generation {
+                return Ok(value.clone());
+            }
+        }
+        let value = load().await?;
+        let mut entries = self.entries.lock().expect("memo");
+        if entries.len() >= self.max_entries {
+            entries.retain(|_, (kept_under, _)| *kept_under == generation);
+            if entries.len() >= self.max_entries {
+                entries.clear();
+            }
+        }
+        entries.insert(key, (generation, value.clone()));
+        Ok(value)
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.lock().expect("memo").len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(markets: i64) -> Generations {
+        Generations::with(&[(Topic::Markets, markets)])
+    }
+
+    #[tokio::test]
+    async fn a_value_is_loaded_again_once_its_topic_moves_on() {
+        let memo: Memo<&str, u32> = Memo::new(Topic::Markets, 10);
+        let loads = std::cell::Cell::new(0);
+        let load = |value: u32| {
+            loads.set(loads.get() + 1);
+            async move { Ok::<_, ()>(value) }
+        };
+        assert_eq!(memo.get(&at(1), "a", || load(1)).await, Ok(1));
+        assert_eq!(memo.get(&at(1), "a", || load(2)).await, Ok(1));
+        assert_eq!(loads.get(), 1);
+        assert_eq!(memo.get(&at(2), "a", || load(3)).await, Ok(3));
+        assert_eq!(loads.get(), 2);
+        // A failed load keeps nothing.
+        assert_eq!(memo.get(&at(3), "a", || async { Err(()) }).await, Err(()));
+        assert_eq!(memo.get(&at(3), "a", || load(4)).await, Ok(4));
+    }
+
+    #[tokio::test]
+    async fn it_never_holds_more_than_its_bound() {
+        let memo: Memo<u32, u32> = Memo::new(Topic::Markets, 3);
+        for key in 0..3 {
+            memo.get(&at(1), key, || async { Ok::<_, ()>(key) })
+                .await
+                .unwrap();
+        }
+        assert_eq!(memo.len(), 3);
+        // Full: the entries of generation 1 go first.
+        memo.get(&at(2), 9, || async { Ok::<_, ()>(9) })
+            .await
+            .unwrap();
+        assert_eq!(memo.len(), 1);
+        for key in 10..13 {
+            memo.get(&at(2), key, || async { Ok::<_, ()>(key) })
+                .await
+                .unwrap();
+        }
+        assert!(memo.len() <= 3, "{}", memo.len());
+    }
+}
