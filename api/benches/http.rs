@@ -13,7 +13,7 @@
 //! stored like every prepare) and the broad listing `GET /v1/narratives?broad=true&limit=5000`,
 //! whose first (uncached) answer is also timed alone, with the process's memory before and
 //! after. `BENCH_ONLY=<text>` runs the hello-world baseline and the runs whose name contains
-//! the text. Anonymous rate limits are raised out of the way; their check still runs on every
+//! the text; `BENCH_CACHE_MB` sets the response cache (default 64; 0: off). Anonymous rate limits are raised out of the way; their check still runs on every
 //! request.
 
 use std::net::SocketAddr;
@@ -86,6 +86,41 @@ fn memory_mib() -> (f64, f64) {
             .map_or(f64::NAN, |kib| kib / 1024.0)
     };
     (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// CPU time in clock ticks (`utime + stime`, and with `children` the waited-for children's) of
+/// `/proc/<pid>/stat`.
+fn ticks_of(pid: &str, children: bool) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name, which is in parentheses: utime is the 14th field.
+    let fields: Vec<u64> = stat
+        .rsplit_once(") ")
+        .map(|(_, rest)| rest.split(' ').map(|f| f.parse().unwrap_or(0)).collect())
+        .unwrap_or_default();
+    let at = |field: usize| fields.get(field - 3).copied().unwrap_or(0);
+    at(14) + at(15) + if children { at(16) + at(17) } else { 0 }
+}
+
+/// CPU ticks so far of this process, of its finished children (wrk), and of every `postgres`
+/// process.
+fn cpu_ticks() -> (u64, u64, u64) {
+    let server = ticks_of("self", false);
+    let wrk = ticks_of("self", true) - server;
+    let postgres = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().into_string().ok()?;
+            pid.bytes().all(|b| b.is_ascii_digit()).then_some(pid)
+        })
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                .is_ok_and(|c| c.trim() == "postgres")
+        })
+        .map(|pid| ticks_of(&pid, false))
+        .sum();
+    (server, wrk, postgres)
 }
 
 /// A sample's value from the metrics page.
@@ -231,6 +266,8 @@ async fn main() {
     let mut config = Config::defaults();
     config.anon_rate_per_min = u32::MAX;
     config.sol_usd_price = Some(150.0);
+    // BENCH_CACHE_MB=0 measures every read from the database (for a profile of the misses).
+    config.response_cache_mb = env_usize("BENCH_CACHE_MB", config.response_cache_mb);
     config.solana_rpc_url = format!("http://{rpc_addr}").into();
     let providers = Providers::from_config(&config).unwrap();
     let state = AppState::from_config_with(db.store.clone(), &config, providers)
@@ -299,15 +336,24 @@ async fn main() {
             None,
         ),
     ];
-    // BENCH_ONLY=<text>: the hello-world baseline and the runs whose name contains the text.
+    // BENCH_ONLY=<text>: the hello-world baseline and the runs whose name contains the text;
+    // BENCH_BASELINE=0 leaves the baseline out (a profile of one route).
     let only = std::env::var("BENCH_ONLY").ok();
+    let baseline_too = std::env::var("BENCH_BASELINE").map_or(true, |v| v != "0");
     let mut results = Vec::new();
     for (name, url, script) in runs
         .into_iter()
         .enumerate()
-        .filter(|(i, (name, _, _))| *i == 0 || only.as_deref().is_none_or(|o| name.contains(o)))
+        .filter(|(i, (name, _, _))| {
+            if *i == 0 {
+                baseline_too
+            } else {
+                only.as_deref().is_none_or(|o| name.contains(o))
+            }
+        })
         .map(|(_, run)| run)
     {
+        let before = cpu_ticks();
         let figures = tokio::task::spawn_blocking({
             let url = url.clone();
             let script = script.map(|s| s.to_path_buf());
@@ -320,17 +366,27 @@ async fn main() {
             "{name}: {:.0} requests/s, p99 {:.2} ms",
             figures.requests_per_second, figures.p99_ms
         );
-        results.push((name, figures));
+        let after = cpu_ticks();
+        let requests = figures.requests_per_second * seconds as f64;
+        // Microseconds of CPU per request; a clock tick is 10 ms (USER_HZ 100).
+        let per_request = |from: u64, to: u64| (to - from) as f64 * 10_000.0 / requests;
+        let cpu = (
+            per_request(before.0, after.0),
+            per_request(before.2, after.2),
+            per_request(before.1, after.1),
+        );
+        results.push((name, figures, cpu));
     }
     let baseline = results
         .first()
-        .map_or(f64::NAN, |(_, f)| f.requests_per_second);
+        .filter(|_| baseline_too)
+        .map_or(f64::NAN, |(_, f, _)| f.requests_per_second);
     println!();
-    println!("| route | requests/s | p99 latency | vs hello-world |");
-    println!("|---|---:|---:|---:|");
-    for (name, f) in &results {
+    println!("| route | requests/s | p99 latency | vs hello-world | CPU µs per request: server / Postgres / wrk |");
+    println!("|---|---:|---:|---:|---:|");
+    for (name, f, (server, postgres, wrk)) in &results {
         println!(
-            "| {name} | {:.0} | {:.2} ms | {:.0} % |",
+            "| {name} | {:.0} | {:.2} ms | {:.1} % | {server:.1} / {postgres:.1} / {wrk:.1} |",
             f.requests_per_second,
             f.p99_ms,
             100.0 * f.requests_per_second / baseline

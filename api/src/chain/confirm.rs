@@ -556,6 +556,60 @@ fn carries_in_order(landed: &[LandedInstruction], expected: &[LandedInstruction]
 mod tests {
     use super::*;
 
+    fn prepared_row(id: &str) -> prepared_transactions::ActiveModel {
+        prepared_transactions::ActiveModel {
+            id: Set(id.to_owned()),
+            kind: Set("shield_back".into()),
+            wallet: Set("wallet".into()),
+            message: Set(vec![1, 2, 3]),
+            params: Set(serde_json::json!({"side": "safe"})),
+            status: Set("prepared".into()),
+            signature: Set(None),
+            error: Set(None),
+            created_at: Set(1_700_000_000),
+            confirmed_at: Set(None),
+        }
+    }
+
+    /// The write that checks the halt flag itself: nothing is stored for a halted component,
+    /// the whole row for a running one (on both databases).
+    #[tokio::test]
+    async fn a_prepared_row_is_written_only_while_its_component_runs() {
+        let db = narrative_store::testing::TestDb::new().await;
+        let conn = db.store.db();
+        system_components::Entity::insert(system_components::ActiveModel {
+            name: Set("shield".into()),
+            halted: Set(true),
+            reason: Set(Some("incident".into())),
+            updated_at: Set(1),
+        })
+        .exec_without_returning(conn)
+        .await
+        .unwrap();
+        let refused = conn
+            .execute(&insert_unless_halted(prepared_row("a"), Component::Shield))
+            .await
+            .unwrap();
+        assert_eq!(refused.rows_affected(), 0);
+        let stored = conn
+            .execute(&insert_unless_halted(prepared_row("b"), Component::Binary))
+            .await
+            .unwrap();
+        assert_eq!(stored.rows_affected(), 1);
+        let rows = prepared_transactions::Entity::find()
+            .all(conn)
+            .await
+            .unwrap();
+        assert_eq!(rows.len(), 1);
+        let row = &rows[0];
+        assert_eq!(
+            (row.id.as_str(), row.message.as_slice(), row.created_at),
+            ("b", &[1u8, 2, 3][..], 1_700_000_000)
+        );
+        assert_eq!(row.params, serde_json::json!({"side": "safe"}));
+        assert_eq!((row.signature.clone(), row.confirmed_at), (None, None));
+    }
+
     fn ix(program: Pubkey, data: u8) -> LandedInstruction {
         LandedInstruction {
             program,
