@@ -436,96 +436,157 @@ impl Ledger for LosingLedger {
     }
 }
 
+/// A bank with one forfeited market whose epoch 0 is due, the keeper the test runs itself over
+/// a ledger that loses its first `send` answer, and that first run done: the close landed on
+/// chain but the store still holds it as `computed`.
+struct LostClose {
+    server: TestServer,
+    ledger: Arc<BankLedger>,
+    clock: Arc<ManualClock>,
+    keeper: Keeper,
+    stored: echo_distributions::Model,
+}
+
+impl LostClose {
+    async fn new() -> LostClose {
+        let clock = ManualClock::at_system_time();
+        let options = HarnessOptions {
+            threshold: 1,
+            ..Default::default()
+        };
+        // No keeper key in the server: the test runs the keeper itself.
+        let (server, ledger) = chain::start_on_bank_at(clock.clone(), options, |_, _| {}).await;
+        let (a, c, creator, keeper) = {
+            let h = ledger.harness.lock().await;
+            (
+                h.wallets[0].insecure_clone(),
+                h.wallets[2].insecure_clone(),
+                h.wallets[3].insecure_clone(),
+                h.keeper.insecure_clone(),
+            )
+        };
+        forfeit_market(
+            &server,
+            &ledger,
+            &clock,
+            &creator,
+            &[(&a, Side::Yes, SOL), (&c, Side::No, SOL)],
+        )
+        .await;
+        advance(&ledger, &clock, 120).await;
+        let losing = Arc::new(LosingLedger {
+            inner: ledger.clone(),
+            lose_next_send: AtomicBool::new(true),
+        });
+        let keeper = Keeper {
+            store: server.db.store.clone(),
+            ledger: losing,
+            keeper: Some(Arc::new(keeper)),
+            clock: clock.clone(),
+        };
+        // Epoch 0 (open since the bank's start) is due: the close lands, its answer is lost.
+        let error = run_keeper(&keeper).await.unwrap_err();
+        assert!(
+            format!("{error:#}").contains("connection reset"),
+            "{error:#}"
+        );
+        let stored = echo_distributions::Entity::find()
+            .one(server.db.store.db())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(stored.status, "computed");
+        {
+            let mut h = ledger.harness.lock().await;
+            let epoch = h.epoch(&SOL_MINT, 0).await;
+            assert_eq!(epoch.status, EpochStatus::Closed, "the close landed");
+            assert_eq!(hex::encode(epoch.merkle_root), stored.merkle_root);
+        }
+        LostClose {
+            server,
+            ledger,
+            clock,
+            keeper,
+            stored,
+        }
+    }
+
+    async fn run(&self) -> anyhow::Result<JobOutcome> {
+        run_keeper(&self.keeper).await
+    }
+
+    /// The row of epoch 0 now.
+    async fn booked(&self) -> echo_distributions::Model {
+        echo_distributions::Entity::find_by_id(self.stored.epoch_address.clone())
+            .one(self.server.db.store.db())
+            .await
+            .unwrap()
+            .unwrap()
+    }
+
+    /// `echo_pool_epoch_ended` notifications written.
+    async fn told(&self) -> u64 {
+        notifications::Entity::find()
+            .filter(notifications::Column::Kind.eq("echo_pool_epoch_ended"))
+            .count(self.server.db.store.db())
+            .await
+            .unwrap()
+    }
+}
+
+/// One run of the keeper's job.
+async fn run_keeper(keeper: &Keeper) -> anyhow::Result<JobOutcome> {
+    keeper
+        .run(Leased {
+            id: 1,
+            attempt: 1,
+            job: EchoKeeper::default(),
+        })
+        .await
+}
+
 /// The keeper's close of an epoch whose answer was lost is booked by the next run from the
 /// chain, with the same root and without a second transaction; the notifications and the draw
 /// happen once however often the keeper runs.
 #[tokio::test]
 async fn a_close_whose_answer_was_lost_is_booked_once_and_never_sent_again() {
-    let clock = ManualClock::at_system_time();
-    let options = HarnessOptions {
-        threshold: 1,
-        ..Default::default()
-    };
-    // No keeper key in the server: the test runs the keeper itself.
-    let (server, ledger) = chain::start_on_bank_at(clock.clone(), options, |_, _| {}).await;
-    let (a, c, creator, keeper) = {
-        let h = ledger.harness.lock().await;
-        (
-            h.wallets[0].insecure_clone(),
-            h.wallets[2].insecure_clone(),
-            h.wallets[3].insecure_clone(),
-            h.keeper.insecure_clone(),
-        )
-    };
-    forfeit_market(
-        &server,
-        &ledger,
-        &clock,
-        &creator,
-        &[(&a, Side::Yes, SOL), (&c, Side::No, SOL)],
-    )
-    .await;
-    advance(&ledger, &clock, 120).await;
-    let losing = Arc::new(LosingLedger {
-        inner: ledger.clone(),
-        lose_next_send: AtomicBool::new(true),
-    });
-    let keeper = Keeper {
-        store: server.db.store.clone(),
-        ledger: losing.clone(),
-        keeper: Some(Arc::new(keeper)),
-        clock: clock.clone(),
-    };
-    let run = || {
-        keeper.run(Leased {
-            id: 1,
-            attempt: 1,
-            job: EchoKeeper::default(),
-        })
-    };
-    // Epoch 0 (open since the bank's start) is due: the close lands, its answer is lost.
-    let lost = run().await.unwrap_err();
-    assert!(format!("{lost:#}").contains("connection reset"), "{lost:#}");
-    let db = server.db.store.db();
-    let stored = echo_distributions::Entity::find()
-        .one(db)
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(stored.status, "computed");
-    {
-        let mut h = ledger.harness.lock().await;
-        let epoch = h.epoch(&SOL_MINT, 0).await;
-        assert_eq!(epoch.status, EpochStatus::Closed, "the close landed");
-        assert_eq!(hex::encode(epoch.merkle_root), stored.merkle_root);
-    }
+    let lost = LostClose::new().await;
     // The next run books it from the chain and sends nothing: epoch 1 is not due.
-    let outcome = run().await.unwrap();
-    assert!(matches!(outcome, JobOutcome::Later(at) if at > clock.now() + 6 * DAY));
-    let booked = echo_distributions::Entity::find_by_id(stored.epoch_address.clone())
-        .one(db)
-        .await
-        .unwrap()
-        .unwrap();
+    let outcome = lost.run().await.unwrap();
+    assert!(matches!(outcome, JobOutcome::Later(at) if at > lost.clock.now() + 6 * DAY));
+    let booked = lost.booked().await;
     assert_eq!(booked.status, "closed");
-    assert_eq!(booked.merkle_root, stored.merkle_root);
+    assert_eq!(booked.merkle_root, lost.stored.merkle_root);
     assert!(booked.claimable_at.is_some());
     {
-        let mut h = ledger.harness.lock().await;
+        let mut h = lost.ledger.harness.lock().await;
         assert_eq!(h.asset_pool(&SOL_MINT).await.current_epoch, 1);
         assert_eq!(h.epoch(&SOL_MINT, 1).await.status, EpochStatus::Open);
     }
-    let told = || async {
-        notifications::Entity::find()
-            .filter(notifications::Column::Kind.eq("echo_pool_epoch_ended"))
-            .count(db)
-            .await
-            .unwrap()
-    };
     // a and the creator have shares.
-    assert_eq!(told().await, 2);
-    run().await.unwrap();
-    run().await.unwrap();
-    assert_eq!(told().await, 2, "booked once");
-    server.stop().await;
+    assert_eq!(lost.told().await, 2);
+    lost.run().await.unwrap();
+    lost.run().await.unwrap();
+    assert_eq!(lost.told().await, 2, "booked once");
+    lost.server.stop().await;
+}
+
+/// A root the admin vetoed before this keeper saw its close is marked vetoed: nothing was ever
+/// claimable, so no wallet is told it can claim.
+#[tokio::test]
+async fn a_root_vetoed_while_the_keeper_looked_away_is_marked_vetoed_and_announced_to_nobody() {
+    let lost = LostClose::new().await;
+    {
+        let mut h = lost.ledger.harness.lock().await;
+        let admin = h.admin.insecure_clone();
+        let veto = narrative_sdk::crucible::veto_epoch_root(admin.pubkey(), SOL_MINT, 0, 1);
+        h.process(&[veto], &[&admin]).await.unwrap();
+        assert_eq!(h.epoch(&SOL_MINT, 0).await.status, EpochStatus::RolledOver);
+    }
+    lost.run().await.unwrap();
+    let booked = lost.booked().await;
+    assert_eq!(booked.status, "vetoed");
+    assert_eq!(booked.closed_at, None, "never booked as closed");
+    assert_eq!(lost.told().await, 0);
+    lost.server.stop().await;
 }

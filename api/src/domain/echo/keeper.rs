@@ -368,8 +368,14 @@ impl Keeper {
                     self.mark(stored, SUPERSEDED, None).await?;
                 }
                 (COMPUTED, EpochStatus::Closed) => self.book_close(stored, None).await?,
-                (COMPUTED, EpochStatus::RolledOver) => {
+                // Closed and rolled over while this keeper did not look. After the claim window
+                // (anyone may roll over a lapsed epoch) it was claimable first: booked, then
+                // expired. Before it, the root was vetoed: nothing was claimable, nobody is told.
+                (COMPUTED, EpochStatus::RolledOver) if ledger_now > epoch.claim_deadline => {
                     self.book_close(stored, None).await?;
+                    self.mark(stored, ROLLED_OVER, Some(ledger_now)).await?;
+                }
+                (COMPUTED, EpochStatus::RolledOver) => {
                     self.mark(stored, VETOED, Some(ledger_now)).await?;
                 }
                 (_, EpochStatus::RolledOver) => {
