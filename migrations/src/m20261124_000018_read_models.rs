@@ -14,7 +14,7 @@ pub struct Migration;
 const TOPICS: [&str; 5] = ["markets", "shield", "echo", "system", "terms"];
 
 /// The tables whose writes change each topic.
-const WATCHED: [(&str, &str); 14] = [
+const WATCHED: [(&str, &str); 16] = [
     ("markets", "markets"),
     ("backings", "markets"),
     ("narratives", "markets"),
@@ -26,6 +26,8 @@ const WATCHED: [(&str, &str); 14] = [
     ("crucible_asset_pools", "echo"),
     ("crucible_epochs", "echo"),
     ("crucible_claims", "echo"),
+    ("echo_distributions", "echo"),
+    ("ruffler_rounds", "echo"),
     ("system_components", "system"),
     ("terms_acceptances", "terms"),
     ("shield_terms_acknowledgements", "terms"),

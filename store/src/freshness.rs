@@ -29,7 +29,7 @@ pub enum Topic {
     Markets,
     /// Shield coverages, backings, votes and positions.
     Shield,
-    /// crucible_pool's state, pools, epochs and claims.
+    /// crucible_pool's state, pools, epochs and claims; the keeper's distributions and draws.
     Echo,
     /// Halt flags.
     System,

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use crate::entities::{backings, markets};
+use crate::entities::{backings, market_backer_counts, markets};
 use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QuerySelect};
 
@@ -22,26 +22,18 @@ pub async fn markets_by_id(
 }
 
 /// Distinct wallets holding a live backing in each of `market_ids` (a wallet on both sides
-/// counts once), leaving out `except` (a creator's own stake); markets without any are absent.
+/// counts once), as the triggers on `backings` keep them in `market_backer_counts`; markets
+/// without any are absent.
 pub async fn distinct_backers(
     db: &impl ConnectionTrait,
     market_ids: impl IntoIterator<Item = String>,
-    except: Option<&str>,
 ) -> Result<HashMap<String, i64>, DbErr> {
-    let mut query = backings::Entity::find()
+    Ok(market_backer_counts::Entity::find()
         .select_only()
-        .column(backings::Column::MarketId)
-        .column_as(
-            Expr::col(backings::Column::Backer).count_distinct(),
-            "backers",
-        )
-        .filter(backings::Column::MarketId.is_in(market_ids))
-        .filter(backings::Column::Closed.eq(false))
-        .group_by(backings::Column::MarketId);
-    if let Some(wallet) = except {
-        query = query.filter(backings::Column::Backer.ne(wallet));
-    }
-    Ok(query
+        .column(market_backer_counts::Column::MarketId)
+        .column(market_backer_counts::Column::Backers)
+        .filter(market_backer_counts::Column::MarketId.is_in(market_ids))
+        .filter(market_backer_counts::Column::Backers.gt(0))
         .into_tuple::<(String, i64)>()
         .all(db)
         .await?

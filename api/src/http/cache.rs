@@ -1,7 +1,7 @@
 //! The response cache of the hot reads (the feed and its companions, narrative and group reads,
-//! shield listings, profiles, the system status): their `200` answers are kept in memory and
-//! served again while nothing they read has changed, with an `ETag`, and `304 Not Modified` for a
-//! client that sends it back.
+//! shield listings, profiles and leaderboards, the Echo Pool's history, the system status):
+//! their `200` answers are kept in memory and served again while nothing they read has changed,
+//! with an `ETag`, and `304 Not Modified` for a client that sends it back.
 //!
 //! What "changed" means is decided by the data, not by a timer: each route reads some topics
 //! (`narrative_store::freshness::Topic`), every write bumps the generations of the topics it
@@ -35,7 +35,7 @@ use crate::freshness::{Cache, Freshness};
 
 /// Set by a handler whose answer turns stale at a time: unix seconds.
 pub const FRESH_UNTIL: &str = "x-fresh-until";
-/// The largest answer kept (the broad listing of 5,000 narratives is about 3 MiB).
+/// The largest answer kept (the broad listing of 5,000 narratives is 2.35 MiB).
 pub const MAX_ENTRY_BYTES: usize = 8 * 1024 * 1024;
 
 /// The routes cached (by template) and the topics each reads.
@@ -48,7 +48,10 @@ fn topics_of(template: &str) -> Option<&'static [Topic]> {
         | "/v1/narratives/{id}"
         | "/v1/narrative-groups"
         | "/v1/narrative-groups/{id}"
-        | "/v1/conviction/creator/{wallet}" => MARKETS,
+        | "/v1/conviction/creator/{wallet}"
+        | "/v1/conviction/leaderboard/conviction"
+        | "/v1/conviction/leaderboard/creators" => MARKETS,
+        "/v1/conviction/epoch/history" => &[Topic::Echo],
         "/v1/conviction/{wallet}" => &[Topic::Markets, Topic::Terms],
         "/v1/shield/protocols" | "/v1/shield/protocols/{id}" => &[Topic::Shield],
         "/v1/system/status" => &[Topic::System],
@@ -373,6 +376,16 @@ mod tests {
             topics_of("/v1/shield/protocols"),
             Some(&[Topic::Shield][..])
         );
+        assert_eq!(
+            topics_of("/v1/conviction/leaderboard/conviction"),
+            Some(&[Topic::Markets][..])
+        );
+        assert_eq!(
+            topics_of("/v1/conviction/epoch/history"),
+            Some(&[Topic::Echo][..])
+        );
+        // Answers that change with the clock alone are not kept.
+        assert_eq!(topics_of("/v1/conviction/epoch/current"), None);
         assert_eq!(topics_of("/v1/shield/back"), None);
         assert_eq!(topics_of("unmatched"), None);
     }

@@ -36,7 +36,7 @@ pub async fn feed(state: &AppState, caller: &Caller) -> Result<Vec<FeedItem>, Ap
         .await?;
     let market_ids: Vec<String> = rows.iter().map(|n| n.market_id.clone()).collect();
     let totals = indexed::markets_by_id(db, market_ids.clone()).await?;
-    let backers = indexed::distinct_backers(db, market_ids.clone(), None).await?;
+    let backers = indexed::distinct_backers(db, market_ids.clone()).await?;
     let mut challenges: HashMap<String, i64> = HashMap::new();
     for dispute in disputes::Entity::find()
         .filter(disputes::Column::MarketId.is_in(market_ids))
