@@ -61,6 +61,19 @@ fn halted(status: &Value) -> bool {
         .any(|c| c["name"] == "shield" && c["halted"] == true)
 }
 
+/// An operator halts (or resumes) the shield through the api at `base`.
+async fn set_shield_halt(http: &reqwest::Client, base: &str, halted: bool) {
+    let response = http
+        .post(format!("{base}/v1/admin/system/halt"))
+        .header("x-admin-wallet", common::ADMIN_WALLET)
+        .header("x-admin-secret", common::ADMIN_SECRET)
+        .json(&json!({"component": "shield", "halted": halted}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
 /// A shield backing of `amount` by `wallet` outside the api, and the coverage indexed.
 async fn back_outside(
     server: &TestServer,
@@ -140,15 +153,7 @@ async fn every_kind_of_write_is_in_the_next_read_of_both_processes() {
     assert!(!halted(
         &get(&http, &format!("{}{status_path}", beside.base)).await
     ));
-    let response = http
-        .post(format!("{}/v1/admin/system/halt", beside.base))
-        .header("x-admin-wallet", common::ADMIN_WALLET)
-        .header("x-admin-secret", common::ADMIN_SECRET)
-        .json(&json!({"component": "shield", "halted": true}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
+    set_shield_halt(&http, &beside.base, true).await;
     assert!(halted(&get(&http, &server.url(status_path)).await));
     assert!(halted(
         &get(&http, &format!("{}{status_path}", beside.base)).await
@@ -160,7 +165,7 @@ async fn every_kind_of_write_is_in_the_next_read_of_both_processes() {
 #[tokio::test]
 async fn answers_carry_an_etag_and_an_unchanged_one_is_not_sent_again() {
     let (server, ledger, protocol_id) = shield_on_bank(None).await;
-    let url = server.url("/v1/shield/protocols");
+    let url = server.url("/v1/shield/protocols?limit=10&offset=0");
     let first = server.http.get(&url).send().await.unwrap();
     assert_eq!(first.status(), StatusCode::OK);
     let etag = first.headers()[header::ETAG].clone();
@@ -178,7 +183,17 @@ async fn answers_carry_an_etag_and_an_unchanged_one_is_not_sent_again() {
     assert_eq!(unchanged.headers()[header::ETAG], etag);
     assert!(unchanged.bytes().await.unwrap().is_empty());
     // The same answer whatever the order of the parameters, and the same ETag.
-    let again = server.http.get(&url).send().await.unwrap();
+    let reordered = server.url("/v1/shield/protocols?offset=0&limit=10");
+    let again = server
+        .http
+        .get(&reordered)
+        .header(header::IF_NONE_MATCH, etag.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(again.headers()[header::ETAG], etag);
+    let again = server.http.get(&reordered).send().await.unwrap();
     assert_eq!(again.headers()[header::ETAG], etag);
     assert_eq!(again.json::<Value>().await.unwrap(), body);
 
@@ -262,15 +277,7 @@ async fn a_cached_answer_is_never_served_after_its_invalidating_commit() {
             }
             1 => {
                 is_halted = !is_halted;
-                let response = http
-                    .post(format!("{base}/v1/admin/system/halt"))
-                    .header("x-admin-wallet", common::ADMIN_WALLET)
-                    .header("x-admin-secret", common::ADMIN_SECRET)
-                    .json(&json!({"component": "shield", "halted": is_halted}))
-                    .send()
-                    .await
-                    .unwrap();
-                assert_eq!(response.status(), StatusCode::OK);
+                set_shield_halt(&http, base, is_halted).await;
             }
             2 => {
                 let read = get(&http, &format!("{base}{detail}")).await;
@@ -292,14 +299,6 @@ async fn a_cached_answer_is_never_served_after_its_invalidating_commit() {
     }
     beside.stop().await;
     server.stop().await;
-}
-
-/// A metric's sample value from a metrics page (`name` includes any labels).
-fn sample(metrics: &str, name: &str) -> Option<f64> {
-    metrics
-        .lines()
-        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
-        .and_then(|value| value.trim().parse().ok())
 }
 
 /// Postgres: a commit made through one process is announced to the other, which drops the
@@ -325,34 +324,26 @@ async fn a_commit_elsewhere_drops_the_stale_answers_without_a_read() {
     }
     let metrics = beside.get_text("/metrics").await;
     assert_eq!(
-        sample(&metrics, "http_cache_entries"),
+        common::sample(&metrics, "http_cache_entries"),
         Some(3.0),
         "{metrics}"
     );
 
     // A halt through the first process changes the system topic only: the status goes, the
     // shield answers stay.
-    let response = http
-        .post(server.url("/v1/admin/system/halt"))
-        .header("x-admin-wallet", common::ADMIN_WALLET)
-        .header("x-admin-secret", common::ADMIN_SECRET)
-        .json(&json!({"component": "shield", "halted": true}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
+    set_shield_halt(&http, &server.base, true).await;
     let metrics = common::eventually_some("the status answer dropped", || async {
         let metrics = beside.get_text("/metrics").await;
-        (sample(&metrics, "http_cache_entries") == Some(2.0)).then_some(metrics)
+        (common::sample(&metrics, "http_cache_entries") == Some(2.0)).then_some(metrics)
     })
     .await;
     assert_eq!(
-        sample(&metrics, "http_cache_evictions_total{reason=\"change\"}"),
+        common::sample(&metrics, "http_cache_evictions_total{reason=\"change\"}"),
         Some(1.0),
         "{metrics}"
     );
     assert_eq!(
-        sample(&metrics, "http_cache_requests_total{outcome=\"miss\"}"),
+        common::sample(&metrics, "http_cache_requests_total{outcome=\"miss\"}"),
         Some(3.0)
     );
 
@@ -365,7 +356,7 @@ async fn a_commit_elsewhere_drops_the_stale_answers_without_a_read() {
         .await
         .unwrap();
     common::eventually("the shield answers dropped", || async {
-        sample(&beside.get_text("/metrics").await, "http_cache_entries") == Some(0.0)
+        common::sample(&beside.get_text("/metrics").await, "http_cache_entries") == Some(0.0)
     })
     .await;
     assert!(halted(&get(&http, &status).await));

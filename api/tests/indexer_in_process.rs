@@ -139,7 +139,7 @@ async fn the_api_process_indexes_when_a_source_is_configured() {
         .unwrap();
     assert!(metrics.contains("indexer_committed_slot 500"), "{metrics}");
     // The only api process on this database holds the checkpoint's lease.
-    assert_eq!(leader_gauge(&metrics), Some(1), "{metrics}");
+    assert_eq!(leader_gauge(&metrics), Some(1.0), "{metrics}");
     assert!(metrics.contains("http_requests_total"));
     server.stop().await;
 }
@@ -153,21 +153,21 @@ async fn two_api_processes_index_once_and_hand_over() {
     };
     let first = TestServer::start(indexing).await;
     common::eventually("the first process leads", || async {
-        leader_gauge(&metrics_of(&first.base).await) == Some(1)
+        leader_gauge(&metrics_of(&first.base).await) == Some(1.0)
     })
     .await;
     let second = first.start_beside_with_background(indexing).await;
     // Running, and standing by: its gauge is there and says 0.
     common::eventually("the second process stands by", || async {
-        leader_gauge(&second.get_text("/metrics").await) == Some(0)
+        leader_gauge(&second.get_text("/metrics").await) == Some(0.0)
     })
     .await;
-    assert_eq!(leader_gauge(&metrics_of(&first.base).await), Some(1));
+    assert_eq!(leader_gauge(&metrics_of(&first.base).await), Some(1.0));
 
     // The leader goes away (a deploy, a scale-down): the standby takes over and indexes.
     let _db = first.stop().await;
     common::eventually("the second process leads", || async {
-        leader_gauge(&second.get_text("/metrics").await) == Some(1)
+        leader_gauge(&second.get_text("/metrics").await) == Some(1.0)
     })
     .await;
     {
@@ -188,13 +188,9 @@ async fn two_api_processes_index_once_and_hand_over() {
     second.stop().await;
 }
 
-/// The value of the `indexer_leader` sample in a metrics page. A substring search would also
-/// match its `# HELP` line, which begins "indexer_leader 1 while ...".
-fn leader_gauge(metrics: &str) -> Option<i64> {
-    metrics
-        .lines()
-        .find_map(|line| line.strip_prefix("indexer_leader "))
-        .and_then(|value| value.trim().parse().ok())
+/// The `indexer_leader` gauge of a metrics page.
+fn leader_gauge(metrics: &str) -> Option<f64> {
+    common::sample(metrics, "indexer_leader")
 }
 
 async fn metrics_of(base: &str) -> String {

@@ -282,6 +282,16 @@ pub async fn serve_locally(app: impl poem::Endpoint + 'static) -> String {
     format!("http://{addr}")
 }
 
+/// A sample's value in a Prometheus metrics page; `name` includes any labels. The whole sample
+/// line is matched: a substring search would also find the `# HELP` line of `indexer_leader`,
+/// which begins "indexer_leader 1 while ...".
+pub fn sample(metrics: &str, name: &str) -> Option<f64> {
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+        .and_then(|value| value.trim().parse().ok())
+}
+
 /// How long a test waits for something a background task does before it fails.
 const WAIT_LIMIT: Duration = Duration::from_secs(5);
 /// How often the condition is looked at again while waiting.
