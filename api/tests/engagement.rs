@@ -412,7 +412,7 @@ async fn a_users_backings_come_in_pages_with_their_totals() {
     );
     let items = first["backings"].as_array().unwrap();
     assert_eq!(items.len(), 7);
-    // Most recently backed first: market 7 (open), 6 (won), 5 (open), 4 (lost)…
+    // Most recently backed first: market 7 (lost), 6 (won), 5 (open)…
     assert_eq!(items[0]["amount_sol"], 0.7);
     assert_eq!(items[0]["status"], "lost");
     assert_eq!(items[1]["status"], "won");

@@ -377,12 +377,16 @@ async fn a_wallet_reads_its_feed_in_pages_and_marks_it_read_with_its_signature()
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_eq!(body["audience"], "1");
     }
-    server
+    // Named twice, announced to once.
+    let (status, body) = server
         .admin_post(
             "/v1/admin/notifications/announce",
-            &json!({"title": "Elsewhere", "body": "b", "wallets": [other.pubkey().to_string()]}),
+            &json!({"title": "Elsewhere", "body": "b",
+                    "wallets": [other.pubkey().to_string(), other.pubkey().to_string()]}),
         )
         .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["audience"], "1");
     let page = |query: &'static str| {
         let server = &server;
         let address = address.clone();

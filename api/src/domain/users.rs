@@ -1,6 +1,7 @@
 //! A user's records (spec 4.15): the wallet's backings from the index, newest first, paged, with
 //! its total, what it backed in all, and each backing's market and narrative.
 
+use narrative_sdk::binary_vault::constants::ORACLE_STATUS_REFUND;
 use narrative_store::entities::{backings, markets, narratives};
 use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
 
@@ -22,7 +23,7 @@ impl Backing {
     /// `open`, `won`, `lost` or `refunded`, from the indexed market.
     pub fn status(&self) -> &'static str {
         match &self.market {
-            Some(m) if m.oracle_status == 4 => "refunded",
+            Some(m) if m.oracle_status == i32::from(ORACLE_STATUS_REFUND) => "refunded",
             Some(m) if m.finalized => match &m.outcome {
                 Some(outcome) if *outcome == self.backing.side => "won",
                 Some(_) => "lost",

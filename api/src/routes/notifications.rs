@@ -166,10 +166,6 @@ impl NotificationsApi {
         body: Json<Announcement>,
     ) -> Answer<Json<AnnouncementQueued>, AnnounceRefusals> {
         let body = body.0;
-        let audience = body
-            .wallets
-            .as_ref()
-            .map_or_else(|| "all".to_owned(), |w| w.len().to_string());
         let recorded = announcements::announce(
             &self.state,
             &admin.0,
@@ -178,6 +174,12 @@ impl NotificationsApi {
             body.wallets,
         )
         .await?;
+        // As recorded: the wallets named, each once.
+        let audience = recorded
+            .audience
+            .as_ref()
+            .and_then(|wallets| wallets.as_array())
+            .map_or_else(|| "all".to_owned(), |wallets| wallets.len().to_string());
         Ok(Json(AnnouncementQueued {
             ok: true,
             announcement_id: recorded.id,

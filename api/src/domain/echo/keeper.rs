@@ -58,10 +58,6 @@ fn decode<T: AccountDeserialize>(account: &Option<LedgerAccount>) -> Option<T> {
     T::try_deserialize(&mut account.as_ref()?.data.as_slice()).ok()
 }
 
-fn root_hex(root: &[u8; 32]) -> String {
-    hex::encode(root)
-}
-
 fn parse_root(text: &str) -> anyhow::Result<[u8; 32]> {
     let mut root = [0u8; 32];
     hex::decode_to_slice(text, &mut root).context("a stored Merkle root is not 32 bytes of hex")?;
@@ -189,7 +185,7 @@ impl Keeper {
             available: Set(epoch.available as i64),
             conviction_pool: Set(conviction_pool as i64),
             creator_pool: Set(creator_pool as i64),
-            merkle_root: Set(root_hex(&tree.root())),
+            merkle_root: Set(narrative_sdk::decode::hex32(&tree.root())),
             status: Set(COMPUTED.into()),
             computed_at: Set(computed_at),
             closed_at: Set(None),
@@ -210,7 +206,7 @@ impl Keeper {
                 let (_, proof) = tree
                     .proof(wallet)
                     .context("a wallet of the split has no leaf")?;
-                let proof: Vec<String> = proof.iter().map(root_hex).collect();
+                let proof: Vec<String> = proof.iter().map(narrative_sdk::decode::hex32).collect();
                 echo_allocations::Entity::insert(echo_allocations::ActiveModel {
                     epoch_address: Set(key.clone()),
                     wallet: Set(wallet.to_string()),
@@ -357,7 +353,7 @@ impl Keeper {
             let Some(epoch) = decode::<Epoch>(account) else {
                 continue;
             };
-            let same_root = root_hex(&epoch.merkle_root) == stored.merkle_root;
+            let same_root = narrative_sdk::decode::hex32(&epoch.merkle_root) == stored.merkle_root;
             match (stored.status.as_str(), epoch.status) {
                 (_, EpochStatus::Open) => {}
                 (COMPUTED, _) if !same_root => {

@@ -181,15 +181,21 @@ pub async fn draw(
 mod tests {
     use super::*;
 
+    /// Known answers, computed outside this code (Python's hashlib): anyone holding the epoch's
+    /// address and the posted root can redo the draw.
     #[test]
     fn the_draw_is_a_function_of_public_data() {
         let epoch = Pubkey::new_from_array([7; 32]);
         let root = [9u8; 32];
         let seed = seed(&epoch, &root);
-        assert_eq!(seed, super::seed(&epoch, &root));
+        assert_eq!(
+            hex::encode(seed),
+            "a059f00b547a21b810bb36723b59892f45870858d1586762598598619a71421e"
+        );
         assert_ne!(seed, super::seed(&epoch, &[8; 32]));
-        let first = u64::from_le_bytes(seed[..8].try_into().unwrap());
-        assert_eq!(winning_index(&seed, 7), Some(first % 7));
+        // The first eight bytes, little-endian, are 13268020478606334368.
+        assert_eq!(winning_index(&seed, 7), Some(4));
+        assert_eq!(winning_index(&seed, 1_000), Some(368));
         assert_eq!(winning_index(&seed, 1), Some(0));
         assert_eq!(winning_index(&seed, 0), None);
     }

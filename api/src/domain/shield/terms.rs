@@ -17,16 +17,6 @@ pub fn message(terms_version: &str, wallet: &Wallet) -> String {
     format!("narrative-market-service:shield-terms:{terms_version}:{wallet}")
 }
 
-/// The wallet's acknowledgement of the current terms, if any.
-pub async fn current(
-    state: &AppState,
-    wallet: &Wallet,
-) -> Result<Option<shield_terms_acknowledgements::Model>, ApiError> {
-    Ok(current_any(state, wallet)
-        .await?
-        .filter(|ack| ack.terms_version == state.shield_terms_version))
-}
-
 /// Whether `wallet` acknowledged the current terms, as of generations `now` (from the memo
 /// while the terms topic stands).
 pub async fn acknowledged_as_of(
@@ -39,24 +29,14 @@ pub async fn acknowledged_as_of(
         .shield_terms
         .get(now, wallet.to_string(), || async {
             Ok::<_, ApiError>(
-                current_any(state, wallet)
+                shield_terms_acknowledgements::Entity::find_by_id(wallet.to_string())
+                    .one(state.store.db())
                     .await?
                     .map(|ack| ack.terms_version),
             )
         })
         .await?;
     Ok(version.as_deref() == Some(state.shield_terms_version.as_str()))
-}
-
-async fn current_any(
-    state: &AppState,
-    wallet: &Wallet,
-) -> Result<Option<shield_terms_acknowledgements::Model>, ApiError> {
-    Ok(
-        shield_terms_acknowledgements::Entity::find_by_id(wallet.to_string())
-            .one(state.store.db())
-            .await?,
-    )
 }
 
 /// Records `wallet`'s signed acknowledgement of the current terms (`terms_version`, when given,
