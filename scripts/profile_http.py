@@ -53,7 +53,7 @@ def bench_binary():
 
 def profile(binary, only, seconds, cache_mb, out):
     """(hello-world requests, the route's requests) of one run under callgrind."""
-    env = dict(os.environ, BENCH_BASELINE="0", BENCH_ONLY=only, BENCH_SECONDS=str(seconds),
+    env = dict(os.environ, BENCH_ONLY=only, BENCH_SECONDS=str(seconds),
                BENCH_NARRATIVES="200", BENCH_CONNECTIONS="8", BENCH_CACHE_MB=cache_mb)
     run = subprocess.run(
         ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "--bench"],

@@ -10,7 +10,7 @@
 //! (default 32) connections on 2 threads: `GET /hello`, `GET /v1/shield/protocols`,
 //! `GET /v1/narratives` (the public feed over `BENCH_NARRATIVES`, default 5,000, narratives with
 //! their indexed markets and backings), `POST /v1/shield/back` (a prepared `back_shield`,
-//! stored like every prepare) and the broad listing `GET /v1/narratives?broad=true&limit=5000`,
+//! stored like every prepare, for `BENCH_WALLETS`, default 64, wallets in turn) and the broad listing `GET /v1/narratives?broad=true&limit=5000`,
 //! whose first (uncached) answer is also timed alone, with the process's memory before and
 //! after. `BENCH_ONLY=<text>` runs the hello-world baseline and the runs whose name contains
 //! the text; `BENCH_CACHE_MB` sets the response cache (default 64; 0: off). Anonymous rate limits are raised out of the way; their check still runs on every
@@ -136,6 +136,22 @@ fn metric(page: &str, name: &str) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// The counters a run moves: cache hits and misses, prepared-row statements and rows.
+async fn counters(base: &str) -> [f64; 4] {
+    let page = reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    [
+        metric(&page, "http_cache_requests_total{outcome=\"hit\"}"),
+        metric(&page, "http_cache_requests_total{outcome=\"miss\"}"),
+        metric(&page, "prepared_writer_statements_total"),
+        metric(&page, "prepared_writer_rows_total"),
+    ]
+}
+
 async fn bind() -> (poem::listener::TcpAcceptor, SocketAddr) {
     let acceptor = TcpListener::bind("127.0.0.1:0")
         .into_acceptor()
@@ -251,17 +267,28 @@ async fn main() {
     insert_all(db.store.db(), market_rows).await;
     insert_all(db.store.db(), backing_rows).await;
     insert_all(db.store.db(), narrative_rows).await;
-    let wallet = SigningKey::from_bytes(&[7; 32]);
-    let wallet_b58 = bs58::encode(wallet.verifying_key().to_bytes()).into_string();
-    shield_terms_acknowledgements::Model {
-        wallet: wallet_b58.clone(),
-        terms_version: "2026-11".into(),
-        acknowledged_at: now,
-    }
-    .into_active_model()
-    .insert(db.store.db())
-    .await
-    .unwrap();
+    // Prepares come from `BENCH_WALLETS` (default 64) wallets in turn, each with the terms
+    // acknowledged: a wallet's backing address takes as many bump tries as its seeds need (one
+    // wallet can need twice the average), so many wallets measure what a prepare costs on
+    // average.
+    let wallets: Vec<String> = (0..env_usize("BENCH_WALLETS", 64).clamp(1, 250))
+        .map(|i| {
+            let key = SigningKey::from_bytes(&[i as u8 + 1; 32]);
+            bs58::encode(key.verifying_key().to_bytes()).into_string()
+        })
+        .collect();
+    insert_all(
+        db.store.db(),
+        wallets
+            .iter()
+            .map(|wallet| shield_terms_acknowledgements::Model {
+                wallet: wallet.clone(),
+                terms_version: "2026-11".into(),
+                acknowledged_at: now,
+            })
+            .collect(),
+    )
+    .await;
 
     let mut config = Config::defaults();
     config.anon_rate_per_min = u32::MAX;
@@ -283,11 +310,20 @@ async fn main() {
     let dir = std::env::temp_dir().join(format!("nms-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let script = dir.join("prepare.lua");
-    let body = json!({"wallet": wallet_b58, "protocol_id": "01".repeat(32), "side": "safe", "amount_sol": 1.0});
+    let bodies: Vec<String> = wallets
+        .iter()
+        .map(|wallet| {
+            let body = json!({"wallet": wallet, "protocol_id": "01".repeat(32), "side": "safe", "amount_sol": 1.0});
+            format!("[[{body}]]")
+        })
+        .collect();
     std::fs::write(
         &script,
         format!(
-            "wrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.body = [[{body}]]\n"
+            "wrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\n\
+             local bodies = {{{}}}\nlocal n = 0\n\
+             request = function()\n  n = n + 1\n  return wrk.format(nil, nil, nil, bodies[n % #bodies + 1])\nend\n",
+            bodies.join(", ")
         ),
     )
     .unwrap();
@@ -326,7 +362,10 @@ async fn main() {
             None,
         ),
         (
-            "`POST /v1/shield/back` (prepare, stored)".into(),
+            format!(
+                "`POST /v1/shield/back` (prepare, stored; {} wallets in turn)",
+                wallets.len()
+            ),
             format!("{base}/v1/shield/back"),
             Some(script.as_path()),
         ),
@@ -353,6 +392,7 @@ async fn main() {
         })
         .map(|(_, run)| run)
     {
+        let counters_before = counters(&base).await;
         let before = cpu_ticks();
         let figures = tokio::task::spawn_blocking({
             let url = url.clone();
@@ -367,6 +407,23 @@ async fn main() {
             figures.requests_per_second, figures.p99_ms
         );
         let after = cpu_ticks();
+        let counters_after = counters(&base).await;
+        let delta = |i: usize| counters_after[i] - counters_before[i];
+        if delta(0) + delta(1) > 0.0 {
+            println!(
+                "  response cache: {:.0} hits, {:.0} misses",
+                delta(0),
+                delta(1)
+            );
+        }
+        if delta(2) > 0.0 {
+            println!(
+                "  prepared rows: {:.0} in {:.0} statements ({:.1} a statement)",
+                delta(3),
+                delta(2),
+                delta(3) / delta(2)
+            );
+        }
         let requests = figures.requests_per_second * seconds as f64;
         // Microseconds of CPU per request; a clock tick is 10 ms (USER_HZ 100).
         let per_request = |from: u64, to: u64| (to - from) as f64 * 10_000.0 / requests;

@@ -217,8 +217,13 @@ async fn serve_metrics(
     Response::builder()
         .content_type("text/plain; version=0.0.4")
         .body(match state.indexer_metrics.get() {
-            Some(indexer) => metrics.render() + &state.caches.render() + &indexer.render(),
-            None => metrics.render() + &state.caches.render(),
+            Some(indexer) => {
+                metrics.render()
+                    + &state.caches.render()
+                    + &state.chain.writer.render()
+                    + &indexer.render()
+            }
+            None => metrics.render() + &state.caches.render() + &state.chain.writer.render(),
         })
 }
 

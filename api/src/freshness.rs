@@ -26,6 +26,9 @@ pub struct Freshness {
     store: Store,
     counters: Mutex<Counters>,
     done: watch::Sender<Probe>,
+    /// The newest generations seen, by a probe or by a write that read them: a guess for a
+    /// caller that verifies its reads at its own write ([`Freshness::latest`]).
+    latest: Mutex<Option<Generations>>,
 }
 
 #[derive(Default)]
@@ -44,7 +47,21 @@ impl Freshness {
             store,
             counters: Mutex::new(Counters::default()),
             done: watch::channel((0, Err("no probe yet".to_owned()))).0,
+            latest: Mutex::new(None),
         })
+    }
+
+    /// The newest generations seen so far, with no round trip: possibly older than the
+    /// caller, so only for reads that are verified later against generations read after the
+    /// caller arrived (a prepare's, at its write). `None` before anything was seen.
+    pub fn latest(&self) -> Option<Generations> {
+        *self.latest.lock().expect("latest")
+    }
+
+    /// Generations read by some other query (a write that read them).
+    pub fn observe(&self, seen: &Generations) {
+        let mut latest = self.latest.lock().expect("latest");
+        *latest = Some(latest.map_or(*seen, |known| known.newest(seen)));
     }
 
     /// Every topic's generation, read after this call began.
@@ -91,6 +108,9 @@ impl Freshness {
             let result = generations(self.store.db())
                 .await
                 .map_err(|e| e.to_string());
+            if let Ok(seen) = &result {
+                self.observe(seen);
+            }
             drop(self.done.send_replace((number, result)));
         }
     }

@@ -12,6 +12,7 @@ use solana_keypair::Keypair;
 use tokio::sync::Notify;
 
 use crate::chain::ledger::{Ledger, RpcLedger};
+use crate::chain::prepared_writer::PreparedWriter;
 use crate::chain::{Chain, ConfirmWait};
 use crate::clock::{SharedClock, SystemClock};
 use crate::config::{Config, ExposeSecret};
@@ -282,6 +283,7 @@ impl AppState {
                 clock: providers.clock.clone(),
                 wait: ConfirmWait::for_millis(config.confirm_wait_ms),
                 jobs_wake,
+                writer: PreparedWriter::start(store.clone()),
             },
             store,
             clock: providers.clock,

@@ -363,3 +363,92 @@ async fn a_commit_elsewhere_drops_the_stale_answers_without_a_read() {
     beside.stop().await;
     server.stop().await;
 }
+
+/// A shield prepare for `wallet` through the api at `base`.
+async fn prepare(
+    http: &reqwest::Client,
+    base: &str,
+    wallet: &Keypair,
+    protocol_id: &[u8; 32],
+) -> (StatusCode, Value) {
+    let response = http
+        .post(format!("{base}/v1/shield/back"))
+        .json(&json!({
+            "wallet": wallet.pubkey().to_string(),
+            "protocol_id": hex::encode(protocol_id),
+            "side": "safe",
+            "amount_sol": 1.0,
+        }))
+        .send()
+        .await
+        .unwrap();
+    (response.status(), response.json().await.unwrap())
+}
+
+async fn prepared_rows(server: &TestServer) -> u64 {
+    use sea_orm::{EntityTrait, PaginatorTrait};
+    narrative_store::entities::prepared_transactions::Entity::find()
+        .count(server.db.store.db())
+        .await
+        .unwrap()
+}
+
+/// A prepare checks the halt flag, the terms and the coverage from memory and verifies them at
+/// its write: each still answers what was committed before it, in the other process or by SQL.
+#[tokio::test]
+async fn a_prepare_answers_the_terms_halts_and_coverages_committed_before_it() {
+    let (server, _ledger, protocol_id) = shield_on_bank(None).await;
+    let beside = server.start_beside_with_background(|_| {}).await;
+    let http = reqwest::Client::new();
+    let wallet = Keypair::new();
+
+    let (status, body) = prepare(&http, &server.base, &wallet, &protocol_id).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"], "terms_not_accepted");
+
+    // Terms acknowledged through the other process: the very next prepare here is accepted
+    // (the refusal kept in memory is checked again after the barrier).
+    let message = format!(
+        "narrative-market-service:shield-terms:2026-11:{}",
+        wallet.pubkey()
+    );
+    let acknowledged = http
+        .post(format!("{}/v1/shield/terms-ack", beside.base))
+        .json(&json!({
+            "wallet": wallet.pubkey().to_string(),
+            "signature": wallet.sign_message(message.as_bytes()).to_string(),
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(acknowledged.status(), StatusCode::OK);
+    let (status, body) = prepare(&http, &server.base, &wallet, &protocol_id).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(prepared_rows(&server).await, 1);
+
+    // Halted, then resumed, through the other process: each in the next prepare here.
+    set_shield_halt(&http, &beside.base, true).await;
+    let (status, body) = prepare(&http, &server.base, &wallet, &protocol_id).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"], "system_halted");
+    set_shield_halt(&http, &beside.base, false).await;
+    let (status, body) = prepare(&http, &server.base, &wallet, &protocol_id).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(prepared_rows(&server).await, 2);
+
+    // The coverage closed by a write no api process made: refused at once, and nothing of the
+    // refused prepare is left in the store.
+    server
+        .db
+        .store
+        .db()
+        .execute_unprepared("UPDATE shield_coverages SET status = 'resolved'")
+        .await
+        .unwrap();
+    let (status, body) = prepare(&http, &server.base, &wallet, &protocol_id).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"], "coverage_not_open");
+    assert_eq!(prepared_rows(&server).await, 2);
+    beside.stop().await;
+    server.stop().await;
+}

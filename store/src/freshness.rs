@@ -74,6 +74,27 @@ impl Generations {
         self.0[topic.index()]
     }
 
+    /// Generations from `(topic name, generation)` rows; unknown names are left out.
+    pub fn from_rows(rows: impl IntoIterator<Item = (String, i64)>) -> Generations {
+        let mut generations = Generations::default();
+        for (name, generation) in rows {
+            if let Some(topic) = Topic::from_name(&name) {
+                generations.0[topic.index()] = generation;
+            }
+        }
+        generations
+    }
+
+    /// Each topic at the newer of the two (generations only grow).
+    pub fn newest(&self, other: &Generations) -> Generations {
+        Generations(std::array::from_fn(|i| self.0[i].max(other.0[i])))
+    }
+
+    /// Whether `self` and `other` agree on every one of `topics`.
+    pub fn agree_on(&self, other: &Generations, topics: &[Topic]) -> bool {
+        topics.iter().all(|t| self.of(*t) == other.of(*t))
+    }
+
     /// Generations with the given topics at the given values, the others at 0 (tests).
     pub fn with(values: &[(Topic, i64)]) -> Generations {
         let mut generations = Generations::default();
@@ -93,13 +114,7 @@ pub async fn generations(db: &impl ConnectionTrait) -> Result<Generations, DbErr
         .into_tuple()
         .all(db)
         .await?;
-    let mut generations = Generations::default();
-    for (name, generation) in rows {
-        if let Some(topic) = Topic::from_name(&name) {
-            generations.0[topic.index()] = generation;
-        }
-    }
-    Ok(generations)
+    Ok(Generations::from_rows(rows))
 }
 
 /// What a listener heard.

@@ -15,7 +15,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use narrative_sdk::{Instruction, Pubkey};
-use narrative_store::entities::{prepared_transactions, system_components};
+use narrative_store::entities::prepared_transactions;
+use narrative_store::freshness::{Generations, Topic};
 use narrative_store::Store;
 use poem::http::StatusCode;
 use sea_orm::{
@@ -31,8 +32,10 @@ use tokio::sync::Notify;
 
 use crate::chain::halts::ensure_running;
 use crate::chain::ledger::{LandedInstruction, LandedTransaction, Ledger, LedgerError};
+use crate::chain::prepared_writer::{insert_unless_halted, PreparedWriter, Stored};
 use crate::clock::SharedClock;
 use crate::error::ApiError;
+use crate::freshness::Freshness;
 use crate::jobs::refresh_accounts::RefreshAccounts;
 use crate::values::{Base58Signature, Component, PreparedId, Wallet};
 
@@ -141,6 +144,17 @@ pub trait MoneyFlow: Send + Sync {
     ) -> Result<Self::Confirmed, ApiError>;
 }
 
+/// What a flow checks before it prepares ([`Chain::prepare_checked`]).
+#[async_trait::async_trait]
+pub trait Admission: Send + Sync {
+    /// The topics whose data the checks read.
+    fn topics(&self) -> &'static [Topic];
+
+    /// Refuses the prepare, reading the store as of `at` (values kept under those
+    /// generations, loaded when none is).
+    async fn check(&self, at: &Generations) -> Result<(), ApiError>;
+}
+
 /// Where a prepared transaction stands against a signature.
 pub enum Opened<P> {
     /// Confirmed by this signature already.
@@ -149,38 +163,36 @@ pub enum Opened<P> {
     Unconfirmed(Prepared<P>),
 }
 
-/// `INSERT` of `row` that writes nothing while `component` is halted: the halt check and the
-/// write are one statement, so a halt committed before it cannot slip between them, and a
-/// prepare costs one round trip once its reads come from memory.
-fn insert_unless_halted(
-    row: prepared_transactions::ActiveModel,
-    component: Component,
-) -> sea_orm::sea_query::InsertStatement {
-    use sea_orm::sea_query::{Expr, ExprTrait, Query};
-    use sea_orm::{ActiveModelTrait, Iterable};
-
-    let columns: Vec<prepared_transactions::Column> = prepared_transactions::Column::iter()
-        .filter(|column| row.get(*column).is_set())
-        .collect();
-    let values = columns
-        .iter()
-        .map(|column| Expr::val(row.get(*column).into_value().expect("set")));
-    let halted = Query::select()
-        .expr(Expr::val(1))
-        .from(system_components::Entity)
-        .and_where(system_components::Column::Name.eq(component.as_str()))
-        .and_where(system_components::Column::Halted.eq(true))
-        .to_owned();
-    let unless_halted = Query::select()
-        .exprs(values)
-        .and_where(Expr::exists(halted).not())
-        .to_owned();
-    Query::insert()
-        .into_table(prepared_transactions::Entity)
-        .columns(columns)
-        .select_from(unless_halted)
-        .expect("as many values as columns")
-        .to_owned()
+/// The stored row of a transaction over `instructions` for `wallet` to sign and pay, and what
+/// the wallet is given.
+fn prepared_row<F: MoneyFlow>(
+    blockhash: Hash,
+    wallet: &Wallet,
+    instructions: &[Instruction],
+    params: &F::Params,
+    now: i64,
+) -> Result<(prepared_transactions::ActiveModel, Unsigned), ApiError> {
+    let tx = narrative_sdk::tx::unsigned_transaction(instructions, &wallet.pubkey(), blockhash);
+    let message = bincode::serialize(&tx.message).map_err(ApiError::internal)?;
+    let id = PreparedId::new_random();
+    let row = prepared_transactions::ActiveModel {
+        id: Set(id.to_string()),
+        kind: Set(F::KIND.to_owned()),
+        wallet: Set(wallet.to_string()),
+        message: Set(message),
+        params: Set(serde_json::to_value(params).map_err(ApiError::internal)?),
+        status: Set("prepared".into()),
+        signature: Set(None),
+        error: Set(None),
+        created_at: Set(now),
+        confirmed_at: Set(None),
+    };
+    let unsigned = Unsigned {
+        id,
+        transaction: narrative_sdk::tx::to_base64(&tx),
+        blockhash: blockhash.to_string(),
+    };
+    Ok((row, unsigned))
 }
 
 /// The ledger, the store and the clock, as the money flows use them.
@@ -191,24 +203,87 @@ pub struct Chain {
     pub wait: ConfirmWait,
     /// Wakes the job worker when a confirm queued follow-up work.
     pub jobs_wake: Arc<Notify>,
+    /// Stores the prepared transactions made outside a caller's database transaction, many
+    /// to a statement under load.
+    pub writer: PreparedWriter,
 }
 
 impl Chain {
-    /// Builds the wallet's transaction over `instructions` and stores it with `params`.
-    /// Refused while the flow is halted: flows also check first, so that a halted component
-    /// answers 503 before any other refusal, and this check, next to the write, is the one a
-    /// halt set in between cannot slip past.
+    /// Builds the wallet's transaction over `instructions` and stores it with `params`, through
+    /// the group-commit writer. Refused while the flow is halted: flows also check first, so
+    /// that a halted component answers 503 before any other refusal, and the write's own check
+    /// is the one a halt set in between cannot slip past.
     pub async fn prepare<F: MoneyFlow>(
         &self,
-        db: &impl ConnectionTrait,
         flow: &F,
         wallet: &Wallet,
         instructions: &[Instruction],
         params: &F::Params,
     ) -> Result<Unsigned, ApiError> {
         let blockhash = self.blockhash().await?;
-        self.prepare_with(db, blockhash, flow, wallet, instructions, params)
-            .await
+        let component = flow.component(params);
+        let (row, unsigned) =
+            prepared_row::<F>(blockhash, wallet, instructions, params, self.clock.now())?;
+        match self.writer.write(row, component).await?.0 {
+            Stored::Written => Ok(unsigned),
+            Stored::Halted => Err(ApiError::system_halted(component.as_str())),
+        }
+    }
+
+    /// [`Chain::prepare`] for a flow that reads the store before it prepares (a halt flag,
+    /// the wallet's terms, the coverage), from values kept under generations
+    /// ([`crate::freshness::Memo`]), without a probe of its own on its usual path:
+    ///
+    /// 1. `admission` checks under the newest generations known (no round trip); a refusal
+    ///    is checked again after the freshness barrier, so every refusal answers data as new
+    ///    as the request;
+    /// 2. the row is written by the group-commit writer, whose statement also reads the
+    ///    generations at its moment, which is after the request arrived;
+    /// 3. if the topics `admission` read moved between its checks and the write, it checks
+    ///    again as of the write, and a refusal then removes the row it wrote.
+    ///
+    /// So what a prepare accepted held when its row was written, and the halt flag is checked
+    /// by the write itself.
+    pub async fn prepare_checked<F: MoneyFlow>(
+        &self,
+        freshness: &Arc<Freshness>,
+        admission: &dyn Admission,
+        flow: &F,
+        wallet: &Wallet,
+        instructions: &[Instruction],
+        params: &F::Params,
+    ) -> Result<Unsigned, ApiError> {
+        let barrier = async || freshness.current().await.map_err(ApiError::internal);
+        let guess = match freshness.latest() {
+            Some(known) => known,
+            None => barrier().await?,
+        };
+        let checked_under = match admission.check(&guess).await {
+            Ok(()) => guess,
+            Err(_) => {
+                let now = barrier().await?;
+                admission.check(&now).await?;
+                now
+            }
+        };
+        let blockhash = self.blockhash().await?;
+        let component = flow.component(params);
+        let (row, unsigned) =
+            prepared_row::<F>(blockhash, wallet, instructions, params, self.clock.now())?;
+        let (stored, at_write) = self.writer.write(row, component).await?;
+        freshness.observe(&at_write);
+        if stored == Stored::Halted {
+            return Err(ApiError::system_halted(component.as_str()));
+        }
+        if !checked_under.agree_on(&at_write, admission.topics()) {
+            if let Err(refusal) = admission.check(&at_write).await {
+                prepared_transactions::Entity::delete_by_id(unsigned.id.to_string())
+                    .exec(self.store.db())
+                    .await?;
+                return Err(refusal);
+            }
+        }
+        Ok(unsigned)
     }
 
     /// The blockhash a prepared transaction is built on. A flow that stores its prepared
@@ -230,30 +305,15 @@ impl Chain {
         params: &F::Params,
     ) -> Result<Unsigned, ApiError> {
         let component = flow.component(params);
-        let tx = narrative_sdk::tx::unsigned_transaction(instructions, &wallet.pubkey(), blockhash);
-        let message = bincode::serialize(&tx.message).map_err(ApiError::internal)?;
-        let id = PreparedId::new_random();
-        let row = prepared_transactions::ActiveModel {
-            id: Set(id.to_string()),
-            kind: Set(F::KIND.to_owned()),
-            wallet: Set(wallet.to_string()),
-            message: Set(message),
-            params: Set(serde_json::to_value(params).map_err(ApiError::internal)?),
-            status: Set("prepared".into()),
-            signature: Set(None),
-            error: Set(None),
-            created_at: Set(self.clock.now()),
-            confirmed_at: Set(None),
-        };
-        let stored = db.execute(&insert_unless_halted(row, component)).await?;
+        let (row, unsigned) =
+            prepared_row::<F>(blockhash, wallet, instructions, params, self.clock.now())?;
+        let stored = db
+            .execute(&insert_unless_halted(vec![row], component))
+            .await?;
         if stored.rows_affected() == 0 {
             return Err(ApiError::system_halted(component.as_str()));
         }
-        Ok(Unsigned {
-            id,
-            transaction: narrative_sdk::tx::to_base64(&tx),
-            blockhash: blockhash.to_string(),
-        })
+        Ok(unsigned)
     }
 
     /// Confirms prepared transaction `id` of `flow` by `signature`: what every confirm route
@@ -555,60 +615,6 @@ fn carries_in_order(landed: &[LandedInstruction], expected: &[LandedInstruction]
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn prepared_row(id: &str) -> prepared_transactions::ActiveModel {
-        prepared_transactions::ActiveModel {
-            id: Set(id.to_owned()),
-            kind: Set("shield_back".into()),
-            wallet: Set("wallet".into()),
-            message: Set(vec![1, 2, 3]),
-            params: Set(serde_json::json!({"side": "safe"})),
-            status: Set("prepared".into()),
-            signature: Set(None),
-            error: Set(None),
-            created_at: Set(1_700_000_000),
-            confirmed_at: Set(None),
-        }
-    }
-
-    /// The write that checks the halt flag itself: nothing is stored for a halted component,
-    /// the whole row for a running one (on both databases).
-    #[tokio::test]
-    async fn a_prepared_row_is_written_only_while_its_component_runs() {
-        let db = narrative_store::testing::TestDb::new().await;
-        let conn = db.store.db();
-        system_components::Entity::insert(system_components::ActiveModel {
-            name: Set("shield".into()),
-            halted: Set(true),
-            reason: Set(Some("incident".into())),
-            updated_at: Set(1),
-        })
-        .exec_without_returning(conn)
-        .await
-        .unwrap();
-        let refused = conn
-            .execute(&insert_unless_halted(prepared_row("a"), Component::Shield))
-            .await
-            .unwrap();
-        assert_eq!(refused.rows_affected(), 0);
-        let stored = conn
-            .execute(&insert_unless_halted(prepared_row("b"), Component::Binary))
-            .await
-            .unwrap();
-        assert_eq!(stored.rows_affected(), 1);
-        let rows = prepared_transactions::Entity::find()
-            .all(conn)
-            .await
-            .unwrap();
-        assert_eq!(rows.len(), 1);
-        let row = &rows[0];
-        assert_eq!(
-            (row.id.as_str(), row.message.as_slice(), row.created_at),
-            ("b", &[1u8, 2, 3][..], 1_700_000_000)
-        );
-        assert_eq!(row.params, serde_json::json!({"side": "safe"}));
-        assert_eq!((row.signature.clone(), row.confirmed_at), (None, None));
-    }
 
     fn ix(program: Pubkey, data: u8) -> LandedInstruction {
         LandedInstruction {

@@ -6,8 +6,9 @@
 pub mod confirm;
 pub mod halts;
 pub mod ledger;
+pub mod prepared_writer;
 pub mod refresh;
 pub mod send;
 pub mod settlement;
 
-pub use confirm::{Chain, ConfirmWait, Confirmed, MoneyFlow, Prepared, Unsigned};
+pub use confirm::{Admission, Chain, ConfirmWait, Confirmed, MoneyFlow, Prepared, Unsigned};

@@ -18,6 +18,7 @@
 //! the fence that decides what is served, because a notification may arrive after a read that
 //! must already see its commit.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -28,6 +29,7 @@ use poem::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, IF_NONE_MATCH};
 use poem::http::{HeaderValue, Method, StatusCode};
 use poem::{Endpoint, IntoResponse, Request, Response};
 use sha2::{Digest, Sha256};
+use tokio::sync::watch;
 
 use super::contract::Contract;
 use crate::clock::SharedClock;
@@ -95,11 +97,49 @@ struct Entries {
     bytes: usize,
 }
 
+/// An answer being built for a key under some generations: requests for the same key that
+/// read the same generations wait for it instead of each asking the database (a burst of
+/// misses after a write, or the first requests after a start, build one answer, not one each).
+struct Flight {
+    generations: Vec<i64>,
+    /// Requests that joined it.
+    followers: usize,
+    /// `Some` once built; `None` if its leader's answer is not kept (an error, or too large).
+    done: watch::Receiver<Option<Option<Arc<Entry>>>>,
+}
+
+/// What a miss does: build the answer, or wait for the one being built.
+enum Miss {
+    Lead(FlightGuard),
+    Follow(watch::Receiver<Option<Option<Arc<Entry>>>>),
+}
+
+/// Held by the request building an answer; ends its flight however the request ends (a
+/// leader whose client went away is dropped, and its followers then build their own).
+struct FlightGuard {
+    cache: Arc<ResponseCache>,
+    key: String,
+    done: watch::Sender<Option<Option<Arc<Entry>>>>,
+}
+
+impl Drop for FlightGuard {
+    fn drop(&mut self) {
+        let mut flights = self.cache.flights.lock().expect("flights");
+        if flights
+            .get(&self.key)
+            .is_some_and(|flight| flight.done.same_channel(&self.done.subscribe()))
+        {
+            flights.remove(&self.key);
+        }
+    }
+}
+
 pub struct ResponseCache {
     contract: Arc<Contract>,
     freshness: Arc<Freshness>,
     clock: SharedClock,
     entries: Mutex<Entries>,
+    flights: Mutex<HashMap<String, Flight>>,
     max_bytes: usize,
     counters: Counters,
 }
@@ -109,6 +149,8 @@ pub struct ResponseCache {
 struct Counters {
     hits: AtomicU64,
     misses: AtomicU64,
+    /// Misses answered by another request's build.
+    shared: AtomicU64,
     /// Entries dropped for room.
     evicted_for_room: AtomicU64,
     /// Entries dropped because a notified commit changed their topic.
@@ -131,6 +173,7 @@ impl ResponseCache {
                 lru: LruCache::new_unbounded(),
                 bytes: 0,
             }),
+            flights: Mutex::new(HashMap::new()),
             max_bytes,
             counters: Counters::default(),
         })
@@ -205,6 +248,7 @@ impl Cache for ResponseCache {
              # TYPE http_cache_requests_total counter\n\
              http_cache_requests_total{{outcome=\"hit\"}} {}\n\
              http_cache_requests_total{{outcome=\"miss\"}} {}\n\
+             http_cache_requests_total{{outcome=\"shared\"}} {}\n\
              # HELP http_cache_evictions_total Entries dropped, by reason.\n\
              # TYPE http_cache_evictions_total counter\n\
              http_cache_evictions_total{{reason=\"room\"}} {}\n\
@@ -212,6 +256,7 @@ impl Cache for ResponseCache {
             self.max_bytes,
             load(&c.hits),
             load(&c.misses),
+            load(&c.shared),
             load(&c.evicted_for_room),
             load(&c.evicted_by_change),
         )
@@ -225,12 +270,16 @@ impl ResponseCache {
     }
 
     /// Serves `req` from the cache when its route is cached and its entry current, else from
-    /// `ep`, keeping a `200` answer.
+    /// `ep`, keeping a `200` answer; a miss for an answer being built already waits for it.
     ///
     /// The routes' future is boxed ([`pass`]): held inline it would make this future, and every
     /// middleware's around it, as large as the largest handler's, and a hit would pay for moving
     /// that state through every layer.
-    pub async fn serve<E: Endpoint>(&self, ep: E, req: Request) -> poem::Result<Response> {
+    pub async fn serve<E: Endpoint>(
+        self: &Arc<Self>,
+        ep: E,
+        req: Request,
+    ) -> poem::Result<Response> {
         let topics = match (req.method() == Method::GET && self.max_bytes > 0)
             .then(|| topics_of(self.contract.route_label(req.uri().path())))
             .flatten()
@@ -248,15 +297,40 @@ impl ResponseCache {
                 return pass(&ep, req).await;
             }
         };
+        let now = self.clock.now();
         if let Some(entry) = self.lookup(&key) {
-            if entry.current(&generations, self.clock.now()) {
+            if entry.current(&generations, now) {
                 self.counters.hits.fetch_add(1, Ordering::Relaxed);
                 return Ok(answer(&entry, if_none_match.as_ref()));
             }
         }
+        let filled_under: Vec<i64> = topics.iter().map(|t| generations.of(*t)).collect();
+        let guard = match self.join(&key, &filled_under) {
+            Miss::Lead(guard) => Some(guard),
+            Miss::Follow(mut done) => {
+                // The leader's answer was read under these very generations, after this
+                // request's barrier could have seen any commit that changes it.
+                let built = done
+                    .wait_for(Option::is_some)
+                    .await
+                    .ok()
+                    .and_then(|b| b.clone());
+                if let Some(Some(entry)) = built {
+                    if entry.fresh_until.is_none_or(|until| now < until) {
+                        self.counters.shared.fetch_add(1, Ordering::Relaxed);
+                        return Ok(answer(&entry, if_none_match.as_ref()));
+                    }
+                }
+                // Its leader went away or answered an error: build this one alone.
+                None
+            }
+        };
         self.counters.misses.fetch_add(1, Ordering::Relaxed);
         let response = pass(&ep, req).await?;
         if response.status() != StatusCode::OK {
+            if let Some(guard) = guard {
+                guard.done.send_replace(Some(None));
+            }
             return Ok(response);
         }
         let (parts, body) = response.into_parts();
@@ -270,14 +344,50 @@ impl ResponseCache {
             topics,
             etag: etag(&body),
             content_type: parts.headers.get(CONTENT_TYPE).cloned(),
-            generations: topics.iter().map(|t| generations.of(*t)).collect(),
+            generations: filled_under,
             fresh_until,
             body,
         });
         if entry.body.len() <= MAX_ENTRY_BYTES {
             self.keep(key, entry.clone());
         }
+        if let Some(guard) = guard {
+            guard.done.send_replace(Some(Some(entry.clone())));
+        }
         Ok(answer(&entry, if_none_match.as_ref()))
+    }
+
+    /// Leads the build of `key` under `generations`, or follows the one under way.
+    fn join(self: &Arc<Self>, key: &str, generations: &[i64]) -> Miss {
+        let mut flights = self.flights.lock().expect("flights");
+        if let Some(flight) = flights.get_mut(key) {
+            if flight.generations == generations {
+                flight.followers += 1;
+                return Miss::Follow(flight.done.clone());
+            }
+        }
+        let (done, follow) = watch::channel(None);
+        // A flight under older generations is replaced; its leader still answers its own.
+        flights.insert(
+            key.to_owned(),
+            Flight {
+                generations: generations.to_vec(),
+                followers: 0,
+                done: follow,
+            },
+        );
+        Miss::Lead(FlightGuard {
+            cache: self.clone(),
+            key: key.to_owned(),
+            done,
+        })
+    }
+
+    /// Builds under way, and how many requests wait for the one of `key` (for the tests).
+    #[cfg(test)]
+    fn flights(&self, key: &str) -> (usize, usize) {
+        let flights = self.flights.lock().expect("flights");
+        (flights.len(), flights.get(key).map_or(0, |f| f.followers))
     }
 }
 
@@ -364,6 +474,123 @@ mod tests {
         assert!(matches(&HeaderValue::from_static("*"), &tag));
         assert!(!matches(&HeaderValue::from_static("\"other\""), &tag));
         assert_ne!(etag(b"body"), etag(b"bodies"));
+    }
+
+    /// A cache over a one-route contract (`/v1/shield/protocols`) on a fresh store, and an
+    /// endpoint that counts its builds and answers once `release` has a permit for it.
+    async fn slow_route() -> (
+        narrative_store::testing::TestDb,
+        Arc<ResponseCache>,
+        Arc<AtomicU64>,
+        Arc<tokio::sync::Semaphore>,
+        impl Endpoint + Clone,
+    ) {
+        let db = narrative_store::testing::TestDb::new().await;
+        let spec = serde_json::json!({
+            "openapi": "3.0.0",
+            "paths": {"/shield/protocols": {"get": {}}},
+            "components": {"schemas": {}},
+        });
+        let contract = Arc::new(Contract::new(&spec.to_string(), &[], &[]));
+        let clock: SharedClock = crate::clock::ManualClock::at(1_800_000_000);
+        let freshness = Freshness::new(db.store.clone());
+        let cache = ResponseCache::new(contract, freshness, clock, 1 << 20);
+        let builds = Arc::new(AtomicU64::new(0));
+        let release = Arc::new(tokio::sync::Semaphore::new(0));
+        let endpoint = {
+            let (builds, release) = (builds.clone(), release.clone());
+            Arc::new(poem::endpoint::make(move |_| {
+                let (builds, release) = (builds.clone(), release.clone());
+                async move {
+                    let n = builds.fetch_add(1, Ordering::SeqCst) + 1;
+                    release.acquire().await.expect("open").forget();
+                    format!("answer {n}")
+                }
+            }))
+        };
+        (db, cache, builds, release, endpoint)
+    }
+
+    fn protocols() -> Request {
+        Request::builder().uri_str("/v1/shield/protocols").finish()
+    }
+
+    /// Waits, at most 10 s, until `done` holds.
+    async fn until(what: &str, done: impl Fn() -> bool) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !done() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "timed out waiting: {what}"
+            );
+            tokio::task::yield_now().await;
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+    }
+
+    /// Ten misses for one answer: one build, nine requests served by it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn misses_for_an_answer_being_built_wait_for_it() {
+        let (_db, cache, builds, release, endpoint) = slow_route().await;
+        let requests: Vec<_> = (0..10)
+            .map(|_| {
+                let (cache, endpoint) = (cache.clone(), endpoint.clone());
+                tokio::spawn(async move { cache.serve(endpoint, protocols()).await })
+            })
+            .collect();
+        until("nine followers", || {
+            cache.flights("/v1/shield/protocols") == (1, 9)
+        })
+        .await;
+        assert_eq!(builds.load(Ordering::SeqCst), 1);
+        release.add_permits(1);
+        let mut etags = Vec::new();
+        for request in requests {
+            let response = request.await.unwrap().unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+            etags.push(response.headers()[ETAG].clone());
+            assert_eq!(
+                response.into_body().into_string().await.unwrap(),
+                "answer 1"
+            );
+        }
+        assert!(etags.windows(2).all(|pair| pair[0] == pair[1]));
+        assert_eq!(builds.load(Ordering::SeqCst), 1);
+        assert_eq!(cache.counters.shared.load(Ordering::Relaxed), 9);
+        assert_eq!(cache.counters.misses.load(Ordering::Relaxed), 1);
+        assert_eq!(cache.flights("/v1/shield/protocols"), (0, 0));
+    }
+
+    /// A leader whose request goes away leaves its followers to build their own answer.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn followers_of_an_abandoned_build_build_their_own() {
+        let (_db, cache, builds, release, endpoint) = slow_route().await;
+        let leader = tokio::spawn({
+            let (cache, endpoint) = (cache.clone(), endpoint.clone());
+            async move { cache.serve(endpoint, protocols()).await }
+        });
+        until("the leader building", || builds.load(Ordering::SeqCst) == 1).await;
+        let follower = tokio::spawn({
+            let (cache, endpoint) = (cache.clone(), endpoint.clone());
+            async move { cache.serve(endpoint, protocols()).await }
+        });
+        until("one follower", || {
+            cache.flights("/v1/shield/protocols") == (1, 1)
+        })
+        .await;
+        leader.abort();
+        assert!(leader.await.unwrap_err().is_cancelled());
+        until("the follower building", || {
+            builds.load(Ordering::SeqCst) == 2
+        })
+        .await;
+        release.add_permits(1);
+        let response = follower.await.unwrap().unwrap();
+        assert_eq!(
+            response.into_body().into_string().await.unwrap(),
+            "answer 2"
+        );
+        assert_eq!(cache.flights("/v1/shield/protocols"), (0, 0));
     }
 
     #[test]

@@ -116,7 +116,7 @@ pub async fn prepare_back(
     };
     let unsigned = state
         .chain
-        .prepare(state.store.db(), &BACKING, &back.wallet, &[ix], &params)
+        .prepare(&BACKING, &back.wallet, &[ix], &params)
         .await?;
     Ok(PreparedMove { unsigned, params })
 }
@@ -157,10 +157,7 @@ pub async fn prepare_claim(
         amount_lamports: None,
         component: Component::Binary,
     };
-    let unsigned = state
-        .chain
-        .prepare(state.store.db(), &CLAIM, &wallet, &[ix], &params)
-        .await?;
+    let unsigned = state.chain.prepare(&CLAIM, &wallet, &[ix], &params).await?;
     Ok(PreparedMove { unsigned, params })
 }
 

@@ -151,7 +151,7 @@ pub async fn prepare(
         };
         let unsigned = state
             .chain
-            .prepare(db, &EchoClaim, &wallet, &[ix], &params)
+            .prepare(&EchoClaim, &wallet, &[ix], &params)
             .await?;
         return Ok(PreparedClaim { unsigned, params });
     }

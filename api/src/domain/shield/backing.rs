@@ -4,6 +4,7 @@
 
 use narrative_sdk::{pda, Pubkey};
 use narrative_store::entities::{shield_coverages, shield_positions};
+use narrative_store::freshness::{Generations, Topic};
 use poem::http::StatusCode;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
@@ -12,7 +13,7 @@ use sea_orm::{
 use serde::{Deserialize, Serialize};
 
 use crate::chain::halts::ensure_running_as_of;
-use crate::chain::{MoneyFlow, Prepared, Unsigned};
+use crate::chain::{Admission, MoneyFlow, Prepared, Unsigned};
 use crate::domain::shield::{protocols, terms};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -54,32 +55,45 @@ pub struct Confirmed {
 
 pub struct ShieldBacking;
 
+/// What a shield prepare checks: the component runs, the wallet acknowledged the current
+/// terms, the coverage takes backings now.
+struct ShieldAdmission<'a> {
+    state: &'a AppState,
+    back: &'a BackShield,
+}
+
+#[async_trait::async_trait]
+impl Admission for ShieldAdmission<'_> {
+    fn topics(&self) -> &'static [Topic] {
+        &[Topic::System, Topic::Terms, Topic::Shield]
+    }
+
+    async fn check(&self, at: &Generations) -> Result<(), ApiError> {
+        let (state, back) = (self.state, self.back);
+        ensure_running_as_of(state.store.db(), &state.memos.halts, at, Component::Shield).await?;
+        if !terms::acknowledged_as_of(state, at, &back.wallet).await? {
+            return Err(ApiError::coded(
+                StatusCode::FORBIDDEN,
+                "terms_not_accepted",
+                "acknowledge the current shield terms first (POST /v1/shield/terms-ack)",
+            )
+            .with("terms_version", state.shield_terms_version.as_str()));
+        }
+        let coverage = protocols::get_as_of(state, at, back.protocol_id).await?;
+        if !protocols::backing_open(&coverage, state.now()) {
+            return Err(ApiError::coded(
+                StatusCode::FORBIDDEN,
+                "coverage_not_open",
+                "this coverage period does not take backings now",
+            ));
+        }
+        Ok(())
+    }
+}
+
 pub async fn prepare(state: &AppState, back: BackShield) -> Result<PreparedBacking, ApiError> {
-    let db = state.store.db();
-    // The reads come from memory while nothing they read changed (`crate::freshness`); the
-    // halt flag is checked again by the write itself.
-    let now = state
-        .freshness
-        .current()
-        .await
-        .map_err(ApiError::internal)?;
-    ensure_running_as_of(db, &state.memos.halts, &now, Component::Shield).await?;
-    if !terms::acknowledged_as_of(state, &now, &back.wallet).await? {
-        return Err(ApiError::coded(
-            StatusCode::FORBIDDEN,
-            "terms_not_accepted",
-            "acknowledge the current shield terms first (POST /v1/shield/terms-ack)",
-        )
-        .with("terms_version", state.shield_terms_version.as_str()));
-    }
-    let coverage = protocols::get_as_of(state, &now, back.protocol_id).await?;
-    if !protocols::backing_open(&coverage, state.now()) {
-        return Err(ApiError::coded(
-            StatusCode::FORBIDDEN,
-            "coverage_not_open",
-            "this coverage period does not take backings now",
-        ));
-    }
+    // The reads come from memory while nothing they read changed (`crate::freshness`), and
+    // are verified against the generations the write itself reads.
     let ix = narrative_sdk::shield::back_shield(
         back.wallet.pubkey(),
         &back.protocol_id.0,
@@ -92,9 +106,17 @@ pub async fn prepare(state: &AppState, back: BackShield) -> Result<PreparedBacki
         amount_lamports: back.amount.lamports(),
         arcium_enabled: back.arcium_enabled,
     };
+    let admission = ShieldAdmission { state, back: &back };
     let unsigned = state
         .chain
-        .prepare(db, &ShieldBacking, &back.wallet, &[ix], &params)
+        .prepare_checked(
+            &state.freshness,
+            &admission,
+            &ShieldBacking,
+            &back.wallet,
+            &[ix],
+            &params,
+        )
         .await?;
     Ok(PreparedBacking { unsigned, params })
 }
