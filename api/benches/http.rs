@@ -136,14 +136,19 @@ fn metric(page: &str, name: &str) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-/// The counters a run moves: cache hits and misses, prepared-row statements and rows.
-async fn counters(base: &str) -> [f64; 4] {
-    let page = reqwest::get(format!("{base}/metrics"))
+/// The server's metrics page.
+async fn metrics_page(base: &str) -> String {
+    reqwest::get(format!("{base}/metrics"))
         .await
         .unwrap()
         .text()
         .await
-        .unwrap();
+        .unwrap()
+}
+
+/// The counters a run moves: cache hits and misses, prepared-row statements and rows.
+async fn counters(base: &str) -> [f64; 4] {
+    let page = metrics_page(base).await;
     [
         metric(&page, "http_cache_requests_total{outcome=\"hit\"}"),
         metric(&page, "http_cache_requests_total{outcome=\"miss\"}"),
@@ -458,12 +463,7 @@ async fn main() {
             "SQLite"
         }
     );
-    let page = reqwest::get(format!("{base}/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let page = metrics_page(&base).await;
     let (rss, peak) = memory_mib();
     println!(
         "broad listing: first answer (from the database) {broad_cold_ms:.1} ms, {:.2} MiB; \

@@ -174,7 +174,7 @@ fn prepared_row<F: MoneyFlow>(
 ) -> Result<(prepared_transactions::ActiveModel, Unsigned), ApiError> {
     let tx = narrative_sdk::tx::unsigned_transaction(instructions, &wallet.pubkey(), blockhash);
     let message = bincode::serialize(&tx.message).map_err(ApiError::internal)?;
-    let id = PreparedId::new_random();
+    let id = PreparedId::new_ordered(now);
     let row = prepared_transactions::ActiveModel {
         id: Set(id.to_string()),
         kind: Set(F::KIND.to_owned()),

@@ -82,6 +82,22 @@ uuid_id!(
     "prepared_id",
     "The id of a prepared transaction: a hyphenated UUID."
 );
+impl PreparedId {
+    /// A time-ordered id (UUID version 7) at `unix_seconds`, random within the second: the
+    /// prepared transactions' primary key then grows at its right edge instead of touching a
+    /// random index page per row (on Postgres, a full-page image in the WAL for each after a
+    /// checkpoint: 9x the WAL of a 16-row insert, measured with `EXPLAIN (ANALYZE, WAL)`).
+    pub fn new_ordered(unix_seconds: i64) -> PreparedId {
+        let millis = u64::try_from(unix_seconds)
+            .unwrap_or(0)
+            .saturating_mul(1000);
+        PreparedId(
+            uuid::Builder::from_unix_timestamp_millis(millis, &rand::random::<[u8; 10]>())
+                .into_uuid(),
+        )
+    }
+}
+
 uuid_id!(
     /// An API key (its public id, never the secret).
     KeyId,
@@ -188,6 +204,21 @@ string_value!(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prepared_ids_sort_by_their_second_and_parse_back() {
+        let earlier = PreparedId::new_ordered(1_800_000_000);
+        let later = PreparedId::new_ordered(1_800_000_001);
+        assert_eq!(earlier.0.get_version_num(), 7);
+        assert!(earlier.to_string() < later.to_string());
+        assert_ne!(
+            PreparedId::new_ordered(1_800_000_000),
+            PreparedId::new_ordered(1_800_000_000)
+        );
+        assert_eq!(earlier.to_string().parse::<PreparedId>(), Ok(earlier));
+        let (seconds, _) = earlier.0.get_timestamp().unwrap().to_unix();
+        assert_eq!(seconds, 1_800_000_000);
+    }
 
     #[test]
     fn uuids_are_hyphenated_only() {
