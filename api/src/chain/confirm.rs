@@ -220,13 +220,29 @@ impl Chain {
         instructions: &[Instruction],
         params: &F::Params,
     ) -> Result<Unsigned, ApiError> {
+        Ok(self
+            .write_prepared(flow, wallet, instructions, params)
+            .await?
+            .0)
+    }
+
+    /// Builds the transaction and stores its row through the group-commit writer: the
+    /// transaction for the wallet and the generations the write read; refused while the flow's
+    /// component is halted.
+    async fn write_prepared<F: MoneyFlow>(
+        &self,
+        flow: &F,
+        wallet: &Wallet,
+        instructions: &[Instruction],
+        params: &F::Params,
+    ) -> Result<(Unsigned, Generations), ApiError> {
         let blockhash = self.blockhash().await?;
         let component = flow.component(params);
         let (row, unsigned) =
             prepared_row::<F>(blockhash, wallet, instructions, params, self.clock.now())?;
-        match self.writer.write(row, component).await?.0 {
-            Stored::Written => Ok(unsigned),
-            Stored::Halted => Err(ApiError::system_halted(component.as_str())),
+        match self.writer.write(row, component).await? {
+            (Stored::Written, at_write) => Ok((unsigned, at_write)),
+            (Stored::Halted, _) => Err(ApiError::system_halted(component.as_str())),
         }
     }
 
@@ -266,15 +282,10 @@ impl Chain {
                 now
             }
         };
-        let blockhash = self.blockhash().await?;
-        let component = flow.component(params);
-        let (row, unsigned) =
-            prepared_row::<F>(blockhash, wallet, instructions, params, self.clock.now())?;
-        let (stored, at_write) = self.writer.write(row, component).await?;
+        let (unsigned, at_write) = self
+            .write_prepared(flow, wallet, instructions, params)
+            .await?;
         freshness.observe(&at_write);
-        if stored == Stored::Halted {
-            return Err(ApiError::system_halted(component.as_str()));
-        }
         if !checked_under.agree_on(&at_write, admission.topics()) {
             if let Err(refusal) = admission.check(&at_write).await {
                 prepared_transactions::Entity::delete_by_id(unsigned.id.to_string())
