@@ -27,6 +27,8 @@ mod m20261124_000015_echo_pool;
 mod m20261124_000016_engagement;
 mod m20261124_000017_notifications;
 mod m20261124_000018_read_models;
+mod m20261124_000019_web_push;
+mod m20261124_000020_kyc;
 
 pub struct Migrator;
 
@@ -52,6 +54,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000016_engagement::Migration),
             Box::new(m20261124_000017_notifications::Migration),
             Box::new(m20261124_000018_read_models::Migration),
+            Box::new(m20261124_000019_web_push::Migration),
+            Box::new(m20261124_000020_kyc::Migration),
         ]
     }
 }

@@ -45,7 +45,7 @@ const PG_FUNCTION: &str = "CREATE OR REPLACE FUNCTION nms_bump_generation() RETU
     PERFORM pg_notify('nms_generations', TG_ARGV[0]); \
     END IF; RETURN NULL; END $$";
 
-fn pg_triggers(table: &str, topic: &str) -> Vec<String> {
+pub(crate) fn pg_triggers(table: &str, topic: &str) -> Vec<String> {
     [
         ("ins", "INSERT", "NEW"),
         ("upd", "UPDATE", "NEW"),
@@ -119,7 +119,7 @@ const SQLITE_BACKER_TRIGGERS: [&str; 4] = [
 ];
 
 /// SQLite has row-level triggers only: each changed row bumps its topic.
-fn sqlite_triggers(table: &str, topic: &str) -> Vec<String> {
+pub(crate) fn sqlite_triggers(table: &str, topic: &str) -> Vec<String> {
     [("ins", "INSERT"), ("upd", "UPDATE"), ("del", "DELETE")]
         .into_iter()
         .map(|(tag, event)| {

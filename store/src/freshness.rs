@@ -33,7 +33,7 @@ pub enum Topic {
     Echo,
     /// Halt flags.
     System,
-    /// Terms acceptances, platform and shield.
+    /// Who may write: terms acceptances (platform and shield) and wallet blocks.
     Terms,
 }
 
