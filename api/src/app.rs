@@ -64,6 +64,13 @@ fn patches(state: &AppState) -> Vec<Patch> {
                 {"required": ["wallet"], "properties": {"wallet": {"type": "string"}}},
             ]),
         },
+        // The preferences name only the notification types (`deny_unknown_fields`).
+        Patch {
+            schema: "PushPreferenceChanges",
+            property: None,
+            key: "additionalProperties",
+            value: json!(false),
+        },
     ]
 }
 
@@ -216,14 +223,15 @@ async fn serve_metrics(
 ) -> Response {
     Response::builder()
         .content_type("text/plain; version=0.0.4")
-        .body(match state.indexer_metrics.get() {
-            Some(indexer) => {
-                metrics.render()
-                    + &state.caches.render()
-                    + &state.chain.writer.render()
-                    + &indexer.render()
+        .body({
+            let text = metrics.render()
+                + &state.caches.render()
+                + &state.chain.writer.render()
+                + &state.push_deliveries.render();
+            match state.indexer_metrics.get() {
+                Some(indexer) => text + &indexer.render(),
+                None => text,
             }
-            None => metrics.render() + &state.caches.render() + &state.chain.writer.render(),
         })
 }
 

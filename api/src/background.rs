@@ -24,6 +24,7 @@ use crate::domain::narratives::drafts::Drafter;
 use crate::domain::narratives::scoring::Scorer;
 use crate::domain::notifications::announcements::Announcer;
 use crate::domain::notifications::follower::EventFollower;
+use crate::domain::notifications::push::{self, PushSender};
 use crate::jobs::echo_keeper::EchoKeeper;
 use crate::jobs::follow_events::FollowEvents;
 use crate::jobs::{ensure_perpetual, Registry, Worker};
@@ -79,20 +80,31 @@ fn registry(state: &AppState) -> Registry {
             store: state.store.clone(),
             clock: state.clock.clone(),
         })
+        .with(PushSender {
+            store: state.store.clone(),
+            outbound: state.outbound.clone(),
+            clock: state.clock.clone(),
+            vapid: state.vapid.clone(),
+            subject: state.vapid_subject.clone(),
+            counts: state.push_deliveries.clone(),
+        })
 }
 
 /// How often queuing the perpetual jobs is tried again while the database refuses it.
 const PERPETUAL_RETRY: Duration = Duration::from_secs(5);
 
-/// Makes sure the perpetual jobs exist and are alive: the event follower always, the Echo Pool
-/// keeper when a keeper key is configured.
-async fn ensure_perpetual_jobs(state: &AppState) -> Result<(), sea_orm::DbErr> {
+/// What a process makes sure of when it starts: the perpetual jobs exist and are alive (the
+/// event follower always, the Echo Pool keeper when a keeper key is configured), and the Web
+/// Push VAPID pair exists (the deployment's first start makes it, so the key browsers
+/// subscribe with is there before any of them asks).
+async fn start_up(state: &AppState) -> anyhow::Result<()> {
     let db = state.store.db();
     let now = state.now();
     ensure_perpetual::<FollowEvents>(db, now, now).await?;
     if state.keeper.is_some() {
         ensure_perpetual::<EchoKeeper>(db, now, now).await?;
     }
+    push::vapid_keys(&state.vapid, db, now).await?;
     Ok(())
 }
 
@@ -149,8 +161,8 @@ impl Background {
         tasks.push(tokio::spawn(async move {
             // Until the database takes them: a process that started while it was down must not
             // run without its keeper or follower.
-            while let Err(error) = ensure_perpetual_jobs(&perpetual_state).await {
-                tracing::warn!(%error, "the perpetual jobs could not be queued yet");
+            while let Err(error) = start_up(&perpetual_state).await {
+                tracing::warn!(error = %format!("{error:#}"), "the perpetual jobs or the VAPID key could not be set up yet");
                 tokio::select! {
                     _ = perpetual_stop.wait_for(|stop| *stop) => return,
                     _ = tokio::time::sleep(PERPETUAL_RETRY) => {}

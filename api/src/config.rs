@@ -173,10 +173,59 @@ pub struct Config {
     pub sol_usd_price: Option<f64>,
 
     /// Development only: let the service call `http` URLs and loopback addresses that clients
-    /// supply (agent webhooks), e.g. a receiver on the developer's machine. Private, link-local
+    /// supply (agent webhooks, Web Push endpoints), e.g. a receiver on the developer's machine. Private, link-local
     /// and other non-public addresses stay refused.
     #[arg(long, env = "OUTBOUND_ALLOW_LOCAL", default_value_t = false)]
     pub outbound_allow_local: bool,
+
+    /// Persona's API key (its sandbox key ahead of mainnet): KYC inquiries open with Persona.
+    /// Without it a local provider opens them in the service's own records; either way only a
+    /// signed webhook verifies anyone.
+    #[arg(long, env = "PERSONA_API_KEY", value_parser = secret)]
+    pub persona_api_key: Option<SecretString>,
+
+    /// Persona's API (tests point it at a local server).
+    #[arg(long, env = "PERSONA_API_URL")]
+    pub persona_api_url: Option<String>,
+
+    /// Persona's hosted flow the user is sent to.
+    #[arg(long, env = "PERSONA_HOSTED_URL")]
+    pub persona_hosted_url: Option<String>,
+
+    /// The Persona inquiry template of KYC tier 1 (basic).
+    #[arg(long, env = "PERSONA_TEMPLATE_TIER1")]
+    pub persona_template_tier1: Option<String>,
+
+    /// The Persona inquiry template of KYC tier 2 (enhanced).
+    #[arg(long, env = "PERSONA_TEMPLATE_TIER2")]
+    pub persona_template_tier2: Option<String>,
+
+    /// The KYC webhook's signing secret (`Persona-Signature`); the webhook answers 401 while
+    /// it is unset.
+    #[arg(long, env = "KYC_WEBHOOK_SECRET", value_parser = secret)]
+    pub kyc_webhook_secret: Option<SecretString>,
+
+    /// Chainalysis's sanctions screening API key: wallets are screened with Chainalysis.
+    /// Without it the local list `SCREENING_BLOCKLIST` is the screening.
+    #[arg(long, env = "CHAINALYSIS_API_KEY", value_parser = secret)]
+    pub chainalysis_api_key: Option<SecretString>,
+
+    /// Chainalysis's API (tests point it at a local server).
+    #[arg(long, env = "CHAINALYSIS_API_URL")]
+    pub chainalysis_api_url: Option<String>,
+
+    /// Development and tests: wallets the local screening flags (comma-separated).
+    #[arg(long, env = "SCREENING_BLOCKLIST", value_delimiter = ',')]
+    pub screening_blocklist: Vec<String>,
+
+    /// The contact push services are given with every Web Push message (the VAPID `sub` claim,
+    /// RFC 8292): a `mailto:` or `https:` URI where the operator can be reached.
+    #[arg(
+        long,
+        env = "VAPID_SUBJECT",
+        default_value = "mailto:operator@narrative-market.invalid"
+    )]
+    pub vapid_subject: String,
 
     /// Memory for the response cache of the hot reads, in MiB of answer bodies (0 turns it
     /// off). Entries are evicted least recently used first; an answer over 8 MiB is not kept.

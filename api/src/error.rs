@@ -70,6 +70,20 @@ impl ApiError {
         )
     }
 
+    /// 401 `invalid_signature`: `message` says what should have been signed, and by whom.
+    pub fn invalid_signature(message: impl Into<String>) -> Self {
+        Self::coded(StatusCode::UNAUTHORIZED, "invalid_signature", message)
+    }
+
+    /// 403 `url_not_allowed`: the outbound guard would not call `what` (`refused` says why).
+    pub fn url_not_allowed(what: &str, refused: impl std::fmt::Display) -> Self {
+        Self::coded(
+            StatusCode::FORBIDDEN,
+            "url_not_allowed",
+            format!("the service does not call this {what}: {refused}"),
+        )
+    }
+
     pub fn invalid_api_key() -> Self {
         Self::ok_false(StatusCode::UNAUTHORIZED, "Invalid or missing API key")
     }

@@ -11,21 +11,25 @@ use sha2::{Digest, Sha256};
 use solana_keypair::Keypair;
 use tokio::sync::Notify;
 
+use crate::chain::blocks::WalletBlocks;
 use crate::chain::ledger::{Ledger, RpcLedger};
 use crate::chain::prepared_writer::PreparedWriter;
 use crate::chain::{Chain, ConfirmWait};
 use crate::clock::{SharedClock, SystemClock};
-use crate::config::{Config, ExposeSecret};
+use crate::config::{Config, ExposeSecret, SecretString};
 use crate::error::ApiError;
 use crate::freshness::{Caches, Freshness, Memo};
 use crate::limits::{Limiter, MemoryLimiter, Policy, RedisLimiter};
 use crate::providers::chat::ChatModel;
 use crate::providers::drafter::{ChatGenerator, Generator, LocalGenerator};
 use crate::providers::human::{HumanVerifier, LocalVerifier, TurnstileVerifier};
+use crate::providers::kyc::{KycProvider, LocalKyc, PersonaClient};
 use crate::providers::outbound::{Outbound, OutboundPolicy, Resolve, SystemResolver};
 use crate::providers::polisher::{ChatPolisher, LocalPolisher, Polisher};
 use crate::providers::prices::{CoinGeckoFeed, FixedPrice, PriceFeed};
 use crate::providers::reviewer::{ChatReviewer, LocalReviewer, Reviewer};
+use crate::providers::screening::{ChainalysisScreening, LocalScreening, WalletScreening};
+use crate::providers::web_push::{DeliveryCounts, Vapid};
 use crate::values::{Component, Wallet, LAMPORTS_PER_SOL};
 
 pub struct AppState {
@@ -70,6 +74,18 @@ pub struct AppState {
     pub freshness: Arc<Freshness>,
     /// What the prepares read on every request, kept while its topic stands.
     pub memos: Memos,
+    /// The Web Push VAPID pair, kept in the store (made when the first process starts).
+    pub vapid: Vapid,
+    /// The contact in every VAPID token (`VAPID_SUBJECT`).
+    pub vapid_subject: String,
+    /// What the push services answered (`/metrics`).
+    pub push_deliveries: Arc<DeliveryCounts>,
+    /// Opens KYC inquiries.
+    pub kyc: Arc<dyn KycProvider>,
+    /// Screens wallets; a flagged wallet is blocked from protocol writes.
+    pub screening: Arc<dyn WalletScreening>,
+    /// Signs the KYC provider's webhooks; they answer 401 while unset.
+    pub kyc_webhook_secret: Option<SecretString>,
 }
 
 /// Values the hot write paths read on every request (a shield prepare checks the halt flag,
@@ -83,6 +99,10 @@ pub struct Memos {
     /// The open coverage of each protocol id.
     pub coverages: Memo<String, Option<Arc<shield_coverages::Model>>>,
 }
+
+/// Where the local KYC provider sends users: it hosts nothing (its inquiries are completed by
+/// the signed webhook), and the address says so.
+const LOCAL_KYC_PAGE: &str = "https://kyc.invalid/local-provider";
 
 /// Wallets whose shield terms are kept; past it the memo starts over (see `Memo::new`).
 const MEMO_WALLETS: usize = 100_000;
@@ -126,6 +146,8 @@ pub struct Providers {
     pub prices: Arc<dyn PriceFeed>,
     /// How client-supplied hosts resolve.
     pub resolver: Arc<dyn Resolve>,
+    pub kyc: Arc<dyn KycProvider>,
+    pub screening: Arc<dyn WalletScreening>,
 }
 
 impl Providers {
@@ -176,7 +198,37 @@ impl Providers {
             Some(price) => Arc::new(FixedPrice(price)),
             None => Arc::new(CoinGeckoFeed::new(&config.price_feed_url, clock.clone())?),
         };
+        let kyc: Arc<dyn KycProvider> = match &config.persona_api_key {
+            Some(key) => Arc::new(PersonaClient::new(
+                key.clone(),
+                config.persona_api_url.clone(),
+                config.persona_hosted_url.clone(),
+                [
+                    config.persona_template_tier1.clone().unwrap_or_default(),
+                    config.persona_template_tier2.clone().unwrap_or_default(),
+                ],
+            )?),
+            None => Arc::new(LocalKyc {
+                hosted: LOCAL_KYC_PAGE.to_owned(),
+            }),
+        };
+        let screening: Arc<dyn WalletScreening> = match &config.chainalysis_api_key {
+            Some(key) => Arc::new(ChainalysisScreening::new(
+                key.clone(),
+                config.chainalysis_api_url.clone(),
+            )?),
+            None => Arc::new(LocalScreening {
+                flagged: config
+                    .screening_blocklist
+                    .iter()
+                    .map(|w| w.trim().to_owned())
+                    .filter(|w| !w.is_empty())
+                    .collect(),
+            }),
+        };
         Ok(Providers {
+            kyc,
+            screening,
             ledger: Arc::new(RpcLedger::new(
                 config.solana_rpc_url.expose_secret(),
                 clock.clone(),
@@ -275,9 +327,11 @@ impl AppState {
             providers.resolver.clone(),
         )?;
         let jobs_wake = Arc::new(Notify::new());
-        let store_for_freshness = store.clone();
+        let freshness = Freshness::new(store.clone());
         Ok(Arc::new(AppState {
             chain: Chain {
+                blocks: WalletBlocks::new(store.clone()),
+                freshness: freshness.clone(),
                 store: store.clone(),
                 ledger: providers.ledger,
                 clock: providers.clock.clone(),
@@ -324,8 +378,17 @@ impl AppState {
             },
             response_cache_bytes: config.response_cache_mb.saturating_mul(1024 * 1024),
             caches: Arc::default(),
-            freshness: Freshness::new(store_for_freshness),
+            freshness,
             memos: Memos::default(),
+            vapid: Vapid::default(),
+            vapid_subject: config.vapid_subject.clone(),
+            push_deliveries: Arc::default(),
+            kyc: providers.kyc,
+            screening: providers.screening,
+            kyc_webhook_secret: config
+                .kyc_webhook_secret
+                .clone()
+                .filter(|s| !s.expose_secret().is_empty()),
         }))
     }
 

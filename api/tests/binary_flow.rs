@@ -37,24 +37,45 @@ async fn every_binary_route_is_503_while_gated_even_with_a_malformed_body() {
     }
 }
 
-#[tokio::test]
-async fn back_then_claim_through_prepared_transactions() {
+/// A server with binary markets on, over a bank where wallet 2 created a Yield market that
+/// closes in three days; the market's id.
+async fn yield_market_on_bank() -> (
+    TestServer,
+    std::sync::Arc<common::bank::BankLedger>,
+    [u8; 32],
+) {
     let (server, ledger) = chain::start_on_bank(|c| c.binary_markets_enabled = true).await;
-    let (market_id, backer) = {
+    let market_id = {
         let mut h = ledger.harness.lock().await;
         let creator = h.wallets[2].insecure_clone();
-        let market_id = h
-            .create_sol_market(&creator, MarketVariant::Yield, 3 * 86_400)
-            .await;
+        h.create_sol_market(&creator, MarketVariant::Yield, 3 * 86_400)
+            .await
+    };
+    (server, ledger, market_id)
+}
+
+/// Indexes the market as the indexer would; the id the api names it by.
+async fn index_market(
+    server: &TestServer,
+    ledger: &common::bank::BankLedger,
+    market_id: &[u8; 32],
+) -> String {
+    index_from_bank(server, ledger, &[pda::binary::market(market_id)]).await;
+    narrative_sdk::market_id::uuid_from_market_id(market_id)
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn back_then_claim_through_prepared_transactions() {
+    let (server, ledger, market_id) = yield_market_on_bank().await;
+    let backer = {
+        let mut h = ledger.harness.lock().await;
         let loser = h.wallets[3].insecure_clone();
         h.back(&loser, &market_id, Side::No, 2 * SOL).await.unwrap();
-        (market_id, h.wallets[0].insecure_clone())
+        h.wallets[0].insecure_clone()
     };
-    let market = pda::binary::market(&market_id);
-    index_from_bank(&server, &ledger, &[market]).await;
-    let uuid = narrative_sdk::market_id::uuid_from_market_id(&market_id)
-        .unwrap()
-        .to_string();
+    let uuid = index_market(&server, &ledger, &market_id).await;
 
     let (status, body) = server
         .post("/v1/binary/back", &json!({"wallet": backer.pubkey().to_string(), "market_id": uuid, "side": "yes", "amount_sol": 0.001}))
@@ -124,7 +145,7 @@ async fn back_then_claim_through_prepared_transactions() {
         .await
         .resolve_and_finalize(&market_id, Side::Yes)
         .await;
-    index_from_bank(&server, &ledger, &[market]).await;
+    index_market(&server, &ledger, &market_id).await;
     let before = ledger.harness.lock().await.lamports(backer.pubkey()).await;
     let (status, prepared) = server.post("/v1/binary/withdraw", &withdraw).await;
     assert_eq!(status, StatusCode::OK, "{prepared}");
@@ -157,4 +178,38 @@ async fn back_then_claim_through_prepared_transactions() {
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     server.stop().await;
+}
+
+#[tokio::test]
+async fn a_wallet_blocked_by_a_write_elsewhere_is_refused_its_next_prepare() {
+    use sea_orm::{ConnectionTrait, EntityTrait, PaginatorTrait};
+    let (server, ledger, market_id) = yield_market_on_bank().await;
+    let backer = ledger.harness.lock().await.wallets[0].insecure_clone();
+    let uuid = index_market(&server, &ledger, &market_id).await;
+    let back = json!({"wallet": backer.pubkey().to_string(), "market_id": uuid, "side": "yes",
+                      "amount_sol": 1.0});
+    let db = server.db.store.db();
+    let rows = || async {
+        narrative_store::entities::prepared_transactions::Entity::find()
+            .count(db)
+            .await
+            .unwrap()
+    };
+    let (status, body) = server.post("/v1/binary/back", &back).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(rows().await, 1);
+
+    // Blocked by a write no api process made (no request here has seen its generation): the
+    // prepare's write reads the new generation, checks again and takes its row back.
+    db.execute_unprepared(&format!(
+        "INSERT INTO blocked_wallets (wallet, reason, source, blocked_at) \
+         VALUES ('{}', 'test', 'screening', 1)",
+        backer.pubkey()
+    ))
+    .await
+    .unwrap();
+    let (status, body) = server.post("/v1/binary/back", &back).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"], "wallet_blocked");
+    assert_eq!(rows().await, 1);
 }

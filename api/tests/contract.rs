@@ -99,15 +99,7 @@ async fn optional_fields_are_nullable_and_every_operation_lists_its_refusals() {
     );
 
     // The UI shows the document the server enforces.
-    let ui = server
-        .http
-        .get(server.url("/docs/"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let ui = server.get_text("/docs/").await;
     assert!(
         ui.contains("2500000000"),
         "the UI embeds the served document"

@@ -452,3 +452,68 @@ async fn a_prepare_answers_the_terms_halts_and_coverages_committed_before_it() {
     beside.stop().await;
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_block_committed_anywhere_refuses_the_next_prepare_and_leaves_no_row() {
+    let (server, _ledger, protocol_id) = shield_on_bank(None).await;
+    let http = reqwest::Client::new();
+    let wallet = Keypair::new();
+    let address = wallet.pubkey().to_string();
+    let message = format!("narrative-market-service:shield-terms:2026-11:{address}");
+    let (status, _) = server
+        .post(
+            "/v1/shield/terms-ack",
+            &json!({"wallet": address,
+                    "signature": wallet.sign_message(message.as_bytes()).to_string()}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    // Accepted, and the wallet's standing is now kept in memory here.
+    let (status, body) = prepare(&http, &server.base, &wallet, &protocol_id).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(prepared_rows(&server).await, 1);
+
+    // Screening in the other process flags it: the next prepare here is refused, although
+    // the generation this process knows is older than the block (the write sees the new one
+    // and takes its row back).
+    let flagged = address.clone();
+    let beside = server
+        .start_beside_with_background(move |c| c.screening_blocklist = vec![flagged])
+        .await;
+    let screened: Value = http
+        .post(format!("{}/v1/kyc/screen", beside.base))
+        .json(&json!({"wallet": address}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(screened["blocked"], true, "{screened}");
+    let (status, body) = prepare(&http, &server.base, &wallet, &protocol_id).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"], "wallet_blocked");
+    assert_eq!(
+        prepared_rows(&server).await,
+        1,
+        "no row of the refused prepare is left"
+    );
+
+    // Lifted and blocked again by an operator's SQL: each shows in the next prepare.
+    let db = server.db.store.db();
+    db.execute_unprepared("UPDATE blocked_wallets SET lifted_at = 1, lifted_by = 'sql'")
+        .await
+        .unwrap();
+    let (status, body) = prepare(&http, &server.base, &wallet, &protocol_id).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(prepared_rows(&server).await, 2);
+    db.execute_unprepared("UPDATE blocked_wallets SET lifted_at = NULL, lifted_by = NULL")
+        .await
+        .unwrap();
+    let (status, body) = prepare(&http, &server.base, &wallet, &protocol_id).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"], "wallet_blocked");
+    assert_eq!(prepared_rows(&server).await, 2);
+    beside.stop().await;
+    server.stop().await;
+}

@@ -128,15 +128,7 @@ async fn the_api_process_indexes_when_a_source_is_configured() {
         found["protocol"]["exploit"]["principal_lamports"],
         1_000_000_000i64
     );
-    let metrics = server
-        .http
-        .get(server.url("/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = server.get_text("/metrics").await;
     assert!(metrics.contains("indexer_committed_slot 500"), "{metrics}");
     // The only api process on this database holds the checkpoint's lease.
     assert_eq!(leader_gauge(&metrics), Some(1.0), "{metrics}");

@@ -30,6 +30,7 @@ use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction::Transaction;
 use tokio::sync::Notify;
 
+use crate::chain::blocks::{WalletBlocks, BLOCKS_TOPIC};
 use crate::chain::halts::ensure_running;
 use crate::chain::ledger::{LandedInstruction, LandedTransaction, Ledger, LedgerError};
 use crate::chain::prepared_writer::{insert_unless_halted, PreparedWriter, Stored};
@@ -206,13 +207,17 @@ pub struct Chain {
     /// Stores the prepared transactions made outside a caller's database transaction, many
     /// to a statement under load.
     pub writer: PreparedWriter,
+    /// Wallets screening blocked: every prepare refuses them.
+    pub blocks: WalletBlocks,
+    /// The store's generations, which every prepare's checks are read under.
+    pub freshness: Arc<Freshness>,
 }
 
 impl Chain {
     /// Builds the wallet's transaction over `instructions` and stores it with `params`, through
-    /// the group-commit writer. Refused while the flow is halted: flows also check first, so
-    /// that a halted component answers 503 before any other refusal, and the write's own check
-    /// is the one a halt set in between cannot slip past.
+    /// the group-commit writer. Refused for a blocked wallet, and while the flow is halted:
+    /// flows also check the halt first, so that a halted component answers 503 before any other
+    /// refusal, and the write's own check is the one a halt set in between cannot slip past.
     pub async fn prepare<F: MoneyFlow>(
         &self,
         flow: &F,
@@ -220,10 +225,8 @@ impl Chain {
         instructions: &[Instruction],
         params: &F::Params,
     ) -> Result<Unsigned, ApiError> {
-        Ok(self
-            .write_prepared(flow, wallet, instructions, params)
-            .await?
-            .0)
+        self.prepare_admitted(None, flow, wallet, instructions, params)
+            .await
     }
 
     /// Builds the transaction and stores its row through the group-commit writer: the
@@ -250,35 +253,63 @@ impl Chain {
     /// the wallet's terms, the coverage), from values kept under generations
     /// ([`crate::freshness::Memo`]), without a probe of its own on its usual path:
     ///
-    /// 1. `admission` checks under the newest generations known (no round trip); a refusal
-    ///    is checked again after the freshness barrier, so every refusal answers data as new
-    ///    as the request;
+    /// 1. the wallet's block and `admission` are checked under the newest generations known
+    ///    (no round trip); a refusal is checked again after the freshness barrier, so every
+    ///    refusal answers data as new as the request;
     /// 2. the row is written by the group-commit writer, whose statement also reads the
     ///    generations at its moment, which is after the request arrived;
-    /// 3. if the topics `admission` read moved between its checks and the write, it checks
+    /// 3. if the topics the checks read moved between the checks and the write, they run
     ///    again as of the write, and a refusal then removes the row it wrote.
     ///
     /// So what a prepare accepted held when its row was written, and the halt flag is checked
     /// by the write itself.
     pub async fn prepare_checked<F: MoneyFlow>(
         &self,
-        freshness: &Arc<Freshness>,
         admission: &dyn Admission,
         flow: &F,
         wallet: &Wallet,
         instructions: &[Instruction],
         params: &F::Params,
     ) -> Result<Unsigned, ApiError> {
+        self.prepare_admitted(Some(admission), flow, wallet, instructions, params)
+            .await
+    }
+
+    /// The checks of a prepare as of `at`: the wallet's block first (403 before any other
+    /// refusal a blocked wallet could learn from), then the flow's own.
+    async fn admit(
+        &self,
+        admission: Option<&dyn Admission>,
+        wallet: &Wallet,
+        at: &Generations,
+    ) -> Result<(), ApiError> {
+        self.blocks.check(wallet, at).await?;
+        match admission {
+            Some(admission) => admission.check(at).await,
+            None => Ok(()),
+        }
+    }
+
+    /// [`Chain::prepare_checked`], with or without checks of the flow's own.
+    async fn prepare_admitted<F: MoneyFlow>(
+        &self,
+        admission: Option<&dyn Admission>,
+        flow: &F,
+        wallet: &Wallet,
+        instructions: &[Instruction],
+        params: &F::Params,
+    ) -> Result<Unsigned, ApiError> {
+        let freshness = &self.freshness;
         let barrier = async || freshness.current().await.map_err(ApiError::internal);
         let guess = match freshness.latest() {
             Some(known) => known,
             None => barrier().await?,
         };
-        let checked_under = match admission.check(&guess).await {
+        let checked_under = match self.admit(admission, wallet, &guess).await {
             Ok(()) => guess,
             Err(_) => {
                 let now = barrier().await?;
-                admission.check(&now).await?;
+                self.admit(admission, wallet, &now).await?;
                 now
             }
         };
@@ -286,8 +317,11 @@ impl Chain {
             .write_prepared(flow, wallet, instructions, params)
             .await?;
         freshness.observe(&at_write);
-        if !checked_under.agree_on(&at_write, admission.topics()) {
-            if let Err(refusal) = admission.check(&at_write).await {
+        let flow_topics = admission.map_or(&[][..], |a| a.topics());
+        let unmoved = checked_under.agree_on(&at_write, flow_topics)
+            && checked_under.agree_on(&at_write, &[BLOCKS_TOPIC]);
+        if !unmoved {
+            if let Err(refusal) = self.admit(admission, wallet, &at_write).await {
                 prepared_transactions::Entity::delete_by_id(unsigned.id.to_string())
                     .exec(self.store.db())
                     .await?;
@@ -315,6 +349,7 @@ impl Chain {
         instructions: &[Instruction],
         params: &F::Params,
     ) -> Result<Unsigned, ApiError> {
+        WalletBlocks::check_in(db, wallet).await?;
         let component = flow.component(params);
         let (row, unsigned) =
             prepared_row::<F>(blockhash, wallet, instructions, params, self.clock.now())?;

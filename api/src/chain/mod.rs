@@ -1,8 +1,10 @@
 //! The ledger side of the service: the `Ledger` trait and its JSON-RPC client, the halt rule,
-//! the one prepare → confirm runner every money flow goes through, the service's own signed
+//! the one prepare → confirm runner every money flow goes through (and the wallet blocks it
+//! enforces), the service's own signed
 //! transactions, and the jobs that act on the chain (refreshing changed accounts, settling
 //! resolved narratives).
 
+pub mod blocks;
 pub mod confirm;
 pub mod halts;
 pub mod ledger;

@@ -3,7 +3,6 @@
 //! secret: 256 random bits, so a digest lookup leaks nothing worth timing.
 
 use narrative_store::entities::api_keys;
-use poem::http::StatusCode;
 use rand::RngCore;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
@@ -151,9 +150,7 @@ pub async fn revoke_by_owner(
 ) -> Result<(), ApiError> {
     let signed = signature.is_some_and(|s| s.signs(wallet, revoke_message(id, wallet).as_bytes()));
     if !by_operator && !signed {
-        return Err(ApiError::coded(
-            StatusCode::UNAUTHORIZED,
-            "invalid_signature",
+        return Err(ApiError::invalid_signature(
             "revoking needs the wallet's signature of the revoke message or the admin headers",
         ));
     }

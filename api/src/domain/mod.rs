@@ -6,6 +6,7 @@ pub mod binary;
 pub mod echo;
 pub mod human;
 pub mod keys;
+pub mod kyc;
 pub mod markets;
 pub mod missions;
 pub mod narratives;

@@ -4,7 +4,6 @@
 //! (Shield backings need their own acknowledgement, of the shield terms: `shield::terms`.)
 
 use narrative_store::entities::terms_acceptances;
-use poem::http::StatusCode;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 
@@ -33,9 +32,7 @@ pub fn check_signed(
         )));
     }
     if !signature.signs(wallet, message.as_bytes()) {
-        return Err(ApiError::coded(
-            StatusCode::UNAUTHORIZED,
-            "invalid_signature",
+        return Err(ApiError::invalid_signature(
             "signature is not the wallet's signature of the terms message",
         ));
     }

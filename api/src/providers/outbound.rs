@@ -1,4 +1,4 @@
-//! Requests to URLs that clients supplied (agent webhooks now, Web Push endpoints later) go
+//! Requests to URLs that clients supplied (agent webhooks, Web Push endpoints) go
 //! through this one guard, so the service cannot be aimed at itself, its network or a cloud
 //! metadata endpoint (server-side request forgery):
 //!
@@ -267,13 +267,25 @@ impl Outbound {
             .ok_or(Refused::NoHost)
     }
 
-    /// POSTs `body` with `headers` to `url`, when the guard allows it; the receiver's status.
-    /// The response body is read up to the policy's bound and dropped.
+    /// POSTs the JSON `body` with `headers` to `url`, when the guard allows it; the receiver's
+    /// status. The response body is read up to the policy's bound and dropped.
     pub async fn post(
         &self,
         url: &Url,
         headers: &[(&str, String)],
         body: String,
+    ) -> Result<Answered, OutboundError> {
+        self.post_body(url, "application/json", headers, body.into_bytes())
+            .await
+    }
+
+    /// [`Outbound::post`] of `body` as `content_type`.
+    pub async fn post_body(
+        &self,
+        url: &Url,
+        content_type: &str,
+        headers: &[(&str, String)],
+        body: Vec<u8>,
     ) -> Result<Answered, OutboundError> {
         // Literal addresses never reach the resolver, so they are checked here; a name is
         // resolved and checked once, by the guarded resolver, when the request connects.
@@ -284,7 +296,7 @@ impl Outbound {
         let mut request = self
             .client
             .post(url.clone())
-            .header("content-type", "application/json")
+            .header("content-type", content_type)
             .body(body);
         for (name, value) in headers {
             request = request.header(*name, value);
@@ -292,7 +304,8 @@ impl Outbound {
         let mut response = request.send().await.map_err(|e| {
             match std::error::Error::source(&e).and_then(find_refusal) {
                 Some(refused) => OutboundError::Refused(refused),
-                None => OutboundError::Failed(e.to_string()),
+                // Without the URL: a push endpoint is a capability, and errors reach the logs.
+                None => OutboundError::Failed(e.without_url().to_string()),
             }
         })?;
         let status = response.status().as_u16();

@@ -16,6 +16,7 @@ pub mod binary;
 pub mod conviction;
 pub mod echo_pool;
 pub mod groups;
+pub mod kyc;
 pub mod markets;
 pub mod missions;
 pub mod narrative_creation;
@@ -60,8 +61,10 @@ pub enum Tag {
     Terms,
     /// The waitlist (spec 4.15).
     Waitlist,
-    /// The in-app notification feed (spec 6.2).
+    /// The in-app notification feed (spec 6.2) and its Web Push delivery (spec 4.11).
     Notifications,
+    /// KYC with the provider's hosted inquiries (spec 4.9).
+    Kyc,
 }
 
 /// The second half of every prepare → sign → confirm (spec 5.2): which prepared transaction,
@@ -112,6 +115,7 @@ pub type Service = OpenApiService<
             terms::TermsApi,
             waitlist::WaitlistApi,
             notifications::NotificationsApi,
+            kyc::KycApi,
         ),
     ),
     (),
@@ -147,6 +151,7 @@ pub fn service(state: Arc<AppState>) -> Service {
                 terms::TermsApi { state: s() },
                 waitlist::WaitlistApi { state: s() },
                 notifications::NotificationsApi { state: s() },
+                kyc::KycApi { state: s() },
             ),
         ),
         "Narrative Market Service",

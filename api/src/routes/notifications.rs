@@ -1,19 +1,24 @@
 //! The in-app notification feed (spec 6.2): a wallet's notifications with the unread count,
-//! marking them read with the wallet's signature, and the operator's announcements.
+//! marking them read with the wallet's signature, and the operator's announcements; and their
+//! Web Push delivery (spec 4.11): the VAPID key, browser subscriptions and per-type
+//! preferences.
 
 use std::sync::Arc;
 
-use poem_openapi::param::{Path, Query};
+use poem_openapi::param::{Header, Path, Query};
 use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
 
 use crate::clock::iso;
-use crate::domain::notifications::{announcements, feed};
+use crate::domain::notifications::{announcements, feed, push};
 use crate::error::{refusals, Answer};
 use crate::http::auth::AdminAuth;
 use crate::routes::Tag;
 use crate::state::AppState;
-use crate::values::{page, Base58Signature, JsonDocument, NotificationKind, Text, Wallet};
+use crate::values::{
+    page, Base58Signature, HttpsUrl, JsonDocument, NotificationKind, PushAuth, PushPublicKey, Text,
+    Wallet,
+};
 
 pub struct NotificationsApi {
     pub state: Arc<AppState>,
@@ -84,7 +89,124 @@ pub struct AnnouncementQueued {
     pub status: String,
 }
 
+#[derive(Object)]
+pub struct VapidPublicKey {
+    /// The service's P-256 application server key: base64url of the 65-byte uncompressed
+    /// point, for `pushManager.subscribe({applicationServerKey})`.
+    pub vapid_public_key: String,
+}
+
+/// The keys of `PushSubscription.toJSON()`.
+#[derive(Object)]
+pub struct BrowserPushKeys {
+    pub p256dh: PushPublicKey,
+    pub auth: PushAuth,
+}
+
+/// A browser's push subscription, as `PushSubscription.toJSON()` gives it.
+#[derive(Object)]
+pub struct BrowserSubscription {
+    /// The push service's URL for this browser (https; the service calls public addresses
+    /// only).
+    pub endpoint: HttpsUrl,
+    pub keys: BrowserPushKeys,
+}
+
+#[derive(Object)]
+pub struct PushSubscribe {
+    pub wallet: Wallet,
+    pub subscription: BrowserSubscription,
+    /// The wallet's ed25519 signature (base58) of
+    /// `narrative-market-service:push-subscribe:<wallet>:<endpoint>`.
+    pub signature: Base58Signature,
+}
+
+#[derive(Object)]
+pub struct PushSubscribed {
+    pub ok: bool,
+    pub wallet: Wallet,
+    pub subscription_id: i64,
+    /// Whether the endpoint was subscribed before (its keys and wallet are replaced).
+    pub replaced: bool,
+    /// Browsers a wallet keeps; subscribing another drops its least recently subscribed one.
+    pub max_subscriptions: u64,
+}
+
+/// The 19 notification types (spec 6.2) as object properties, so the document names each one:
+/// the preferences as read (every type, `true` when pushed) and as changed (only the types
+/// named; others are left as they are; unknown names are refused).
+macro_rules! preference_objects {
+    ($($field:ident => $kind:ident),+ $(,)?) => {
+        /// Whether each notification type is pushed to the wallet's browsers.
+        #[derive(Object)]
+        pub struct PushPreferenceMap {
+            $(pub $field: bool,)+
+        }
+
+        /// Types to turn on (`true`) or off (`false`); types not named keep their setting.
+        #[derive(Object)]
+        #[oai(deny_unknown_fields)]
+        pub struct PushPreferenceChanges {
+            $(pub $field: Option<bool>,)+
+        }
+
+        impl PushPreferenceMap {
+            fn without(disabled: &std::collections::BTreeSet<NotificationKind>) -> Self {
+                PushPreferenceMap {
+                    $($field: !disabled.contains(&NotificationKind::$kind),)+
+                }
+            }
+        }
+
+        impl PushPreferenceChanges {
+            fn changes(&self) -> Vec<(NotificationKind, bool)> {
+                let mut changes = Vec::new();
+                $(if let Some(on) = self.$field {
+                    changes.push((NotificationKind::$kind, on));
+                })+
+                changes
+            }
+        }
+    };
+}
+
+preference_objects!(
+    narrative_resolved_true => NarrativeResolvedTrue,
+    narrative_resolved_false => NarrativeResolvedFalse,
+    payout_received => PayoutReceived,
+    new_backer_on_my_narrative => NewBackerOnMyNarrative,
+    creator_royalty_paid => CreatorRoyaltyPaid,
+    mission_completed => MissionCompleted,
+    streak_milestone => StreakMilestone,
+    streak_broken => StreakBroken,
+    echo_pool_epoch_ended => EchoPoolEpochEnded,
+    challenge_opened => ChallengeOpened,
+    challenge_resolved => ChallengeResolved,
+    conviction_tier_up => ConvictionTierUp,
+    nft_tier_unlocked => NftTierUnlocked,
+    system_announcement => SystemAnnouncement,
+    airdrop_claimed => AirdropClaimed,
+    referral_rewarded => ReferralRewarded,
+    kyc_tier_upgraded => KycTierUpgraded,
+    ruffler_ticket_won => RufflerTicketWon,
+    ruffler_round_drawn => RufflerRoundDrawn,
+);
+
+#[derive(Object)]
+pub struct PushPreferences {
+    pub ok: bool,
+    pub wallet: Wallet,
+    pub preferences: PushPreferenceMap,
+}
+
 refusals! {
+    VapidRefusals: [];
+    /// A signature that is not the wallet's (401); an endpoint the service does not call (403
+    /// `url_not_allowed`).
+    SubscribeRefusals: [400, 403, 413];
+    PreferencesRefusals: [400];
+    /// A signature that is not the wallet's (401).
+    PreferencesChangeRefusals: [400, 413];
     FeedRefusals: [400];
     /// A signature that is not the wallet's (401).
     ReadRefusals: [400, 413];
@@ -139,6 +261,77 @@ impl NotificationsApi {
         }))
     }
 
+    /// The service's VAPID public key (base64url): browsers subscribe with it as the
+    /// application server key. It is made once per deployment and kept; if it ever changes,
+    /// subscriptions must be made again.
+    #[oai(path = "/notifications/push/vapid-public-key", method = "get")]
+    async fn vapid_public_key(&self) -> Answer<Json<VapidPublicKey>, VapidRefusals> {
+        Ok(Json(VapidPublicKey {
+            vapid_public_key: push::public_key(&self.state).await?,
+        }))
+    }
+
+    /// Register a browser's push subscription for the wallet, with the wallet's signature.
+    /// Subscribing an endpoint again replaces its keys.
+    #[oai(path = "/notifications/push/subscribe", method = "post")]
+    async fn subscribe(
+        &self,
+        body: Json<PushSubscribe>,
+    ) -> Answer<Json<PushSubscribed>, SubscribeRefusals> {
+        let body = body.0;
+        let subscribed = push::subscribe(
+            &self.state,
+            &body.wallet,
+            &body.subscription.endpoint,
+            &body.subscription.keys.p256dh,
+            &body.subscription.keys.auth,
+            &body.signature,
+        )
+        .await?;
+        Ok(Json(PushSubscribed {
+            ok: true,
+            wallet: body.wallet,
+            subscription_id: subscribed.id,
+            replaced: subscribed.replaced,
+            max_subscriptions: push::MAX_SUBSCRIPTIONS_PER_WALLET as u64,
+        }))
+    }
+
+    /// Which notification types are pushed to the wallet's browsers (all until turned off).
+    #[oai(path = "/notifications/push/preferences/:wallet", method = "get")]
+    async fn preferences(
+        &self,
+        wallet: Path<Wallet>,
+    ) -> Answer<Json<PushPreferences>, PreferencesRefusals> {
+        let disabled = push::preferences(&self.state, &wallet.0).await?;
+        Ok(Json(PushPreferences {
+            ok: true,
+            wallet: wallet.0,
+            preferences: PushPreferenceMap::without(&disabled),
+        }))
+    }
+
+    /// Turn notification types on or off for the wallet's browsers. `x-wallet-signature` is
+    /// the wallet's ed25519 signature (base58) of
+    /// `narrative-market-service:push-preferences:<wallet>:<changes>`, the changes being the
+    /// types named in the body sorted by name, each `<type>=on` or `<type>=off`, joined by
+    /// commas.
+    #[oai(path = "/notifications/push/preferences/:wallet", method = "put")]
+    async fn set_preferences(
+        &self,
+        wallet: Path<Wallet>,
+        #[oai(name = "x-wallet-signature")] signature: Header<Base58Signature>,
+        body: Json<PushPreferenceChanges>,
+    ) -> Answer<Json<PushPreferences>, PreferencesChangeRefusals> {
+        let disabled =
+            push::set_preferences(&self.state, &wallet.0, &body.0.changes(), &signature.0).await?;
+        Ok(Json(PushPreferences {
+            ok: true,
+            wallet: wallet.0,
+            preferences: PushPreferenceMap::without(&disabled),
+        }))
+    }
+
     /// Mark the wallet's notifications read, with its signature.
     #[oai(path = "/notifications/:wallet/read", method = "post")]
     async fn mark_read(
@@ -186,5 +379,36 @@ impl NotificationsApi {
             audience,
             status: "queued".into(),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use poem_openapi::types::ToJSON;
+
+    use super::*;
+
+    #[test]
+    fn the_preferences_name_every_notification_type_once() {
+        let all_on = PushPreferenceMap::without(&Default::default())
+            .to_json()
+            .unwrap();
+        let names: Vec<&str> = all_on
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut expected: Vec<&str> = NotificationKind::ALL.iter().map(|k| k.as_str()).collect();
+        expected.sort();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(sorted, expected);
+        assert!(all_on.as_object().unwrap().values().all(|v| v == true));
+
+        let off = [NotificationKind::StreakBroken].into_iter().collect();
+        let map = PushPreferenceMap::without(&off).to_json().unwrap();
+        assert_eq!(map["streak_broken"], false);
+        assert_eq!(map["streak_milestone"], true);
     }
 }

@@ -52,6 +52,12 @@ pub async fn start_on_bank_at(
         generator: Arc::new(narrative_api::providers::drafter::LocalGenerator),
         prices: Arc::new(narrative_api::providers::prices::FixedPrice(150.0)),
         resolver: Arc::new(narrative_api::providers::outbound::SystemResolver),
+        kyc: Arc::new(narrative_api::providers::kyc::LocalKyc {
+            hosted: "https://kyc.invalid/local-provider".into(),
+        }),
+        screening: Arc::new(narrative_api::providers::screening::LocalScreening {
+            flagged: Default::default(),
+        }),
     };
     let server = TestServer::start_with(Some(providers), |c| {
         c.confirm_wait_ms = 300;

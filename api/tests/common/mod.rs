@@ -18,6 +18,28 @@ use serde_json::Value;
 pub mod bank;
 pub mod chain;
 pub mod fixtures;
+pub mod push_service;
+
+/// A wallet that signs the service's messages (ed25519, base58 as wallets' `signMessage`).
+pub struct SigningWallet {
+    key: ed25519_dalek::SigningKey,
+    pub address: String,
+}
+
+impl SigningWallet {
+    /// The wallet of a fixed seed (one byte, repeated).
+    pub fn new(seed: u8) -> SigningWallet {
+        let key = ed25519_dalek::SigningKey::from_bytes(&[seed; 32]);
+        let address = bs58::encode(key.verifying_key().to_bytes()).into_string();
+        SigningWallet { key, address }
+    }
+
+    /// Its signature of `message`, base58.
+    pub fn sign(&self, message: &str) -> String {
+        use ed25519_dalek::Signer;
+        bs58::encode(self.key.sign(message.as_bytes()).to_bytes()).into_string()
+    }
+}
 
 pub const ADMIN_WALLET: &str = "AdminWa11et1111111111111111111111111111111";
 pub const ADMIN_SECRET: &str = "correct horse battery staple";
@@ -129,6 +151,18 @@ impl TestServer {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
+    }
+
+    /// The body of a GET as text (`/metrics`, `/docs/`).
+    pub async fn get_text(&self, path: &str) -> String {
+        self.http
+            .get(self.url(path))
+            .send()
+            .await
+            .expect("request")
+            .text()
+            .await
+            .expect("body")
     }
 
     pub async fn get(&self, path: &str) -> (StatusCode, Value) {

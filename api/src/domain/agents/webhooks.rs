@@ -19,7 +19,6 @@ use base64::Engine;
 use hmac::{Hmac, Mac};
 use narrative_store::entities::{agent_webhooks, agents, api_keys, webhook_deliveries};
 use narrative_store::Store;
-use poem::http::StatusCode;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{ActiveValue::NotSet, ActiveValue::Set, ConnectionTrait, EntityTrait};
 use serde_json::{json, Value};
@@ -78,11 +77,7 @@ pub async fn register(
 ) -> Result<Registration, ApiError> {
     let agent = agent_of(state, caller, "only agents register webhooks").await?;
     if let Err(refused) = state.outbound.check(url.url()).await {
-        return Err(ApiError::coded(
-            StatusCode::FORBIDDEN,
-            "url_not_allowed",
-            format!("the service does not call this URL: {refused}"),
-        ));
+        return Err(ApiError::url_not_allowed("URL", refused));
     }
     let mut unique: Vec<WebhookEvent> = Vec::new();
     for event in events {

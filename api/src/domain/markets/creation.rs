@@ -156,9 +156,7 @@ pub async fn create(
         .signature
         .is_some_and(|s| s.signs(&creator, message(&request, &fee_signature).as_bytes()));
     if !signed {
-        return Err(ApiError::coded(
-            StatusCode::UNAUTHORIZED,
-            "invalid_signature",
+        return Err(ApiError::invalid_signature(
             "signature is not the creator's signature of the request",
         ));
     }

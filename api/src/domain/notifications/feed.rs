@@ -2,7 +2,6 @@
 //! with the wallet's signature (a feed anyone could clear for anyone would lose its point).
 
 use narrative_store::entities::notifications;
-use poem::http::StatusCode;
 use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
@@ -83,9 +82,7 @@ pub async fn mark_read(
     signature: &Base58Signature,
 ) -> Result<u64, ApiError> {
     if !signature.signs(wallet, read_message(wallet, up_to_id).as_bytes()) {
-        return Err(ApiError::coded(
-            StatusCode::UNAUTHORIZED,
-            "invalid_signature",
+        return Err(ApiError::invalid_signature(
             "signature is not the wallet's signature of the read message",
         ));
     }

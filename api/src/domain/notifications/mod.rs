@@ -1,8 +1,8 @@
 //! The in-app notification feed (spec 6.2). Every notification is written through [`notify`],
 //! once per event and wallet (its key is unique), inside the transaction of whatever caused it,
 //! so a cause that is seen twice (a replayed confirm, an event followed again after a crash)
-//! writes it once. That one entry point is also where delivery fans out: Web Push (a later
-//! issue) queues its deliveries there, in the same transaction.
+//! writes it once. That one entry point is also where delivery fans out: Web Push (`push`)
+//! queues its deliveries there, in the same transaction.
 //!
 //! Causes: a verdict on a narrative (`domain::agents::resolve`), what the indexed program events
 //! say happened (`follower`: backings, payouts, challenges, settlements and the streaks and tiers
@@ -14,14 +14,14 @@ pub mod announcements;
 pub mod feed;
 pub mod follower;
 pub mod notices;
+pub mod push;
 
 use std::collections::BTreeSet;
 
 use narrative_store::entities::{backings, narratives, notifications};
-use sea_orm::sea_query::OnConflict;
 use sea_orm::{
     ActiveValue::NotSet, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait,
-    QueryFilter, QuerySelect,
+    QueryFilter, QuerySelect, TryInsertResult,
 };
 use serde_json::Value;
 
@@ -49,11 +49,12 @@ impl Notice {
     }
 }
 
-/// Writes `notice` into its wallet's feed unless the same event was already written for it;
-/// whether it was written now.
+/// Writes `notice` into its wallet's feed unless the same event was already written for it,
+/// and queues its Web Push deliveries when it was; whether it was written now.
 pub async fn notify(db: &impl ConnectionTrait, notice: Notice, now: i64) -> Result<bool, DbErr> {
     let dedupe_key = notice.dedupe_key();
-    let written = notifications::Entity::insert(notifications::ActiveModel {
+    let (wallet, kind) = (notice.wallet.clone(), notice.kind);
+    let inserted = notifications::Entity::insert(notifications::ActiveModel {
         id: NotSet,
         wallet: Set(notice.wallet),
         kind: Set(notice.kind.as_str().to_owned()),
@@ -64,14 +65,16 @@ pub async fn notify(db: &impl ConnectionTrait, notice: Notice, now: i64) -> Resu
         created_at: Set(now),
         read_at: Set(None),
     })
-    .on_conflict(
-        OnConflict::column(notifications::Column::DedupeKey)
-            .do_nothing()
-            .to_owned(),
-    )
-    .exec_without_returning(db)
+    .on_conflict_do_nothing_on([notifications::Column::DedupeKey])
+    .exec(db)
     .await?;
-    Ok(written == 1)
+    // The insert answers the new row's id, which the push deliveries name; a conflict means
+    // the event was written before, and its deliveries queued then.
+    let TryInsertResult::Inserted(inserted) = inserted else {
+        return Ok(false);
+    };
+    push::queue_deliveries(db, inserted.last_insert_id, &wallet, kind, now).await?;
+    Ok(true)
 }
 
 /// Writes each of `notices` once (see [`notify`]); how many were new.

@@ -258,6 +258,18 @@ pub fn announcement(wallet: &str, id: i64, title: &str, body: &str) -> Notice {
 }
 
 /// The wallet claimed its Echo Pool share (a Merkle airdrop) of an epoch.
+/// The KYC provider approved an inquiry that raised the wallet's tier.
+pub fn kyc_tier_upgraded(wallet: &str, tier: i32, inquiry_id: &str) -> Notice {
+    Notice {
+        wallet: wallet.to_owned(),
+        kind: Kind::KycTierUpgraded,
+        title: format!("KYC tier {tier} verified"),
+        body: format!("Your identity verification passed: your wallet is now at KYC tier {tier}."),
+        data: json!({"tier": tier, "inquiry_id": inquiry_id}),
+        event: inquiry_id.to_owned(),
+    }
+}
+
 pub fn airdrop_claimed(wallet: &str, epoch_number: u64, epoch: &str, lamports: u64) -> Notice {
     Notice {
         wallet: wallet.to_owned(),

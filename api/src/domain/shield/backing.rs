@@ -109,14 +109,7 @@ pub async fn prepare(state: &AppState, back: BackShield) -> Result<PreparedBacki
     let admission = ShieldAdmission { state, back: &back };
     let unsigned = state
         .chain
-        .prepare_checked(
-            &state.freshness,
-            &admission,
-            &ShieldBacking,
-            &back.wallet,
-            &[ix],
-            &params,
-        )
+        .prepare_checked(&admission, &ShieldBacking, &back.wallet, &[ix], &params)
         .await?;
     Ok(PreparedBacking { unsigned, params })
 }
