@@ -29,6 +29,7 @@ mod m20261124_000017_notifications;
 mod m20261124_000018_read_models;
 mod m20261124_000019_web_push;
 mod m20261124_000020_kyc;
+mod m20261124_000021_verifications;
 
 pub struct Migrator;
 
@@ -56,6 +57,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000018_read_models::Migration),
             Box::new(m20261124_000019_web_push::Migration),
             Box::new(m20261124_000020_kyc::Migration),
+            Box::new(m20261124_000021_verifications::Migration),
         ]
     }
 }

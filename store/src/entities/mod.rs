@@ -56,5 +56,6 @@ pub mod system_components;
 pub mod terms_acceptances;
 pub mod waitlist_entries;
 pub mod wallet_screenings;
+pub mod wallet_verifications;
 pub mod webhook_deliveries;
 pub mod webhook_events;
