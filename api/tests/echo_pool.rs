@@ -16,7 +16,8 @@ use common::chain::{self, run_indexed};
 use common::{eventually, eventually_some, TestServer};
 use integration_tests::harness::{HarnessOptions, CLAIM_WINDOW, DAY, SOL};
 use narrative_api::chain::ledger::{
-    LandedTransaction, Ledger, LedgerAccount, LedgerError, SignatureStatus,
+    BalanceChange, LandedTransaction, Ledger, LedgerAccount, LedgerError, SignatureStatus,
+    TokenAccountRef,
 };
 use narrative_api::clock::{Clock, ManualClock};
 use narrative_api::domain::echo::keeper::Keeper;
@@ -433,6 +434,15 @@ impl Ledger for LosingLedger {
             return Err(LedgerError::Unavailable("connection reset".into()));
         }
         Ok(signature)
+    }
+
+    async fn token_history(
+        &self,
+        account: &TokenAccountRef,
+        since: i64,
+        limit: usize,
+    ) -> Result<Vec<BalanceChange>, LedgerError> {
+        self.inner.token_history(account, since, limit).await
     }
 }
 

@@ -633,11 +633,7 @@ fn mismatch() -> ApiError {
 }
 
 fn ledger_error(e: LedgerError) -> ApiError {
-    tracing::warn!(error = %e, "ledger call failed");
-    ApiError::unavailable(
-        "ledger_unavailable",
-        "the ledger could not be reached; retry shortly",
-    )
+    e.into()
 }
 
 /// The instructions of a stored prepared message.

@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use integration_tests::harness::Harness;
 use narrative_api::chain::ledger::{
-    LandedTransaction, Ledger, LedgerAccount, LedgerError, SignatureStatus,
+    BalanceChange, LandedTransaction, Ledger, LedgerAccount, LedgerError, SignatureStatus,
+    TokenAccountRef,
 };
 use narrative_sdk::Pubkey;
 use solana_hash::Hash;
@@ -149,5 +150,16 @@ impl Ledger for BankLedger {
             Ok(signature) => signature,
             Err(_) => tx.signatures[0],
         })
+    }
+
+    async fn token_history(
+        &self,
+        _account: &TokenAccountRef,
+        _since: i64,
+        _limit: usize,
+    ) -> Result<Vec<BalanceChange>, LedgerError> {
+        Err(LedgerError::Unavailable(
+            "program-test keeps no index of an address's signatures".into(),
+        ))
     }
 }

@@ -22,6 +22,17 @@ pub enum LedgerError {
     Malformed(String),
 }
 
+/// 503 `ledger_unavailable`: the node is down or answered what this service cannot read.
+impl From<LedgerError> for crate::error::ApiError {
+    fn from(e: LedgerError) -> Self {
+        tracing::warn!(error = %e, "ledger call failed");
+        crate::error::ApiError::unavailable(
+            "ledger_unavailable",
+            "the ledger could not be reached; retry shortly",
+        )
+    }
+}
+
 /// An instruction as it executed, with its accounts resolved to addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LandedInstruction {
@@ -127,6 +138,24 @@ pub struct LedgerAccount {
     pub data: Vec<u8>,
 }
 
+/// What one transaction did to a token account's balance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BalanceChange {
+    pub signature: Signature,
+    /// When its block was produced (unix seconds), where the node knows.
+    pub block_time: Option<i64>,
+    /// The account's balance before and after, in base units (0 where it did not exist).
+    pub before: u64,
+    pub after: u64,
+}
+
+/// A token account whose history [`Ledger::token_history`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenAccountRef {
+    pub address: Pubkey,
+    pub mint: Pubkey,
+}
+
 #[async_trait::async_trait]
 pub trait Ledger: Send + Sync {
     /// A blockhash recent enough for a wallet to sign with (implementations may cache it for a
@@ -154,6 +183,17 @@ pub trait Ledger: Send + Sync {
 
     /// Submits a signed transaction (the service's own, e.g. settlement).
     async fn send(&self, tx: &VersionedTransaction) -> Result<Signature, LedgerError>;
+
+    /// The balance changes of `account` by successful transactions, newest first, back to and
+    /// including the first one before `since` (unix seconds): with the current balance, the
+    /// balance at every moment since `since`. More than `limit` of them is
+    /// [`LedgerError::Unavailable`] (the caller's bound on what one read may cost).
+    async fn token_history(
+        &self,
+        account: &TokenAccountRef,
+        since: i64,
+        limit: usize,
+    ) -> Result<Vec<BalanceChange>, LedgerError>;
 }
 
 #[cfg(test)]

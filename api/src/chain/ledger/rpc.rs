@@ -12,7 +12,10 @@ use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction_status_client_types::EncodedConfirmedTransactionWithStatusMeta;
 use tokio::sync::Mutex;
 
-use super::{LandedTransaction, Ledger, LedgerAccount, LedgerError, SignatureStatus};
+use super::{
+    BalanceChange, LandedTransaction, Ledger, LedgerAccount, LedgerError, SignatureStatus,
+    TokenAccountRef,
+};
 use crate::clock::{is_fresh, SharedClock};
 
 /// How long (seconds) a fetched blockhash is handed out: well inside its ~60 s validity, so a
@@ -150,5 +153,123 @@ impl Ledger for RpcLedger {
             )
             .await
             .map_err(unavailable)
+    }
+
+    async fn token_history(
+        &self,
+        account: &TokenAccountRef,
+        since: i64,
+        limit: usize,
+    ) -> Result<Vec<BalanceChange>, LedgerError> {
+        let mut changes = Vec::new();
+        let mut before: Option<String> = None;
+        loop {
+            let mut options = json!({"limit": SIGNATURES_PER_PAGE, "commitment": "confirmed"});
+            if let Some(before) = &before {
+                options["before"] = json!(before);
+            }
+            let page: Vec<SignatureEntry> = self
+                .client
+                .send(
+                    RpcRequest::GetSignaturesForAddress,
+                    json!([account.address.to_string(), options]),
+                )
+                .await
+                .map_err(unavailable)?;
+            let Some(last) = page.last() else {
+                return Ok(changes);
+            };
+            before = Some(last.signature.clone());
+            let full_page = page.len() == SIGNATURES_PER_PAGE;
+            for entry in page.into_iter().filter(|e| e.err.is_none()) {
+                if changes.len() == limit {
+                    return Err(LedgerError::Unavailable(format!(
+                        "more than {limit} transactions of the token account in the period"
+                    )));
+                }
+                let change = self.balance_change(account, &entry.signature).await?;
+                let older = change.block_time.is_some_and(|t| t < since);
+                changes.push(change);
+                if older {
+                    return Ok(changes);
+                }
+            }
+            if !full_page {
+                return Ok(changes);
+            }
+        }
+    }
+}
+
+/// `getSignaturesForAddress` pages at most this many (the node's own maximum).
+const SIGNATURES_PER_PAGE: usize = 1000;
+
+#[derive(serde::Deserialize)]
+struct SignatureEntry {
+    signature: String,
+    err: Option<serde_json::Value>,
+}
+
+impl RpcLedger {
+    /// What the transaction `signature` did to `account`'s balance, from its status meta: the
+    /// token balances name accounts by index into the message's keys followed by the keys its
+    /// address tables loaded.
+    async fn balance_change(
+        &self,
+        account: &TokenAccountRef,
+        signature: &str,
+    ) -> Result<BalanceChange, LedgerError> {
+        let found: serde_json::Value = self
+            .client
+            .send(
+                RpcRequest::GetTransaction,
+                json!([signature, {
+                    "encoding": "json",
+                    "commitment": "confirmed",
+                    "maxSupportedTransactionVersion": 0,
+                }]),
+            )
+            .await
+            .map_err(unavailable)?;
+        let malformed = |what: &str| LedgerError::Malformed(format!("{what} in {signature}"));
+        let meta = found
+            .get("meta")
+            .ok_or_else(|| malformed("no status meta"))?;
+        let keys: Vec<&str> = [
+            &found["transaction"]["message"]["accountKeys"],
+            &meta["loadedAddresses"]["writable"],
+            &meta["loadedAddresses"]["readonly"],
+        ]
+        .into_iter()
+        .filter_map(|list| list.as_array())
+        .flatten()
+        .map(|key| key.as_str().unwrap_or_default())
+        .collect();
+        let address = account.address.to_string();
+        let mint = account.mint.to_string();
+        let balance = |list: &serde_json::Value| -> Result<u64, LedgerError> {
+            let entry = list.as_array().into_iter().flatten().find(|entry| {
+                entry["accountIndex"]
+                    .as_u64()
+                    .and_then(|i| keys.get(i as usize))
+                    .is_some_and(|key| *key == address)
+                    && entry["mint"].as_str() == Some(mint.as_str())
+            });
+            match entry {
+                None => Ok(0),
+                Some(entry) => entry["uiTokenAmount"]["amount"]
+                    .as_str()
+                    .and_then(|amount| amount.parse().ok())
+                    .ok_or_else(|| malformed("an unreadable token amount")),
+            }
+        };
+        Ok(BalanceChange {
+            signature: signature
+                .parse()
+                .map_err(|_| malformed("a bad signature"))?,
+            block_time: found["blockTime"].as_i64(),
+            before: balance(&meta["preTokenBalances"])?,
+            after: balance(&meta["postTokenBalances"])?,
+        })
     }
 }
