@@ -1,13 +1,17 @@
 //! Outside services behind traits, each with its real client and a deterministic local
 //! implementation chosen by configuration: the OpenAI-compatible chat model behind polishing,
-//! review and drafts, human verification (Turnstile), KYC (Persona), wallet screening (Chainalysis), the SOL/USD price, the guarded client
-//! for requests to URLs that clients supply, and the Web Push protocol spoken through it.
+//! review and drafts, human verification (Turnstile), KYC (Persona), wallet screening
+//! (Chainalysis), the identity pass (RFC 7662 introspection), the scored passport (Human
+//! Passport), the SOL/USD price, the guarded client for requests to URLs that clients supply,
+//! and the Web Push protocol spoken through it.
 
 pub mod chat;
 pub mod drafter;
 pub mod human;
+pub mod identity_pass;
 pub mod kyc;
 pub mod outbound;
+pub mod passport;
 pub mod polisher;
 pub mod prices;
 pub mod reviewer;
