@@ -218,6 +218,74 @@ pub struct Config {
     #[arg(long, env = "SCREENING_BLOCKLIST", value_delimiter = ',')]
     pub screening_blocklist: Vec<String>,
 
+    /// The identity pass provider's RFC 7662 token introspection endpoint: `idpass` tokens are
+    /// checked there. Without it a local pass accepts only `IDPASS_LOCAL_TOKEN`.
+    #[arg(long, env = "IDPASS_INTROSPECTION_URL")]
+    pub idpass_introspection_url: Option<String>,
+
+    /// This service's client id at the identity pass provider (HTTP Basic user).
+    #[arg(long, env = "IDPASS_CLIENT_ID", default_value = "")]
+    pub idpass_client_id: String,
+
+    /// This service's client secret at the identity pass provider (HTTP Basic password).
+    #[arg(long, env = "IDPASS_CLIENT_SECRET", value_parser = secret)]
+    pub idpass_client_secret: Option<SecretString>,
+
+    /// The identity pass provider's page where a user obtains a pass (`/v1/verify/initiate`).
+    #[arg(
+        long,
+        env = "IDPASS_FLOW_URL",
+        default_value = "https://idpass.invalid/local-provider"
+    )]
+    pub idpass_flow_url: String,
+
+    /// Development and tests: the one token the local identity pass accepts.
+    #[arg(long, env = "IDPASS_LOCAL_TOKEN", value_parser = secret)]
+    pub idpass_local_token: Option<SecretString>,
+
+    /// Human Passport's API key: passport scores come from its Stamps API. Without it,
+    /// `PASSPORT_LOCAL_SCORES` are the scores.
+    #[arg(long, env = "PASSPORT_API_KEY", value_parser = secret)]
+    pub passport_api_key: Option<SecretString>,
+
+    /// The Human Passport scorer whose scores are read (required with `PASSPORT_API_KEY`).
+    #[arg(long, env = "PASSPORT_SCORER_ID")]
+    pub passport_scorer_id: Option<String>,
+
+    /// Human Passport's API (tests point it at a local server).
+    #[arg(long, env = "PASSPORT_API_URL")]
+    pub passport_api_url: Option<String>,
+
+    /// Where users raise their passport score (`/v1/verify/initiate`).
+    #[arg(
+        long,
+        env = "PASSPORT_APP_URL",
+        default_value = "https://app.passport.xyz"
+    )]
+    pub passport_app_url: String,
+
+    /// Development and tests: fixed passport scores, `<address>=<score>` comma-separated.
+    #[arg(long, env = "PASSPORT_LOCAL_SCORES", value_delimiter = ',')]
+    pub passport_local_scores: Vec<String>,
+
+    /// The Solana Attestation Service credentials and schemas whose attestations verify a
+    /// wallet: `<credential>:<schema>` pairs, comma-separated.
+    #[arg(long, env = "SAS_TRUSTED_SCHEMAS", value_delimiter = ',')]
+    pub sas_trusted_schemas: Vec<String>,
+
+    /// The loyalty token's mint (`/v1/verify/holder`); the check answers 503 while unset.
+    #[arg(long, env = "LOYALTY_MINT")]
+    pub loyalty_mint: Option<String>,
+
+    /// The balance, in the loyalty token's base units, a holder keeps for the hold period.
+    #[arg(long, env = "LOYALTY_MIN_BALANCE", default_value_t = 1,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub loyalty_min_balance: u64,
+
+    /// Where this service is reached from outside, for the callbacks it hands to providers.
+    #[arg(long, env = "PUBLIC_BASE_URL", default_value = "http://127.0.0.1:8080")]
+    pub public_base_url: String,
+
     /// The contact push services are given with every Web Push message (the VAPID `sub` claim,
     /// RFC 8292): a `mailto:` or `https:` URI where the operator can be reached.
     #[arg(

@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 use solana_keypair::Keypair;
 use tokio::sync::Notify;
 
+use crate::chain::attestations::TrustedSchema;
 use crate::chain::blocks::WalletBlocks;
 use crate::chain::ledger::{Ledger, RpcLedger};
 use crate::chain::prepared_writer::PreparedWriter;
@@ -23,8 +24,10 @@ use crate::limits::{Limiter, MemoryLimiter, Policy, RedisLimiter};
 use crate::providers::chat::ChatModel;
 use crate::providers::drafter::{ChatGenerator, Generator, LocalGenerator};
 use crate::providers::human::{HumanVerifier, LocalVerifier, TurnstileVerifier};
+use crate::providers::identity_pass::{IdentityPass, IntrospectedPass, LocalPass};
 use crate::providers::kyc::{KycProvider, LocalKyc, PersonaClient};
 use crate::providers::outbound::{Outbound, OutboundPolicy, Resolve, SystemResolver};
+use crate::providers::passport::{HumanPassport, LocalPassport, PassportScorer};
 use crate::providers::polisher::{ChatPolisher, LocalPolisher, Polisher};
 use crate::providers::prices::{CoinGeckoFeed, FixedPrice, PriceFeed};
 use crate::providers::reviewer::{ChatReviewer, LocalReviewer, Reviewer};
@@ -86,6 +89,56 @@ pub struct AppState {
     pub screening: Arc<dyn WalletScreening>,
     /// Signs the KYC provider's webhooks; they answer 401 while unset.
     pub kyc_webhook_secret: Option<SecretString>,
+    /// Checks identity pass tokens (`idpass`).
+    pub identity_pass: Arc<dyn IdentityPass>,
+    /// Scores passports (`passport`).
+    pub passport: Arc<dyn PassportScorer>,
+    pub verify: VerifySettings,
+}
+
+/// What verification reads besides its providers (spec 4.8).
+pub struct VerifySettings {
+    /// The SAS credentials and schemas whose attestations count.
+    pub trusted_schemas: Vec<TrustedSchema>,
+    /// The loyalty token; the holder check answers 503 while unset.
+    pub loyalty_mint: Option<Pubkey>,
+    /// Base units a holder keeps.
+    pub loyalty_min_balance: u64,
+    /// `<PUBLIC_BASE_URL>/v1/verify/confirm`, the providers' callback.
+    pub callback_url: String,
+}
+
+impl VerifySettings {
+    fn from_config(config: &Config) -> anyhow::Result<VerifySettings> {
+        let trusted_schemas = config
+            .sas_trusted_schemas
+            .iter()
+            .filter(|entry| !entry.trim().is_empty())
+            .map(|entry| {
+                entry
+                    .parse()
+                    .map_err(|e| anyhow::anyhow!("SAS_TRUSTED_SCHEMAS: {e}"))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        let loyalty_mint = config
+            .loyalty_mint
+            .as_deref()
+            .map(|mint| {
+                mint.trim()
+                    .parse()
+                    .map_err(|_| anyhow::anyhow!("LOYALTY_MINT is not a public key"))
+            })
+            .transpose()?;
+        Ok(VerifySettings {
+            trusted_schemas,
+            loyalty_mint,
+            loyalty_min_balance: config.loyalty_min_balance,
+            callback_url: format!(
+                "{}/v1/verify/confirm",
+                config.public_base_url.trim_end_matches('/')
+            ),
+        })
+    }
 }
 
 /// Values the hot write paths read on every request (a shield prepare checks the halt flag,
@@ -148,6 +201,8 @@ pub struct Providers {
     pub resolver: Arc<dyn Resolve>,
     pub kyc: Arc<dyn KycProvider>,
     pub screening: Arc<dyn WalletScreening>,
+    pub identity_pass: Arc<dyn IdentityPass>,
+    pub passport: Arc<dyn PassportScorer>,
 }
 
 impl Providers {
@@ -226,9 +281,44 @@ impl Providers {
                     .collect(),
             }),
         };
+        let identity_pass: Arc<dyn IdentityPass> = match &config.idpass_introspection_url {
+            Some(endpoint) => Arc::new(IntrospectedPass::new(
+                endpoint.clone(),
+                config.idpass_flow_url.clone(),
+                &config.idpass_client_id,
+                &config
+                    .idpass_client_secret
+                    .clone()
+                    .unwrap_or_else(|| SecretString::from(String::new())),
+            )?),
+            None => Arc::new(LocalPass {
+                accepted: config
+                    .idpass_local_token
+                    .clone()
+                    .filter(|t| !t.expose_secret().is_empty()),
+                flow: config.idpass_flow_url.clone(),
+            }),
+        };
+        let passport: Arc<dyn PassportScorer> = match &config.passport_api_key {
+            Some(key) => Arc::new(HumanPassport::new(
+                key.clone(),
+                config
+                    .passport_scorer_id
+                    .clone()
+                    .ok_or_else(|| anyhow::anyhow!("PASSPORT_API_KEY needs PASSPORT_SCORER_ID"))?,
+                config.passport_api_url.clone(),
+                config.passport_app_url.clone(),
+            )?),
+            None => Arc::new(LocalPassport::from_entries(
+                &config.passport_local_scores,
+                config.passport_app_url.clone(),
+            )?),
+        };
         Ok(Providers {
             kyc,
             screening,
+            identity_pass,
+            passport,
             ledger: Arc::new(RpcLedger::new(
                 config.solana_rpc_url.expose_secret(),
                 clock.clone(),
@@ -389,6 +479,9 @@ impl AppState {
                 .kyc_webhook_secret
                 .clone()
                 .filter(|s| !s.expose_secret().is_empty()),
+            identity_pass: providers.identity_pass,
+            passport: providers.passport,
+            verify: VerifySettings::from_config(config)?,
         }))
     }
 

@@ -19,6 +19,12 @@ fn the_debug_output_of_a_configured_config_holds_no_secret() {
             "indexer_endpoint",
             "https://grpc.example/?token=grpc-key-42",
         ),
+        ("persona_api_key", "persona-key-3c1d"),
+        ("kyc_webhook_secret", "kyc-webhook-secret-8e2f"),
+        ("chainalysis_api_key", "chainalysis-key-4b5a"),
+        ("idpass_client_secret", "idpass-client-secret-6d7e"),
+        ("idpass_local_token", "idpass-local-token-1f2a"),
+        ("passport_api_key", "passport-key-9c8b"),
     ];
     let mut config = Config::defaults();
     for (field, value) in secrets {
@@ -37,6 +43,12 @@ fn the_debug_output_of_a_configured_config_holds_no_secret() {
             "redis_url" => config.redis_url = Some(secret),
             "solana_rpc_url" => config.solana_rpc_url = secret,
             "indexer_endpoint" => config.indexer_endpoint = Some(secret),
+            "persona_api_key" => config.persona_api_key = Some(secret),
+            "kyc_webhook_secret" => config.kyc_webhook_secret = Some(secret),
+            "chainalysis_api_key" => config.chainalysis_api_key = Some(secret),
+            "idpass_client_secret" => config.idpass_client_secret = Some(secret),
+            "idpass_local_token" => config.idpass_local_token = Some(secret),
+            "passport_api_key" => config.passport_api_key = Some(secret),
             other => unreachable!("{other}"),
         }
     }

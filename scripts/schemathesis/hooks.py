@@ -1,7 +1,8 @@
 """Generators for the formats the service's OpenAPI document names but no regular expression
 states well: base58 keys and signatures that decode to exactly 32 and 64 bytes, absolute https
-URLs, and P-256 public keys (points on the curve, which only arithmetic can make). Loaded by
-schemathesis through SCHEMATHESIS_HOOKS (see run.sh)."""
+URLs, wallets of either chain verification knows, and P-256 public keys (points on the curve,
+which only arithmetic can make). Loaded by schemathesis through SCHEMATHESIS_HOOKS (see
+run.sh)."""
 
 import ast
 import base64
@@ -40,6 +41,14 @@ def base58(data: bytes) -> str:
 
 schemathesis.openapi.format("solana-pubkey", st.binary(min_size=32, max_size=32).map(base58))
 schemathesis.openapi.format("solana-signature", st.binary(min_size=64, max_size=64).map(base58))
+# A Solana wallet or an EVM address (`0x` and 40 hex digits, either case).
+schemathesis.openapi.format(
+    "chain-address",
+    st.one_of(
+        st.binary(min_size=32, max_size=32).map(base58),
+        st.from_regex(r"\A0x[0-9a-fA-F]{40}\Z"),
+    ),
+)
 # NIST P-256 (SEC 2): p, the curve's b, the order n and the generator G; y^2 = x^3 - 3x + b.
 P256_P = 2**256 - 2**224 + 2**192 + 2**96 - 1
 P256_N = 0xFFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551

@@ -19,4 +19,5 @@ pub mod shield;
 pub mod system;
 pub mod terms;
 pub mod users;
+pub mod verify;
 pub mod waitlist;

@@ -29,6 +29,7 @@ pub mod shield;
 pub mod system;
 pub mod terms;
 pub mod users;
+pub mod verify;
 pub mod waitlist;
 
 #[derive(Tags)]
@@ -65,6 +66,9 @@ pub enum Tag {
     Notifications,
     /// KYC with the provider's hosted inquiries (spec 4.9).
     Kyc,
+    /// Verification by identity pass, passport or SAS attestation, and the loyalty-token
+    /// holder check (spec 2.10, 4.8).
+    Verify,
 }
 
 /// The second half of every prepare → sign → confirm (spec 5.2): which prepared transaction,
@@ -116,6 +120,7 @@ pub type Service = OpenApiService<
             waitlist::WaitlistApi,
             notifications::NotificationsApi,
             kyc::KycApi,
+            verify::VerifyApi,
         ),
     ),
     (),
@@ -152,6 +157,7 @@ pub fn service(state: Arc<AppState>) -> Service {
                 waitlist::WaitlistApi { state: s() },
                 notifications::NotificationsApi { state: s() },
                 kyc::KycApi { state: s() },
+                verify::VerifyApi { state: s() },
             ),
         ),
         "Narrative Market Service",

@@ -6,6 +6,7 @@
 
 mod amount;
 mod category;
+mod chain_address;
 mod component;
 mod email;
 mod id;
@@ -17,10 +18,12 @@ mod push;
 mod side;
 mod signature;
 mod text;
+mod verify_method;
 mod wallet;
 
 pub use amount::{Lamports, Sol, SolOrZero, LAMPORTS_PER_SOL};
 pub use category::Category;
+pub use chain_address::ChainAddress;
 pub use component::Component;
 pub use email::Email;
 pub use id::{GenerationId, KeyId, MarketRef, NarrativeId, PreparedId, ProtocolId};
@@ -32,6 +35,7 @@ pub use push::{PushAuth, PushPublicKey};
 pub use side::{BinarySide, NarrativeSide, ShieldSide};
 pub use signature::Base58Signature;
 pub use text::{HttpsUrl, Text};
+pub use verify_method::VerifyMethod;
 pub use wallet::Wallet;
 
 /// Lamports as SOL, for display.

@@ -58,6 +58,14 @@ pub async fn start_on_bank_at(
         screening: Arc::new(narrative_api::providers::screening::LocalScreening {
             flagged: Default::default(),
         }),
+        identity_pass: Arc::new(narrative_api::providers::identity_pass::LocalPass {
+            accepted: None,
+            flow: "https://idpass.invalid/local-provider".into(),
+        }),
+        passport: Arc::new(narrative_api::providers::passport::LocalPassport {
+            scores: Default::default(),
+            app: "https://app.passport.xyz".into(),
+        }),
     };
     let server = TestServer::start_with(Some(providers), |c| {
         c.confirm_wait_ms = 300;
