@@ -172,6 +172,14 @@ impl ApiError {
         Self::coded(StatusCode::SERVICE_UNAVAILABLE, code, message).retry_after(2)
     }
 
+    /// 503 `code` for an outside provider (`who`, e.g. "the KYC provider") that did not
+    /// answer: the cause is logged (it may name the provider's address), the client is told
+    /// to retry.
+    pub fn provider_unavailable(code: &str, who: &str, cause: &anyhow::Error) -> Self {
+        tracing::warn!(error = %format!("{cause:#}"), "{who} did not answer");
+        Self::unavailable(code, format!("{who} did not answer; try again shortly"))
+    }
+
     pub fn internal(detail: impl std::fmt::Display) -> Self {
         tracing::error!(%detail, "internal error");
         Self::coded(

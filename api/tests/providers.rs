@@ -1,5 +1,5 @@
 //! The real clients of outside providers against local HTTP servers: Turnstile's siteverify
-//! and the JSON-RPC ledger.
+//! and the JSON-RPC ledger (blockhashes, accounts, signatures, a token account's history).
 
 mod common;
 
@@ -200,4 +200,116 @@ async fn rpc_ledger_caches_blockhashes_and_reads_accounts_and_missing_transactio
         down.latest_blockhash().await,
         Err(narrative_api::chain::ledger::LedgerError::Unavailable(_))
     ));
+}
+
+/// A token account's history on a JSON-RPC node: `count` transactions, newest first, one a
+/// minute back from `newest`, each adding 1 to the balance; every tenth failed. The node
+/// counts its pages.
+struct History {
+    account: narrative_sdk::Pubkey,
+    mint: narrative_sdk::Pubkey,
+    newest: i64,
+    count: usize,
+    pages: AtomicUsize,
+}
+
+impl History {
+    fn signature(i: usize) -> String {
+        let mut bytes = [0u8; 64];
+        bytes[..8].copy_from_slice(&(i as u64 + 1).to_le_bytes());
+        solana_signature::Signature::from(bytes).to_string()
+    }
+
+    /// The index [`History::signature`] made `signature` from.
+    fn index(signature: &str) -> usize {
+        let signature: solana_signature::Signature = signature.parse().unwrap();
+        let bytes: &[u8] = signature.as_ref();
+        u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize - 1
+    }
+}
+
+#[handler]
+async fn history_rpc(
+    Json(request): Json<Value>,
+    Data(history): Data<&Arc<History>>,
+) -> Json<Value> {
+    let params = &request["params"];
+    let result = match request["method"].as_str().unwrap_or_default() {
+        "getSignaturesForAddress" => {
+            assert_eq!(params[0], history.account.to_string());
+            history.pages.fetch_add(1, Ordering::SeqCst);
+            let start = params[1]["before"]
+                .as_str()
+                .map_or(0, |before| History::index(before) + 1);
+            let limit = params[1]["limit"].as_u64().unwrap() as usize;
+            json!((start..history.count.min(start + limit))
+                .map(|i| json!({"signature": History::signature(i), "slot": 10_000 - i,
+                                "err": if i % 10 == 9 { json!({"InstructionError": [0, "Custom"]}) } else { Value::Null },
+                                "blockTime": history.newest - 60 * i as i64}))
+                .collect::<Vec<_>>())
+        }
+        "getTransaction" => {
+            let signature = params[0].as_str().unwrap();
+            let i = History::index(signature);
+            assert_ne!(i % 10, 9, "a failed transaction is not read");
+            // The account is the message's second key; the balance after is count - i.
+            let after = (history.count - i) as u64;
+            let balance = |amount: u64| {
+                json!([{"accountIndex": 1, "mint": history.mint.to_string(),
+                "uiTokenAmount": {"amount": amount.to_string(), "decimals": 0}}])
+            };
+            json!({"slot": 10_000 - i, "blockTime": history.newest - 60 * i as i64,
+                   "meta": {"err": null, "preTokenBalances": balance(after - 1), "postTokenBalances": balance(after)},
+                   "transaction": {"message": {"accountKeys": [narrative_sdk::Pubkey::new_unique().to_string(), history.account.to_string()]}}})
+        }
+        other => panic!("asked {other}"),
+    };
+    Json(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
+}
+
+#[tokio::test]
+async fn token_history_pages_back_to_the_period_and_stops_at_its_bound() {
+    use narrative_api::chain::ledger::{LedgerError, TokenAccountRef};
+    let history = Arc::new(History {
+        account: narrative_sdk::Pubkey::new_unique(),
+        mint: narrative_sdk::Pubkey::new_unique(),
+        newest: 1_800_000_000,
+        count: 1_205,
+        pages: AtomicUsize::new(0),
+    });
+    let base = serve(
+        Route::new()
+            .at("/", post(history_rpc))
+            .data(history.clone()),
+    )
+    .await;
+    let ledger = RpcLedger::new(&base, narrative_api::clock::ManualClock::at(1_800_000_000));
+    let account = TokenAccountRef {
+        address: history.account,
+        mint: history.mint,
+    };
+    // Back to transaction 1,100 (110,000 s ago): past the first page of 1,000 signatures.
+    let since = history.newest - 60 * 1_100 + 1;
+    let changes = ledger.token_history(&account, since, 5_000).await.unwrap();
+    assert_eq!(
+        history.pages.load(Ordering::SeqCst),
+        2,
+        "a second page, before the first's last"
+    );
+    // 0..=1_100 less the failed ones (every tenth): the last is the first before the period.
+    assert_eq!(changes.len(), 1_101 - 110);
+    let last = changes.last().unwrap();
+    assert_eq!(last.block_time, Some(history.newest - 60 * 1_100));
+    assert!(last.block_time.unwrap() < since);
+    assert_eq!((changes[0].before, changes[0].after), (1_204, 1_205));
+    assert_eq!(changes[0].signature.to_string(), History::signature(0));
+
+    // The caller's bound: more changes in the period than it allows is refused, not read on.
+    assert!(matches!(
+        ledger.token_history(&account, since, 100).await,
+        Err(LedgerError::Unavailable(reason)) if reason.contains("more than 100")
+    ));
+    // The whole history, when it starts inside the period.
+    let all = ledger.token_history(&account, 0, 5_000).await.unwrap();
+    assert_eq!(all.len(), 1_205 - 120);
 }

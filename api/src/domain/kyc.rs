@@ -15,7 +15,6 @@
 use narrative_store::entities::{
     blocked_wallets, kyc_inquiries, kyc_verifications, wallet_screenings,
 };
-use poem::http::StatusCode;
 use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
@@ -73,14 +72,7 @@ pub async fn start(
         .kyc
         .open_inquiry(&wallet.to_string(), tier)
         .await
-        .map_err(|error| {
-            tracing::warn!(error = %format!("{error:#}"), "the KYC provider did not open an inquiry");
-            ApiError::coded(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "kyc_unavailable",
-                "the KYC provider did not answer; try again shortly",
-            )
-        })?;
+        .map_err(|e| ApiError::provider_unavailable("kyc_unavailable", "the KYC provider", &e))?;
     let now = state.now();
     kyc_inquiries::Entity::insert(kyc_inquiries::ActiveModel {
         inquiry_id: Set(opened.inquiry_id.clone()),
@@ -125,12 +117,11 @@ pub async fn screen(state: &AppState, wallet: &Wallet) -> Result<Screening, ApiE
     let row = match kept {
         Some(row) => row,
         None => {
-            let screened = state.screening.screen(&key).await.map_err(|error| {
-                tracing::warn!(error = %format!("{error:#}"), "the screening provider did not answer");
-                ApiError::coded(
-                    StatusCode::SERVICE_UNAVAILABLE,
+            let screened = state.screening.screen(&key).await.map_err(|e| {
+                ApiError::provider_unavailable(
                     "screening_unavailable",
-                    "the screening provider did not answer; try again shortly",
+                    "the screening provider",
+                    &e,
                 )
             })?;
             let row = wallet_screenings::Model {

@@ -257,12 +257,8 @@ pub async fn check_idpass(
         .identity_pass
         .check(token, &wallet.to_string(), state.now())
         .await
-        .map_err(|error| {
-            tracing::warn!(error = %format!("{error:#}"), "the identity pass provider did not answer");
-            ApiError::unavailable(
-                "idpass_unavailable",
-                "the identity pass provider did not answer; try again shortly",
-            )
+        .map_err(|e| {
+            ApiError::provider_unavailable("idpass_unavailable", "the identity pass provider", &e)
         })?;
     match checked {
         PassCheck::Refused(reason) => Err(ApiError::coded(
@@ -300,12 +296,8 @@ pub async fn check_passport(state: &AppState, address: &ChainAddress) -> Result<
         .passport
         .score(&address.to_string())
         .await
-        .map_err(|error| {
-            tracing::warn!(error = %format!("{error:#}"), "the passport provider did not answer");
-            ApiError::unavailable(
-                "passport_unavailable",
-                "the passport provider did not answer; try again shortly",
-            )
+        .map_err(|e| {
+            ApiError::provider_unavailable("passport_unavailable", "the passport provider", &e)
         })?;
     write(
         state,
