@@ -32,7 +32,7 @@ use tokio::sync::Notify;
 
 use crate::chain::blocks::{WalletBlocks, BLOCKS_TOPIC};
 use crate::chain::halts::ensure_running;
-use crate::chain::ledger::{LandedInstruction, LandedTransaction, Ledger, LedgerError};
+use crate::chain::ledger::{LandedInstruction, LandedTransaction, Ledger};
 use crate::chain::prepared_writer::{insert_unless_halted, PreparedWriter, Stored};
 use crate::clock::SharedClock;
 use crate::error::ApiError;
@@ -335,7 +335,7 @@ impl Chain {
     /// transaction inside its own database transaction asks for it before beginning one, so
     /// that no write lock is held across a ledger call.
     pub async fn blockhash(&self) -> Result<Hash, ApiError> {
-        self.ledger.latest_blockhash().await.map_err(ledger_error)
+        self.ledger.latest_blockhash().await.map_err(ApiError::from)
     }
 
     /// [`Chain::prepare`] on a `blockhash` already fetched, inside `db` (the caller's database
@@ -498,14 +498,14 @@ impl Chain {
                 .ledger
                 .signature_status(&signature)
                 .await
-                .map_err(ledger_error)?
+                .map_err(ApiError::from)?
                 .is_some()
             {
                 if let Some(landed) = self
                     .ledger
                     .transaction(&signature)
                     .await
-                    .map_err(ledger_error)?
+                    .map_err(ApiError::from)?
                 {
                     return Ok(Some(landed));
                 }
@@ -630,10 +630,6 @@ fn mismatch() -> ApiError {
         "transaction_mismatch",
         "the signed transaction is not the prepared one",
     )
-}
-
-fn ledger_error(e: LedgerError) -> ApiError {
-    e.into()
 }
 
 /// The instructions of a stored prepared message.

@@ -34,6 +34,25 @@ pub struct OpenedInquiry {
     pub session_token: SecretString,
 }
 
+impl OpenedInquiry {
+    /// The inquiry, with the user sent to `page` carrying its id and session token.
+    fn at(page: &str, inquiry_id: String, token: String) -> anyhow::Result<OpenedInquiry> {
+        let url = reqwest::Url::parse_with_params(
+            page,
+            [
+                ("inquiry-id", inquiry_id.as_str()),
+                ("session-token", &token),
+            ],
+        )?
+        .to_string();
+        Ok(OpenedInquiry {
+            inquiry_id,
+            url,
+            session_token: SecretString::from(token),
+        })
+    }
+}
+
 #[async_trait::async_trait]
 pub trait KycProvider: Send + Sync {
     /// `persona` or `local`, as recorded with each inquiry.
@@ -129,19 +148,11 @@ impl KycProvider for PersonaClient {
                 .context("Persona's resume has no session token")?
                 .to_owned(),
         };
-        let url = reqwest::Url::parse_with_params(
+        OpenedInquiry::at(
             &format!("{}/verify", self.hosted.trim_end_matches('/')),
-            [
-                ("inquiry-id", inquiry_id.as_str()),
-                ("session-token", &token),
-            ],
-        )?
-        .to_string();
-        Ok(OpenedInquiry {
             inquiry_id,
-            url,
-            session_token: SecretString::from(token),
-        })
+            token,
+        )
     }
 }
 
@@ -168,19 +179,7 @@ impl KycProvider for LocalKyc {
             .finalize();
         let inquiry_id = format!("inq_local_{}", hex::encode(&digest[..12]));
         let token = format!("local_{}", hex::encode(&digest[12..]));
-        let url = reqwest::Url::parse_with_params(
-            &self.hosted,
-            [
-                ("inquiry-id", inquiry_id.as_str()),
-                ("session-token", &token),
-            ],
-        )?
-        .to_string();
-        Ok(OpenedInquiry {
-            inquiry_id,
-            url,
-            session_token: SecretString::from(token),
-        })
+        OpenedInquiry::at(&self.hosted, inquiry_id, token)
     }
 }
 

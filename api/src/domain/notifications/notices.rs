@@ -257,7 +257,6 @@ pub fn announcement(wallet: &str, id: i64, title: &str, body: &str) -> Notice {
     }
 }
 
-/// The wallet claimed its Echo Pool share (a Merkle airdrop) of an epoch.
 /// The KYC provider approved an inquiry that raised the wallet's tier.
 pub fn kyc_tier_upgraded(wallet: &str, tier: i32, inquiry_id: &str) -> Notice {
     Notice {
@@ -270,6 +269,7 @@ pub fn kyc_tier_upgraded(wallet: &str, tier: i32, inquiry_id: &str) -> Notice {
     }
 }
 
+/// The wallet claimed its Echo Pool share (a Merkle airdrop) of an epoch.
 pub fn airdrop_claimed(wallet: &str, epoch_number: u64, epoch: &str, lamports: u64) -> Notice {
     Notice {
         wallet: wallet.to_owned(),
