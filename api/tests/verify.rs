@@ -15,7 +15,7 @@ use common::{serve_locally, TestServer};
 use narrative_api::chain::attestations::{
     attestation_address, Attestation, TrustedSchema, SAS_PROGRAM,
 };
-use narrative_api::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
+use narrative_api::chain::holdings::{associated_token_account, TOKEN_2022_PROGRAM, TOKEN_PROGRAM};
 use narrative_api::clock::ManualClock;
 use narrative_sdk::Pubkey;
 use poem::http::StatusCode as PoemStatus;
@@ -195,6 +195,19 @@ async fn node(node: Node) -> (String, Arc<Mutex<Node>>) {
     )
 }
 
+/// The providers' callback, with the shared webhook secret.
+async fn confirmed(server: &TestServer, body: &Value) -> (StatusCode, Value) {
+    let response = server
+        .http
+        .post(server.url("/v1/verify/confirm"))
+        .header("x-webhook-secret", WEBHOOK_SECRET)
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    (response.status(), response.json().await.unwrap())
+}
+
 #[tokio::test]
 async fn the_chain_is_read_off_the_address_and_a_new_wallet_has_nothing() {
     let server = TestServer::start(|_| {}).await;
@@ -250,6 +263,10 @@ async fn an_identity_pass_verifies_only_the_wallet_it_was_issued_to_while_it_liv
             json!({"active": true, "sub": other, "jti": "pass-8"}),
         ),
         ("revoked".to_owned(), json!({"active": false})),
+        (
+            "renewed".to_owned(),
+            json!({"active": true, "sub": holder, "exp": NOW + 86_400, "jti": "pass-9"}),
+        ),
     ]))
     .await;
     let clock = ManualClock::at(NOW);
@@ -257,6 +274,7 @@ async fn an_identity_pass_verifies_only_the_wallet_it_was_issued_to_while_it_liv
         c.idpass_introspection_url = Some(endpoint);
         c.idpass_client_id = CLIENT_ID.into();
         c.idpass_client_secret = Some(CLIENT_SECRET.into());
+        c.webhook_secret = Some(WEBHOOK_SECRET.into());
     })
     .await;
 
@@ -307,6 +325,25 @@ async fn an_identity_pass_verifies_only_the_wallet_it_was_issued_to_while_it_liv
     let (_, record) = server.get(&format!("/v1/verify/status/{holder}")).await;
     assert_eq!(record["verification"]["idpass_verified"], false);
     assert_eq!(record["recommended_method"], "idpass");
+
+    // The provider's callback: the token is checked again, another wallet's refused, a
+    // renewed pass verifying the wallet once more.
+    let callback = |token: &str| json!({"wallet_address": holder, "method": "idpass", "verification_id": token});
+    let (status, body) = confirmed(&server, &callback("theirs")).await;
+    assert_eq!(
+        (status, body["error"].clone()),
+        (StatusCode::BAD_REQUEST, json!("idpass_invalid"))
+    );
+    let (_, record) = server.get(&format!("/v1/verify/status/{holder}")).await;
+    assert_eq!(record["verification"]["idpass_verified"], false);
+    let (status, body) = confirmed(&server, &callback("renewed")).await;
+    assert_eq!(
+        (status, body["verified"].clone()),
+        (StatusCode::OK, json!(true)),
+        "{body}"
+    );
+    let (_, record) = server.get(&format!("/v1/verify/status/{holder}")).await;
+    assert_eq!(record["verification"]["idpass_verified"], true);
 }
 
 #[tokio::test]
@@ -374,6 +411,7 @@ async fn passport_scores_come_from_human_passport_with_the_two_thresholds() {
         c.passport_api_key = Some(PASSPORT_KEY.into());
         c.passport_scorer_id = Some(SCORER.into());
         c.passport_api_url = Some(api.clone());
+        c.webhook_secret = Some(WEBHOOK_SECRET.into());
     })
     .await;
 
@@ -422,18 +460,41 @@ async fn passport_scores_come_from_human_passport_with_the_two_thresholds() {
         "status reads the store, not the provider"
     );
 
-    // A key the provider refuses: 503, and the recorded score stands.
-    let wrong_key = TestServer::start(|c| {
-        c.passport_api_key = Some("revoked-key".into());
-        c.passport_scorer_id = Some(SCORER.into());
-        c.passport_api_url = Some(api);
-    })
+    // The provider's callback asks the provider again and records what it says.
+    let (status, body) = confirmed(
+        &server,
+        &json!({"wallet_address": some_stamps, "method": "passport"}),
+    )
     .await;
-    let (status, body) = wrong_key
-        .get(&format!("/v1/verify/passport/{some_stamps}"))
+    assert_eq!(
+        (status, body["verified"].clone()),
+        (StatusCode::OK, json!(true)),
+        "{body}"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+
+    // A process of the deployment whose key the provider refuses: 503, and the recorded score
+    // stands.
+    let (wrong_key, _stop) = server
+        .start_beside(|c| {
+            c.passport_api_key = Some("revoked-key".into());
+            c.passport_scorer_id = Some(SCORER.into());
+            c.passport_api_url = Some(api);
+        })
         .await;
-    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    let response = server
+        .http
+        .get(format!("{wrong_key}/v1/verify/passport/{some_stamps}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body: Value = response.json().await.unwrap();
     assert_eq!(body["error"], "passport_unavailable");
+    let (_, record) = server
+        .get(&format!("/v1/verify/status/{some_stamps}"))
+        .await;
+    assert_eq!(record["verification"]["passport_score"], 12.5);
 }
 
 #[tokio::test]
@@ -591,22 +652,7 @@ async fn sas_requests_are_kept_and_attestations_are_read_from_the_ledger() {
     let confirm = json!({"wallet_address": owner.to_string(), "method": "sas"});
     let (status, _) = server.post("/v1/verify/confirm", &confirm).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
-    let confirmed = |body: &Value| {
-        let server = &server;
-        let body = body.clone();
-        async move {
-            let response = server
-                .http
-                .post(server.url("/v1/verify/confirm"))
-                .header("x-webhook-secret", WEBHOOK_SECRET)
-                .json(&body)
-                .send()
-                .await
-                .unwrap();
-            (response.status(), response.json::<Value>().await.unwrap())
-        }
-    };
-    let (status, body) = confirmed(&confirm).await;
+    let (status, body) = confirmed(&server, &confirm).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["verified"], true);
     let (_, record) = server.get(&format!("/v1/verify/status/{owner}")).await;
@@ -615,17 +661,20 @@ async fn sas_requests_are_kept_and_attestations_are_read_from_the_ledger() {
 
     // The issuer closes the attestation: the next callback un-verifies the wallet.
     ledger.lock().unwrap().accounts.remove(&live);
-    let (_, body) = confirmed(&confirm).await;
+    let (_, body) = confirmed(&server, &confirm).await;
     assert_eq!(body["verified"], false);
     let (_, record) = server.get(&format!("/v1/verify/status/{owner}")).await;
     assert_eq!(record["verification"]["sas_verified"], false);
 
     // The chain named must be the address's; an EVM address has no SAS.
-    let (status, body) =
-        confirmed(&json!({"wallet_address": owner.to_string(), "method": "sas", "chain": "evm"}))
-            .await;
+    let (status, body) = confirmed(
+        &server,
+        &json!({"wallet_address": owner.to_string(), "method": "sas", "chain": "evm"}),
+    )
+    .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     let (status, body) = confirmed(
+        &server,
         &json!({"wallet_address": "0x00000000000000000000000000000000000000aa", "method": "sas"}),
     )
     .await;
@@ -633,8 +682,11 @@ async fn sas_requests_are_kept_and_attestations_are_read_from_the_ledger() {
         (status, body["error"].clone()),
         (StatusCode::BAD_REQUEST, json!("method_not_available"))
     );
-    let (status, body) =
-        confirmed(&json!({"wallet_address": owner.to_string(), "method": "idpass"})).await;
+    let (status, body) = confirmed(
+        &server,
+        &json!({"wallet_address": owner.to_string(), "method": "idpass"}),
+    )
+    .await;
     assert_eq!(
         status,
         StatusCode::BAD_REQUEST,
@@ -651,23 +703,31 @@ fn token_account(owner: &Pubkey, amount: u64) -> Vec<u8> {
     data
 }
 
-/// Gives `owner` an associated token account holding `balance`, made by the first of
-/// `changes` (unix time, balance after), newest last as they happened.
-fn hold(node: &mut Node, owner: &Pubkey, balance: u64, changes: &[(i64, u64)]) {
-    let account = associated_token_account(owner, &MINT, &TOKEN_PROGRAM);
+/// Gives `owner` an associated token account (under the token program `program`) holding
+/// `balance`, made by the first of `changes` (unix time, balance after), newest last as they
+/// happened.
+fn hold_under(
+    program: Pubkey,
+    node: &mut Node,
+    owner: &Pubkey,
+    balance: u64,
+    changes: &[(i64, u64)],
+) {
+    let account = associated_token_account(owner, &MINT, &program);
     node.accounts.insert(
         account.to_string(),
-        (TOKEN_PROGRAM, token_account(owner, balance)),
+        (program, token_account(owner, balance)),
     );
     let mut before = 0u64;
     let mut entries = Vec::new();
     for (i, (time, after)) in changes.iter().enumerate() {
-        let signature =
-            solana_signature::Signature::from([owner.to_bytes()[0].wrapping_add(i as u8); 64])
-                .to_string();
+        // One signature per account and change: the account's bytes, then the change's index.
+        let mut signature = [i as u8; 64];
+        signature[..32].copy_from_slice(account.as_ref());
+        let signature = solana_signature::Signature::from(signature).to_string();
         let amount = |amount: u64, index: usize| {
             json!({"accountIndex": index, "mint": MINT.to_string(), "owner": owner.to_string(),
-                   "programId": TOKEN_PROGRAM.to_string(),
+                   "programId": program.to_string(),
                    "uiTokenAmount": {"amount": amount.to_string(), "decimals": 6}})
         };
         // The account sits at index 2 of the message's keys; a creation has no pre balance.
@@ -690,6 +750,11 @@ fn hold(node: &mut Node, owner: &Pubkey, balance: u64, changes: &[(i64, u64)]) {
     }
     entries.reverse();
     node.signatures.insert(account.to_string(), entries);
+}
+
+/// [`hold_under`] the SPL Token program.
+fn hold(node: &mut Node, owner: &Pubkey, balance: u64, changes: &[(i64, u64)]) {
+    hold_under(TOKEN_PROGRAM, node, owner, balance, changes);
 }
 
 #[tokio::test]
@@ -795,5 +860,40 @@ async fn a_holder_keeps_the_minimum_for_45_days_read_from_the_token_history() {
             StatusCode::SERVICE_UNAVAILABLE,
             json!("holder_check_unavailable")
         )
+    );
+}
+
+#[tokio::test]
+async fn a_token_2022_loyalty_token_is_read_under_its_own_program() {
+    let holder = Pubkey::new_from_array([90; 32]);
+    let mut ledger = Node::default();
+    ledger
+        .accounts
+        .insert(MINT.to_string(), (TOKEN_2022_PROGRAM, vec![0; 82]));
+    hold_under(
+        TOKEN_2022_PROGRAM,
+        &mut ledger,
+        &holder,
+        400,
+        &[(NOW - 60 * DAY, 400)],
+    );
+    // An account of the same wallet under the other program is not the holding.
+    hold(&mut ledger, &holder, 9_999, &[(NOW - 100 * DAY, 9_999)]);
+    let (rpc_url, _ledger) = node(ledger).await;
+    let server = TestServer::start_at(ManualClock::at(NOW), |c| {
+        c.solana_rpc_url = rpc_url.into();
+        c.loyalty_mint = Some(MINT.to_string());
+        c.loyalty_min_balance = 100;
+    })
+    .await;
+    let (status, body) = server.get(&format!("/v1/verify/holder/{holder}")).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        (
+            body["holder"].clone(),
+            body["balance"].clone(),
+            body["held_days"].clone()
+        ),
+        (json!(true), json!("400"), json!(60))
     );
 }

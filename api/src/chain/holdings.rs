@@ -55,10 +55,19 @@ pub async fn holding(
     minimum: u64,
     since: i64,
 ) -> Result<Holding, LedgerError> {
-    let (_, accounts) = ledger.accounts(&[*mint]).await?;
-    let token_program = match accounts.first().and_then(Option::as_ref) {
-        Some(account) if account.owner == TOKEN_PROGRAM || account.owner == TOKEN_2022_PROGRAM => {
-            account.owner
+    // One read: the mint (its owner says which token program it is under) and the wallet's
+    // associated account under each program.
+    let classic_address = associated_token_account(wallet, mint, &TOKEN_PROGRAM);
+    let extended_address = associated_token_account(wallet, mint, &TOKEN_2022_PROGRAM);
+    let (_, accounts) = ledger
+        .accounts(&[*mint, classic_address, extended_address])
+        .await?;
+    let [mint_account, classic, extended] = <[_; 3]>::try_from(accounts)
+        .map_err(|_| LedgerError::Malformed("not one account per address asked".into()))?;
+    let (token_program, address, account) = match mint_account {
+        Some(found) if found.owner == TOKEN_PROGRAM => (TOKEN_PROGRAM, classic_address, classic),
+        Some(found) if found.owner == TOKEN_2022_PROGRAM => {
+            (TOKEN_2022_PROGRAM, extended_address, extended)
         }
         Some(_) => {
             return Err(LedgerError::Malformed(format!(
@@ -71,11 +80,7 @@ pub async fn holding(
             )))
         }
     };
-    let address = associated_token_account(wallet, mint, &token_program);
-    let (_, accounts) = ledger.accounts(&[address]).await?;
-    let balance = accounts
-        .first()
-        .and_then(Option::as_ref)
+    let balance = account
         .filter(|account| account.owner == token_program)
         .and_then(|account| token_amount(&account.data, mint, wallet))
         .unwrap_or(0);

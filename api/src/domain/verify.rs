@@ -44,10 +44,18 @@ pub struct HolderBoosts {
     pub deposit_fee_discount_bps: u32,
 }
 
-pub const HOLDER_BOOSTS: HolderBoosts = HolderBoosts {
-    echo_pool_ticket_boost_bps: 1_000,
-    deposit_fee_discount_bps: 2_500,
-};
+impl HolderBoosts {
+    /// What a holder gets.
+    pub const HOLDER: HolderBoosts = HolderBoosts {
+        echo_pool_ticket_boost_bps: 1_000,
+        deposit_fee_discount_bps: 2_500,
+    };
+    /// What anyone else gets.
+    pub const NONE: HolderBoosts = HolderBoosts {
+        echo_pool_ticket_boost_bps: 0,
+        deposit_fee_discount_bps: 0,
+    };
+}
 
 const VERIFIED: &str = "verified";
 const UNVERIFIED: &str = "unverified";
@@ -379,14 +387,22 @@ pub async fn check_sas(state: &AppState, wallet: &Wallet) -> Result<bool, ApiErr
 }
 
 /// The providers' callback (`POST /v1/verify/confirm`): the service asks the method's source
-/// again and records its answer. `verification_id` is the identity pass token for `idpass`.
-/// Whether the wallet is verified by the method now.
+/// again and records its answer. `verification_id` is the identity pass token for `idpass`;
+/// `chain`, when the provider names one, must be the address's (400 otherwise). Whether the
+/// wallet is verified by the method now.
 pub async fn confirm(
     state: &AppState,
     address: &ChainAddress,
+    chain: Option<&str>,
     method: VerifyMethod,
     verification_id: Option<&str>,
 ) -> Result<bool, ApiError> {
+    if let Some(chain) = chain.filter(|chain| *chain != address.chain()) {
+        return Err(ApiError::validation(format!(
+            "chain {chain} is not the address's chain ({})",
+            address.chain()
+        )));
+    }
     if !available_methods(address).contains(&method) {
         return Err(not_available(method, address));
     }
@@ -407,11 +423,14 @@ pub async fn confirm(
     }
 }
 
-/// A holder check: the holding, and whether it qualifies.
+/// A holder check: the holding, whether it qualifies, and what that unlocks.
 pub struct HolderCheck {
     pub holding: Holding,
     pub minimum: u64,
+    /// Whole days the minimum has been held (0 when it is not).
+    pub held_days: i64,
     pub qualifies: bool,
+    pub boosts: HolderBoosts,
 }
 
 /// Reads the wallet's loyalty tokens from the ledger: it qualifies with at least the minimum
@@ -449,9 +468,17 @@ pub async fn check_holder(state: &AppState, wallet: &Wallet) -> Result<HolderChe
     )
     .await?;
     Ok(HolderCheck {
+        held_days: found
+            .held_since
+            .map_or(0, |since| (now - since).max(0) / DAY_SECS),
         holding: found,
         minimum,
         qualifies,
+        boosts: if qualifies {
+            HolderBoosts::HOLDER
+        } else {
+            HolderBoosts::NONE
+        },
     })
 }
 

@@ -9,7 +9,7 @@ use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
 
 use crate::clock::iso;
-use crate::domain::verify::{self, HOLDER_BOOSTS, HOLD_DAYS};
+use crate::domain::verify::{self, HOLD_DAYS};
 use crate::error::{refusals, Answer};
 use crate::http::auth::WebhookAuth;
 use crate::routes::Tag;
@@ -355,19 +355,10 @@ impl VerifyApi {
         body: Json<ConfirmVerification>,
     ) -> Answer<Json<VerificationConfirmed>, ConfirmRefusals> {
         let body = body.0;
-        if let Some(chain) = &body.chain {
-            if chain.as_str() != body.wallet_address.chain() {
-                return Err(crate::error::ApiError::validation(format!(
-                    "chain {} is not the address's chain ({})",
-                    chain.as_str(),
-                    body.wallet_address.chain()
-                ))
-                .into());
-            }
-        }
         let verified = verify::confirm(
             &self.state,
             &body.wallet_address,
+            body.chain.as_ref().map(Text::as_str),
             body.method,
             body.verification_id.as_ref().map(Text::as_str),
         )
@@ -385,15 +376,6 @@ impl VerifyApi {
     #[oai(path = "/verify/holder/:wallet", method = "get")]
     async fn holder(&self, wallet: Path<Wallet>) -> Answer<Json<HolderStatus>, HolderRefusals> {
         let check = verify::check_holder(&self.state, &wallet.0).await?;
-        let now = self.state.now();
-        let boosts = if check.qualifies {
-            HOLDER_BOOSTS
-        } else {
-            verify::HolderBoosts {
-                echo_pool_ticket_boost_bps: 0,
-                deposit_fee_discount_bps: 0,
-            }
-        };
         Ok(Json(HolderStatus {
             ok: true,
             wallet_address: wallet.0,
@@ -401,14 +383,11 @@ impl VerifyApi {
             balance: check.holding.balance.to_string(),
             min_balance: check.minimum.to_string(),
             held_since: check.holding.held_since.map(iso),
-            held_days: check
-                .holding
-                .held_since
-                .map_or(0, |since| (now - since).max(0) / 86_400),
+            held_days: check.held_days,
             required_hold_days: HOLD_DAYS,
             boosts: HolderBoostsBody {
-                echo_pool_ticket_boost_bps: boosts.echo_pool_ticket_boost_bps,
-                deposit_fee_discount_bps: boosts.deposit_fee_discount_bps,
+                echo_pool_ticket_boost_bps: check.boosts.echo_pool_ticket_boost_bps,
+                deposit_fee_discount_bps: check.boosts.deposit_fee_discount_bps,
             },
         }))
     }
