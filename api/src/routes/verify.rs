@@ -354,19 +354,24 @@ impl VerifyApi {
         _auth: WebhookAuth,
         body: Json<ConfirmVerification>,
     ) -> Answer<Json<VerificationConfirmed>, ConfirmRefusals> {
-        let body = body.0;
+        let ConfirmVerification {
+            wallet_address,
+            method,
+            verification_id,
+            chain: named_chain,
+        } = body.0;
         let verified = verify::confirm(
             &self.state,
-            &body.wallet_address,
-            body.chain.as_ref().map(Text::as_str),
-            body.method,
-            body.verification_id.as_ref().map(Text::as_str),
+            &wallet_address,
+            named_chain.as_ref().map(Text::as_str),
+            method,
+            verification_id.as_ref().map(Text::as_str),
         )
         .await?;
         Ok(Json(VerificationConfirmed {
             ok: true,
-            wallet_address: body.wallet_address,
-            method: body.method,
+            wallet_address,
+            method,
             verified,
         }))
     }
