@@ -30,6 +30,7 @@ mod m20261124_000018_read_models;
 mod m20261124_000019_web_push;
 mod m20261124_000020_kyc;
 mod m20261124_000021_verifications;
+mod m20261125_000022_tier_nfts;
 
 pub struct Migrator;
 
@@ -58,6 +59,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000019_web_push::Migration),
             Box::new(m20261124_000020_kyc::Migration),
             Box::new(m20261124_000021_verifications::Migration),
+            Box::new(m20261125_000022_tier_nfts::Migration),
         ]
     }
 }

@@ -54,6 +54,7 @@ pub mod shield_terms_acknowledgements;
 pub mod shield_votes;
 pub mod system_components;
 pub mod terms_acceptances;
+pub mod tier_nfts;
 pub mod waitlist_entries;
 pub mod wallet_screenings;
 pub mod wallet_verifications;
