@@ -26,6 +26,7 @@ use sea_orm::{
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use solana_hash::Hash;
+use solana_keypair::Keypair;
 use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction::Transaction;
 use tokio::sync::Notify;
@@ -101,7 +102,8 @@ impl<P: Clone> Prepared<P> {
 /// A transaction ready for the wallet.
 pub struct Unsigned {
     pub id: PreparedId,
-    /// Base64 wire bytes, unsigned (spec 4.0 `transaction`).
+    /// Base64 wire bytes, unsigned by the wallet (spec 4.0 `transaction`); a co-signed flow's
+    /// service signatures are already in place.
     pub transaction: String,
     pub blockhash: String,
 }
@@ -171,9 +173,15 @@ fn prepared_row<F: MoneyFlow>(
     wallet: &Wallet,
     instructions: &[Instruction],
     params: &F::Params,
+    cosigners: &[&Keypair],
     now: i64,
 ) -> Result<(prepared_transactions::ActiveModel, Unsigned), ApiError> {
-    let tx = narrative_sdk::tx::unsigned_transaction(instructions, &wallet.pubkey(), blockhash);
+    let mut tx = narrative_sdk::tx::unsigned_transaction(instructions, &wallet.pubkey(), blockhash);
+    if !cosigners.is_empty() {
+        // The service's signatures go in with the message; the wallet's slot stays empty.
+        tx.try_partial_sign(cosigners, blockhash)
+            .map_err(ApiError::internal)?;
+    }
     let message = bincode::serialize(&tx.message).map_err(ApiError::internal)?;
     let id = PreparedId::new_ordered(now);
     let row = prepared_transactions::ActiveModel {
@@ -225,7 +233,21 @@ impl Chain {
         instructions: &[Instruction],
         params: &F::Params,
     ) -> Result<Unsigned, ApiError> {
-        self.prepare_admitted(None, flow, wallet, instructions, params)
+        self.prepare_admitted(None, flow, wallet, instructions, params, &[])
+            .await
+    }
+
+    /// [`Chain::prepare`] for a transaction the service co-signs (as a mint authority, say):
+    /// `cosigners` sign the prepared message before the wallet is given it.
+    pub async fn prepare_cosigned<F: MoneyFlow>(
+        &self,
+        flow: &F,
+        wallet: &Wallet,
+        instructions: &[Instruction],
+        params: &F::Params,
+        cosigners: &[&Keypair],
+    ) -> Result<Unsigned, ApiError> {
+        self.prepare_admitted(None, flow, wallet, instructions, params, cosigners)
             .await
     }
 
@@ -238,11 +260,18 @@ impl Chain {
         wallet: &Wallet,
         instructions: &[Instruction],
         params: &F::Params,
+        cosigners: &[&Keypair],
     ) -> Result<(Unsigned, Generations), ApiError> {
         let blockhash = self.blockhash().await?;
         let component = flow.component(params);
-        let (row, unsigned) =
-            prepared_row::<F>(blockhash, wallet, instructions, params, self.clock.now())?;
+        let (row, unsigned) = prepared_row::<F>(
+            blockhash,
+            wallet,
+            instructions,
+            params,
+            cosigners,
+            self.clock.now(),
+        )?;
         match self.writer.write(row, component).await? {
             (Stored::Written, at_write) => Ok((unsigned, at_write)),
             (Stored::Halted, _) => Err(ApiError::system_halted(component.as_str())),
@@ -271,7 +300,7 @@ impl Chain {
         instructions: &[Instruction],
         params: &F::Params,
     ) -> Result<Unsigned, ApiError> {
-        self.prepare_admitted(Some(admission), flow, wallet, instructions, params)
+        self.prepare_admitted(Some(admission), flow, wallet, instructions, params, &[])
             .await
     }
 
@@ -298,6 +327,7 @@ impl Chain {
         wallet: &Wallet,
         instructions: &[Instruction],
         params: &F::Params,
+        cosigners: &[&Keypair],
     ) -> Result<Unsigned, ApiError> {
         let freshness = &self.freshness;
         let barrier = async || freshness.current().await.map_err(ApiError::internal);
@@ -314,7 +344,7 @@ impl Chain {
             }
         };
         let (unsigned, at_write) = self
-            .write_prepared(flow, wallet, instructions, params)
+            .write_prepared(flow, wallet, instructions, params, cosigners)
             .await?;
         freshness.observe(&at_write);
         let flow_topics = admission.map_or(&[][..], |a| a.topics());
@@ -351,8 +381,14 @@ impl Chain {
     ) -> Result<Unsigned, ApiError> {
         WalletBlocks::check_in(db, wallet).await?;
         let component = flow.component(params);
-        let (row, unsigned) =
-            prepared_row::<F>(blockhash, wallet, instructions, params, self.clock.now())?;
+        let (row, unsigned) = prepared_row::<F>(
+            blockhash,
+            wallet,
+            instructions,
+            params,
+            &[],
+            self.clock.now(),
+        )?;
         let stored = db
             .execute(&insert_unless_halted(vec![row], component))
             .await?;

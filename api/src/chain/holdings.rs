@@ -39,7 +39,7 @@ pub struct Holding {
 
 /// The balance of a token account's data: mint (0..32), owner (32..64), amount (64..72), the
 /// same in SPL Token and Token-2022 accounts.
-fn token_amount(data: &[u8], mint: &Pubkey, wallet: &Pubkey) -> Option<u64> {
+pub(crate) fn token_amount(data: &[u8], mint: &Pubkey, wallet: &Pubkey) -> Option<u64> {
     if data.len() < 72 || &data[0..32] != mint.as_ref() || &data[32..64] != wallet.as_ref() {
         return None;
     }

@@ -14,5 +14,6 @@ pub mod prepared_writer;
 pub mod refresh;
 pub mod send;
 pub mod settlement;
+pub mod tier_nfts;
 
 pub use confirm::{Admission, Chain, ConfirmWait, Confirmed, MoneyFlow, Prepared, Unsigned};
