@@ -286,6 +286,17 @@ pub struct Config {
     #[arg(long, env = "PUBLIC_BASE_URL", default_value = "http://127.0.0.1:8080")]
     pub public_base_url: String,
 
+    /// The tier NFTs' mint and update authority, base58 of its 64-byte keypair: it co-signs
+    /// every tier-NFT mint (the wallet pays). Minting answers 503 `collection_not_deployed`
+    /// while unset.
+    #[arg(long, env = "NFT_AUTHORITY_KEYPAIR", hide_env_values = true, value_parser = secret)]
+    pub nft_authority_keypair: Option<SecretString>,
+
+    /// The tier collections, `<tier>=<collection mint>` pairs comma-separated, as
+    /// `nft-collections` prints them; a tier without one answers 503 `collection_not_deployed`.
+    #[arg(long, env = "NFT_COLLECTIONS", value_delimiter = ',')]
+    pub nft_collections: Vec<String>,
+
     /// The contact push services are given with every Web Push message (the VAPID `sub` claim,
     /// RFC 8292): a `mailto:` or `https:` URI where the operator can be reached.
     #[arg(

@@ -1,6 +1,7 @@
 //! What every handler, middleware and domain workflow shares: the store, the chain runner, the
 //! providers, the clock, and the settings read once from the configuration.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use narrative_sdk::Pubkey;
@@ -33,7 +34,7 @@ use crate::providers::prices::{CoinGeckoFeed, FixedPrice, PriceFeed};
 use crate::providers::reviewer::{ChatReviewer, LocalReviewer, Reviewer};
 use crate::providers::screening::{ChainalysisScreening, LocalScreening, WalletScreening};
 use crate::providers::web_push::{DeliveryCounts, Vapid};
-use crate::values::{Component, Wallet, LAMPORTS_PER_SOL};
+use crate::values::{Component, NftTier, Wallet, LAMPORTS_PER_SOL};
 
 pub struct AppState {
     pub store: Store,
@@ -94,6 +95,55 @@ pub struct AppState {
     /// Scores passports (`passport`).
     pub passport: Arc<dyn PassportScorer>,
     pub verify: VerifySettings,
+    pub nft: NftSettings,
+}
+
+/// What tier-NFT minting needs (spec 4.12).
+pub struct NftSettings {
+    /// Mint and update authority of the collections and their NFTs.
+    pub authority: Option<Arc<Keypair>>,
+    /// The collection of each deployed tier.
+    pub collections: BTreeMap<NftTier, Pubkey>,
+    /// `<PUBLIC_BASE_URL>/v1/nft/metadata`, where each tier's metadata document is served.
+    pub metadata_base: String,
+}
+
+impl NftSettings {
+    fn from_config(config: &Config) -> anyhow::Result<NftSettings> {
+        let mut collections = BTreeMap::new();
+        for entry in config
+            .nft_collections
+            .iter()
+            .filter(|e| !e.trim().is_empty())
+        {
+            let (tier, mint) = entry.split_once('=').ok_or_else(|| {
+                anyhow::anyhow!("NFT_COLLECTIONS: `{entry}` is not <tier>=<mint>")
+            })?;
+            let tier: NftTier = tier
+                .trim()
+                .parse()
+                .map_err(|e| anyhow::anyhow!("NFT_COLLECTIONS: `{tier}` {e}"))?;
+            let mint: Pubkey = mint
+                .trim()
+                .parse()
+                .map_err(|_| anyhow::anyhow!("NFT_COLLECTIONS: `{mint}` is not a public key"))?;
+            anyhow::ensure!(
+                collections.insert(tier, mint).is_none(),
+                "NFT_COLLECTIONS names {tier} twice"
+            );
+        }
+        Ok(NftSettings {
+            authority: keypair_setting(
+                "NFT_AUTHORITY_KEYPAIR",
+                config.nft_authority_keypair.as_ref(),
+            )?,
+            collections,
+            metadata_base: format!(
+                "{}/v1/nft/metadata",
+                config.public_base_url.trim_end_matches('/')
+            ),
+        })
+    }
 }
 
 /// What verification reads besides its providers (spec 4.8).
@@ -482,6 +532,7 @@ impl AppState {
             identity_pass: providers.identity_pass,
             passport: providers.passport,
             verify: VerifySettings::from_config(config)?,
+            nft: NftSettings::from_config(config)?,
         }))
     }
 

@@ -25,6 +25,7 @@ fn the_debug_output_of_a_configured_config_holds_no_secret() {
         ("idpass_client_secret", "idpass-client-secret-6d7e"),
         ("idpass_local_token", "idpass-local-token-1f2a"),
         ("passport_api_key", "passport-key-9c8b"),
+        ("nft_authority_keypair", "3Kq9nftauthoritykeypair58"),
     ];
     let mut config = Config::defaults();
     for (field, value) in secrets {
@@ -49,6 +50,7 @@ fn the_debug_output_of_a_configured_config_holds_no_secret() {
             "idpass_client_secret" => config.idpass_client_secret = Some(secret),
             "idpass_local_token" => config.idpass_local_token = Some(secret),
             "passport_api_key" => config.passport_api_key = Some(secret),
+            "nft_authority_keypair" => config.nft_authority_keypair = Some(secret),
             other => unreachable!("{other}"),
         }
     }

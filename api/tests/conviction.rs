@@ -213,36 +213,9 @@ async fn creator_profiles_come_from_published_narratives_and_their_markets() {
     server.stop().await;
 }
 
-/// Writes `backers`' resolved results: market `t` settled at `1_790_000_000 + t` with
-/// `outcome`, each backer on the given side.
+/// Market `t` settled with `outcome`, created by [`WALLET`], `backers` on their sides.
 async fn settled(server: &TestServer, t: i64, outcome: &str, backers: &[(&str, &str)]) {
-    let db = server.db.store.db();
-    let market_id = format!("{t:064x}");
-    let mut market = common::fixtures::market(
-        &format!("Settled{t}"),
-        &market_id,
-        None,
-        WALLET,
-        (1_000_000_000, 1_000_000_000),
-        (1, 1),
-    );
-    market.finalized = true;
-    market.outcome = Some(outcome.into());
-    market.finalized_at = 1_790_000_000 + t;
-    market.into_active_model().insert(db).await.unwrap();
-    for (wallet, side) in backers {
-        common::fixtures::backing(
-            &format!("Settled{t}{wallet}"),
-            &market_id,
-            wallet,
-            side,
-            50_000_000,
-        )
-        .into_active_model()
-        .insert(db)
-        .await
-        .unwrap();
-    }
+    common::fixtures::settled(server.db.store.db(), WALLET, t, outcome, backers).await;
 }
 
 #[tokio::test]

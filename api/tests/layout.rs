@@ -65,8 +65,8 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// The composition root may name anything.
-const ROOT: &[&str] = &["app", "background", "lib", "main"];
+/// The composition roots may name anything: the service's and the operator tools' in `bin/`.
+const ROOT: &[&str] = &["app", "background", "lib", "main", "bin"];
 
 fn src() -> PathBuf {
     // At run time: a target directory shared between checkouts may hold a binary built in another.

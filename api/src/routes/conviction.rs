@@ -14,7 +14,7 @@ use crate::domain::profiles::{self, eruption, leaderboards};
 use crate::error::{refusals, Answer};
 use crate::routes::Tag;
 use crate::state::AppState;
-use crate::values::{page, sol_u64, Wallet};
+use crate::values::{page, sol_u64, NftTier, Wallet};
 
 pub struct ConvictionApi {
     pub state: Arc<AppState>,
@@ -33,7 +33,11 @@ pub struct CategoryStatsBody {
 pub struct ConvictionProfile {
     pub wallet_address: Wallet,
     pub conviction_score: f64,
+    /// The score's tier, raised to the highest tier NFT the wallet holds (spec 4.7: an `ember`
+    /// NFT holder qualifies as `ember`). Multipliers and `fee_pct` follow the score alone.
     pub conviction_tier: String,
+    /// The highest tier NFT the ledger last showed the wallet holding.
+    pub nft_tier: Option<NftTier>,
     pub correct_backings: u32,
     pub incorrect_backings: u32,
     /// Percent.
@@ -158,7 +162,8 @@ impl ConvictionApi {
         Ok(Json(ConvictionProfile {
             wallet_address: wallet.0,
             conviction_score: s.score,
-            conviction_tier: s.tier.name().into(),
+            conviction_tier: s.tier.honouring(profile.nft_tier).name().into(),
+            nft_tier: profile.nft_tier,
             correct_backings: s.correct,
             incorrect_backings: s.incorrect,
             accuracy_rate: s.accuracy_rate,

@@ -44,7 +44,7 @@ pub enum Tag {
     ApiKeys,
     /// Fee-gated creation of native binary markets (spec 4.13).
     Markets,
-    /// Inbound tier-NFT webhooks (spec 4.12).
+    /// Tier NFTs: reads, the mint, metadata and the inbound webhooks (spec 4.12).
     Nft,
     /// Agents: registration and the narrative feed (spec 4.10).
     Agents,

@@ -14,5 +14,6 @@ enum_value!(
         Agents => "agents",
         Narratives => "narratives",
         EchoPool => "echo_pool",
+        Nft => "nft",
     ]
 );

@@ -11,6 +11,7 @@ mod component;
 mod email;
 mod id;
 mod json;
+mod nft_tier;
 mod notification_kind;
 mod number;
 mod oracle_status;
@@ -28,6 +29,7 @@ pub use component::Component;
 pub use email::Email;
 pub use id::{GenerationId, KeyId, MarketRef, NarrativeId, PreparedId, ProtocolId};
 pub use json::JsonDocument;
+pub use nft_tier::NftTier;
 pub use notification_kind::NotificationKind;
 pub use number::{Confidence, DeadlineDays, UnixSeconds};
 pub use oracle_status::OracleStatus;
@@ -36,7 +38,7 @@ pub use side::{BinarySide, NarrativeSide, ShieldSide};
 pub use signature::Base58Signature;
 pub use text::{HttpsUrl, Text};
 pub use verify_method::VerifyMethod;
-pub use wallet::Wallet;
+pub use wallet::{MintAddress, Wallet};
 
 /// Lamports as SOL, for display.
 pub fn sol(lamports: i64) -> f64 {

@@ -1,4 +1,5 @@
-//! A wallet: a base58 ed25519 public key of exactly 32 bytes (spec 4.0).
+//! A wallet: a base58 ed25519 public key of exactly 32 bytes (spec 4.0), and a mint's address,
+//! which is written the same way.
 
 use std::fmt;
 use std::str::FromStr;
@@ -31,14 +32,19 @@ impl From<Wallet> for Pubkey {
     }
 }
 
+/// A base58 public key of exactly 32 bytes.
+fn parse_key(text: &str) -> Result<Pubkey, &'static str> {
+    const REFUSED: &str = "must be a base58 public key of 32 bytes";
+    let bytes = bs58::decode(text).into_vec().map_err(|_| REFUSED)?;
+    let key: [u8; 32] = bytes.try_into().map_err(|_| REFUSED)?;
+    Ok(Pubkey::new_from_array(key))
+}
+
 impl FromStr for Wallet {
     type Err = &'static str;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        const REFUSED: &str = "must be a base58 public key of 32 bytes";
-        let bytes = bs58::decode(text).into_vec().map_err(|_| REFUSED)?;
-        let key: [u8; 32] = bytes.try_into().map_err(|_| REFUSED)?;
-        Ok(Wallet(Pubkey::new_from_array(key)))
+        parse_key(text).map(Wallet)
     }
 }
 
@@ -59,6 +65,40 @@ string_value!(Wallet, "wallet", {
     schema.example = Some(serde_json::json!(EXAMPLE));
     schema
 });
+
+/// A token mint's address (a tier NFT's, spec 4.12): the same base58 rule as a wallet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MintAddress(Pubkey);
+
+impl MintAddress {
+    pub fn pubkey(&self) -> Pubkey {
+        self.0
+    }
+}
+
+impl FromStr for MintAddress {
+    type Err = &'static str;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        parse_key(text).map(MintAddress)
+    }
+}
+
+impl fmt::Display for MintAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+string_value!(
+    MintAddress,
+    "mint_address",
+    format_schema(
+        "A token mint's address: a base58 public key that decodes to exactly 32 bytes (format \
+         `solana-pubkey`).",
+        "solana-pubkey",
+    )
+);
 
 #[cfg(test)]
 mod tests {

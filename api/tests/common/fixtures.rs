@@ -1,6 +1,7 @@
 //! Indexed rows as the indexer would write them, for tests that read them over HTTP.
 
 use narrative_store::entities::{backings, markets, narratives, shield_coverages};
+use sea_orm::{ActiveModelTrait, DatabaseConnection, IntoActiveModel};
 
 /// An open, approved Yield SOL market with the given id, UUID, creator and side totals.
 pub fn market(
@@ -151,5 +152,42 @@ pub fn backing(
         slot: 1,
         write_version: 1,
         closed: false,
+    }
+}
+
+/// Writes `backers`' resolved results: market `t`, created by `creator`, settled at
+/// `1_790_000_000 + t` with `outcome`, each backer on the given side.
+pub async fn settled(
+    db: &DatabaseConnection,
+    creator: &str,
+    t: i64,
+    outcome: &str,
+    backers: &[(&str, &str)],
+) {
+    let market_id = format!("{t:064x}");
+    let mut settled = market(
+        &format!("Settled{t}"),
+        &market_id,
+        None,
+        creator,
+        (1_000_000_000, 1_000_000_000),
+        (1, 1),
+    );
+    settled.finalized = true;
+    settled.outcome = Some(outcome.into());
+    settled.finalized_at = 1_790_000_000 + t;
+    settled.into_active_model().insert(db).await.unwrap();
+    for (wallet, side) in backers {
+        backing(
+            &format!("Settled{t}{wallet}"),
+            &market_id,
+            wallet,
+            side,
+            50_000_000,
+        )
+        .into_active_model()
+        .insert(db)
+        .await
+        .unwrap();
     }
 }

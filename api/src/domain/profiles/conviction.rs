@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use narrative_store::indexed::{resolved_backings, ResolvedBacking, ResolvedFilter};
 use sea_orm::{ConnectionTrait, DbErr};
 
-use crate::values::Wallet;
+use crate::values::{NftTier, Wallet};
 
 /// One resolved backing.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,14 +42,32 @@ pub enum Tier {
 }
 
 impl Tier {
+    /// Highest first, for [`Tier::for_score`].
+    const DESCENDING: [Tier; 6] = [
+        Tier::Volcanic,
+        Tier::Core,
+        Tier::Molten,
+        Tier::Flare,
+        Tier::Ember,
+        Tier::Initiate,
+    ];
+
     pub fn for_score(score: f64) -> Tier {
-        match score {
-            s if s >= 900.0 => Tier::Volcanic,
-            s if s >= 600.0 => Tier::Core,
-            s if s >= 300.0 => Tier::Molten,
-            s if s >= 100.0 => Tier::Flare,
-            s if s >= 50.0 => Tier::Ember,
-            _ => Tier::Initiate,
+        Tier::DESCENDING
+            .into_iter()
+            .find(|tier| score >= tier.min_score())
+            .unwrap_or(Tier::Initiate)
+    }
+
+    /// The score from which a wallet is in this tier.
+    pub fn min_score(self) -> f64 {
+        match self {
+            Tier::Initiate => 0.0,
+            Tier::Ember => 50.0,
+            Tier::Flare => 100.0,
+            Tier::Molten => 300.0,
+            Tier::Core => 600.0,
+            Tier::Volcanic => 900.0,
         }
     }
 
@@ -77,6 +95,24 @@ impl Tier {
 
     pub fn multiplier(self) -> f64 {
         bps_number(self.multiplier_bps())
+    }
+
+    /// The tier an NFT of `tier` stands for.
+    pub fn of_nft(tier: NftTier) -> Tier {
+        match tier {
+            NftTier::Ember => Tier::Ember,
+            NftTier::Flare => Tier::Flare,
+            NftTier::Molten => Tier::Molten,
+            NftTier::Core => Tier::Core,
+            NftTier::Volcanic => Tier::Volcanic,
+        }
+    }
+
+    /// This tier, raised to that of a held tier NFT (spec 4.7: an `ember` NFT holder qualifies
+    /// as `ember`). Only the tier: multipliers and fees follow the score, so money weights
+    /// cannot be bought with a transferred NFT.
+    pub fn honouring(self, nft: Option<NftTier>) -> Tier {
+        nft.map_or(self, |held| self.max(Tier::of_nft(held)))
     }
 
     pub fn fee_pct(self) -> f64 {

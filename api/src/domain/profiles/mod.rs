@@ -16,12 +16,14 @@ use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter};
 use crate::domain::terms;
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::values::{OracleStatus, Wallet};
+use crate::values::{NftTier, OracleStatus, Wallet};
 
 pub struct ConvictionProfile {
     pub score: conviction::Score,
     /// The wallet's acceptance of the current platform terms.
     pub terms: Option<terms_acceptances::Model>,
+    /// The highest tier NFT it holds, which its tier honours.
+    pub nft_tier: Option<NftTier>,
 }
 
 /// A wallet's conviction profile; an unseen wallet gets the zeroed one.
@@ -32,6 +34,7 @@ pub async fn conviction_profile(
     Ok(ConvictionProfile {
         score: conviction::wallet_score(state.store.db(), wallet).await?,
         terms: terms::current_acceptance(state, wallet).await?,
+        nft_tier: crate::domain::nft::held_tier(state.store.db(), wallet).await?,
     })
 }
 
