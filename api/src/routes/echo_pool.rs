@@ -230,7 +230,9 @@ pub struct EchoHistory {
 #[derive(Object)]
 pub struct EchoClaimRequest {
     pub wallet: Wallet,
-    /// The epoch to claim from; the oldest claimable one when absent.
+    /// The epoch to claim from; the oldest claimable one when absent. The schema states the
+    /// minimum (an unsigned integer's format alone does not bound it for clients).
+    #[oai(validator(minimum(value = "0")))]
     pub epoch_number: Option<u64>,
 }
 
