@@ -31,6 +31,8 @@ mod m20261124_000019_web_push;
 mod m20261124_000020_kyc;
 mod m20261124_000021_verifications;
 mod m20261125_000022_tier_nfts;
+mod m20261125_000023_admin_actions;
+mod m20261125_000024_shield_blocked_ips;
 
 pub struct Migrator;
 
@@ -60,6 +62,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261124_000020_kyc::Migration),
             Box::new(m20261124_000021_verifications::Migration),
             Box::new(m20261125_000022_tier_nfts::Migration),
+            Box::new(m20261125_000023_admin_actions::Migration),
+            Box::new(m20261125_000024_shield_blocked_ips::Migration),
         ]
     }
 }

@@ -1,5 +1,6 @@
 //! sea-orm entities, one per table (see the `migration` crate for the schema).
 
+pub mod admin_actions;
 pub mod agent_webhooks;
 pub mod agents;
 pub mod announcements;
@@ -45,6 +46,7 @@ pub mod ruffler_rounds;
 pub mod ruffler_tickets;
 pub mod service_keys;
 pub mod shield_backings;
+pub mod shield_blocked_ips;
 pub mod shield_coverages;
 pub mod shield_partner_applications;
 pub mod shield_positions;
