@@ -23,14 +23,20 @@ use crate::http::cache::ResponseCache;
 use crate::http::contract::{Contract, Patch};
 use crate::http::errors::{method_not_allowed, render_error};
 use crate::http::metrics::HttpMetrics;
-use crate::http::probe::log_terms_attempts;
+use crate::http::probe::shield_gate;
 use crate::http::rate_limit::limit_requests;
 use crate::http::MAX_BODY_BYTES;
 use crate::routes;
 use crate::state::AppState;
 
 /// The GET-only routes served beside the `/v1` document.
-const PLAIN_ROUTES: [&str; 4] = ["/health", "/metrics", "/v1/openapi.json", "/docs"];
+const PLAIN_ROUTES: [&str; 5] = [
+    "/health",
+    "/metrics",
+    "/v1/openapi.json",
+    "/docs",
+    "/admin/queues",
+];
 
 /// What the routes' types cannot say but the running settings decide.
 fn patches(state: &AppState) -> Vec<Patch> {
@@ -135,6 +141,11 @@ pub fn build_app(state: Arc<AppState>) -> poem::endpoint::BoxEndpoint<'static, R
                     .body(ui.clone())
             })),
         )
+        .at("/admin/queues", get(routes::queues_page::page))
+        .at(
+            "/admin/queues/jobs/:id/:action",
+            poem::post(routes::queues_page::act),
+        )
         .at("/health", get(health))
         .at("/metrics", get(serve_metrics))
         .data(state)
@@ -144,9 +155,7 @@ pub fn build_app(state: Arc<AppState>) -> poem::endpoint::BoxEndpoint<'static, R
             async move { cache.serve(ep, req).await }
         })
         .before(move |req| gate_binary(binary_gated, gate_contract.clone(), req))
-        .around(move |ep, req| {
-            log_terms_attempts(probe_state.clone(), probe_contract.clone(), ep, req)
-        })
+        .around(move |ep, req| shield_gate(probe_state.clone(), probe_contract.clone(), ep, req))
         .before(trim_trailing_slash)
         .before(limit_body)
         .around(move |ep, req| limit_requests(limit_state.clone(), ep, req))
@@ -163,6 +172,7 @@ pub fn build_app(state: Arc<AppState>) -> poem::endpoint::BoxEndpoint<'static, R
         })
         .with(CatchPanic::new().with_handler(panic_response))
         .with(cors)
+        .before(same_origin)
         .around(move |ep, req| {
             let metrics = metrics.clone();
             let contract = contract.clone();
@@ -182,6 +192,7 @@ pub fn build_app(state: Arc<AppState>) -> poem::endpoint::BoxEndpoint<'static, R
         })
         .with(Tracing)
         .with(RequestId::default().reuse_id(ReuseId::Use))
+        .before(legacy_admin_paths)
         .boxed()
 }
 
@@ -256,6 +267,39 @@ async fn gate_binary(gated: bool, contract: Arc<Contract>, req: Request) -> poem
 
 /// `/v1/narratives/` and `/v1/narratives` are one route (the spec writes the feed with the
 /// slash): a trailing slash under `/v1/` is dropped before routing.
+/// A browser names the page's own origin in `Origin` on a form post or a fetch from that page
+/// (the queue page's buttons, the `/docs` UI). That is no cross-origin request, so it is not
+/// judged against the allowed origins: the header is dropped when its host is the request's
+/// `Host`.
+async fn same_origin(mut req: Request) -> poem::Result<Request> {
+    let own = match (req.header("origin"), req.header("host")) {
+        (Some(origin), Some(host)) => origin
+            .split_once("://")
+            .is_some_and(|(_, authority)| authority.eq_ignore_ascii_case(host)),
+        _ => false,
+    };
+    if own {
+        req.headers_mut().remove("origin");
+    }
+    Ok(req)
+}
+
+/// Spec 9.2 places narrative moderation at `/admin/narratives/…`; it is served by the
+/// documented `/v1/admin/narratives/…` operations, so the path is rewritten before anything
+/// (limits, metrics, routing) looks at it.
+async fn legacy_admin_paths(mut req: Request) -> poem::Result<Request> {
+    if req.uri().path().starts_with("/admin/narratives/") {
+        let uri = format!(
+            "/v1{}",
+            req.uri().path_and_query().map_or("", |p| p.as_str())
+        );
+        *req.uri_mut() = uri
+            .parse()
+            .map_err(|_| poem::Error::from_status(StatusCode::BAD_REQUEST))?;
+    }
+    Ok(req)
+}
+
 async fn trim_trailing_slash(mut req: Request) -> poem::Result<Request> {
     let path = req.uri().path();
     if path.len() > "/v1/".len() && path.starts_with("/v1/") && path.ends_with('/') {

@@ -286,6 +286,21 @@ pub struct Config {
     #[arg(long, env = "PUBLIC_BASE_URL", default_value = "http://127.0.0.1:8080")]
     pub public_base_url: String,
 
+    /// Refused shield terms acknowledgements from one address, within ten minutes, that block
+    /// it from the shield until an operator lifts the block.
+    #[arg(long, env = "SHIELD_GATE_MAX_FAILURES", default_value_t = 10,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub shield_gate_max_failures: u32,
+
+    /// HTTP Basic user of the job queue's page (`/admin/queues`), which also needs the admin
+    /// header pair.
+    #[arg(long, env = "ADMIN_QUEUES_USER", default_value = "operator")]
+    pub admin_queues_user: String,
+
+    /// HTTP Basic password of the job queue's page; the page answers 401 while unset.
+    #[arg(long, env = "ADMIN_QUEUES_PASSWORD", hide_env_values = true, value_parser = secret)]
+    pub admin_queues_password: Option<SecretString>,
+
     /// The tier NFTs' mint and update authority, base58 of its 64-byte keypair: it co-signs
     /// every tier-NFT mint (the wallet pays). Minting answers 503 `collection_not_deployed`
     /// while unset.

@@ -96,6 +96,10 @@ pub struct AppState {
     pub passport: Arc<dyn PassportScorer>,
     pub verify: VerifySettings,
     pub nft: NftSettings,
+    /// The job queue page's Basic credentials; the page answers 401 while unset.
+    pub queues_basic: Option<BasicCredentials>,
+    /// Refused shield gate attempts (ten minutes) that block an address.
+    pub shield_gate_max_failures: u32,
 }
 
 /// What tier-NFT minting needs (spec 4.12).
@@ -235,6 +239,12 @@ pub struct NarrativePolicy {
 pub struct AdminCredentials {
     pub wallet: String,
     pub secret_sha256: [u8; 32],
+}
+
+/// HTTP Basic credentials of the job queue's page, the password kept as its digest.
+pub struct BasicCredentials {
+    pub user: String,
+    pub password_sha256: [u8; 32],
 }
 
 /// The world outside the process a state talks to; tests swap in local ones.
@@ -533,6 +543,15 @@ impl AppState {
             passport: providers.passport,
             verify: VerifySettings::from_config(config)?,
             nft: NftSettings::from_config(config)?,
+            shield_gate_max_failures: config.shield_gate_max_failures,
+            queues_basic: config
+                .admin_queues_password
+                .as_ref()
+                .filter(|p| !p.expose_secret().is_empty())
+                .map(|password| BasicCredentials {
+                    user: config.admin_queues_user.clone(),
+                    password_sha256: Sha256::digest(password.expose_secret().as_bytes()).into(),
+                }),
         }))
     }
 

@@ -552,6 +552,27 @@ async fn cors_request_ids_and_metrics() {
         !text.contains("made/up") && !text.contains("wp-login"),
         "{text}"
     );
+    // The service's own origin (a page it serves posting back) is no cross-origin request.
+    let own_origin = server.url("");
+    let own = server
+        .http
+        .get(server.url("/v1/system/status"))
+        .header("origin", own_origin.trim_end_matches('/'))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(own.status(), StatusCode::OK, "{own_origin}");
+    let lookalike = server
+        .http
+        .get(server.url("/v1/system/status"))
+        .header(
+            "origin",
+            format!("{}.evil.example", own_origin.trim_end_matches('/')),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(lookalike.status(), StatusCode::FORBIDDEN);
     server.stop().await;
 }
 

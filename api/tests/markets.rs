@@ -1,6 +1,7 @@
 //! `POST /v1/markets` over HTTP against a program-test bank: each gate of the fee-gated
 //! creation refuses with the spec's error, and a market that passes them is created on chain
-//! by the creator's signed transaction and confirmed.
+//! by the creator's signed transaction and confirmed; a Classic one waits for the operator's
+//! review, approved by the program admin's signature or rejected.
 
 mod common;
 
@@ -45,6 +46,12 @@ async fn setup() -> Setup {
     let (server, ledger) = chain::start_on_bank(|c| {
         c.treasury_wallet = Some(treasury.to_string());
         c.binary_market_fee_sol = Some(5.0);
+        // The operator is binary_vault's admin: its wallet signs approvals.
+        c.admin_wallet = Some(
+            integration_tests::harness::keypair(1, 0)
+                .pubkey()
+                .to_string(),
+        );
     })
     .await;
     let creator = ledger.harness.lock().await.wallets[1].insecure_clone();
@@ -90,6 +97,65 @@ impl Setup {
 
     async fn create(&self, body: &Value) -> (StatusCode, Value) {
         self.server.post("/v1/markets", body).await
+    }
+
+    /// A request with the operator's pair (the program admin's wallet).
+    async fn admin(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: &Value,
+    ) -> (StatusCode, Value) {
+        let response = self
+            .server
+            .http
+            .request(method, self.server.url(path))
+            .header(
+                "x-admin-wallet",
+                integration_tests::harness::keypair(1, 0)
+                    .pubkey()
+                    .to_string(),
+            )
+            .header("x-admin-secret", common::ADMIN_SECRET)
+            .json(body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    /// A Classic market created, signed, sent and confirmed: its creation id, pending review.
+    async fn pending_classic(&self) -> (String, Value) {
+        let paid = self.pay(&self.creator, &self.treasury, FEE).await;
+        let (status, created) = self
+            .create(&self.body(&self.creator, "classic", &paid, 0.0))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{created}");
+        let tx = chain::sign(&created, &self.creator);
+        let signature = self
+            .ledger
+            .process(tx)
+            .await
+            .expect("market created")
+            .to_string();
+        let (status, confirmed) = self
+            .server
+            .post(
+                "/v1/markets/confirm",
+                &json!({"prepared_id": created["prepared_id"], "signature": signature}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{confirmed}");
+        assert_eq!(confirmed["status"], "pending_review");
+        let creation = market_creations::Entity::find()
+            .all(self.server.db.store.db())
+            .await
+            .unwrap()
+            .into_iter()
+            .find(|c| c.status == "pending_review")
+            .expect("the creation");
+        (creation.id, confirmed)
     }
 }
 
@@ -233,23 +299,89 @@ async fn a_classic_market_waits_for_review() {
         StatusCode::BAD_REQUEST,
         "classic markets are seeded after review: {answer}"
     );
-    let (status, created) = s.create(&s.body(&s.creator, "classic", &paid, 0.0)).await;
-    assert_eq!(status, StatusCode::CREATED, "{created}");
-    let tx = chain::sign(&created, &s.creator);
+    let (creation, _) = s.pending_classic().await;
+    let (status, pending) = s
+        .admin(
+            reqwest::Method::GET,
+            "/v1/admin/markets/pending",
+            &Value::Null,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{pending}");
+    assert_eq!(pending["markets"][0]["id"], creation.as_str());
+    assert_eq!(pending["markets"][0]["variant"], "classic");
+    let market_id = pending["markets"][0]["market_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let market_ref: narrative_api::values::MarketRef = market_id.parse().unwrap();
+    let address = pda::binary::market(&market_ref.market_id());
+    let market: Market = s.ledger.harness.lock().await.account(address).await;
+    assert!(!market.approved, "not approved before review");
+
+    // Approve: a prepared approve_market the operator's wallet signs and pays.
+    let (status, prepared) = s
+        .admin(
+            reqwest::Method::POST,
+            &format!("/v1/admin/markets/{creation}/approve"),
+            &json!({}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    let admin = integration_tests::harness::keypair(1, 0);
     let signature = s
         .ledger
-        .process(tx)
+        .process(chain::sign(&prepared, &admin))
         .await
-        .expect("market created")
+        .expect("approval lands")
         .to_string();
     let (status, confirmed) = s
-        .server
-        .post(
-            "/v1/markets/confirm",
-            &json!({"prepared_id": created["prepared_id"], "signature": signature}),
+        .admin(
+            reqwest::Method::POST,
+            "/v1/admin/markets/approval/confirm",
+            &json!({"prepared_id": prepared["prepared_id"], "signature": signature}),
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{confirmed}");
-    assert_eq!(confirmed["status"], "pending_review");
+    assert_eq!(confirmed["market"]["status"], "open");
+    let market: Market = s.ledger.harness.lock().await.account(address).await;
+    assert!(market.approved, "approved on chain");
+    let (status, again) = s
+        .admin(
+            reqwest::Method::POST,
+            &format!("/v1/admin/markets/{creation}/approve"),
+            &json!({}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{again}");
+    assert_eq!(again["error"], "not_pending_review");
+
+    // Reject another: it stops waiting, unapproved on chain.
+    let (second, _) = s.pending_classic().await;
+    let (status, rejected) = s
+        .admin(
+            reqwest::Method::POST,
+            &format!("/v1/admin/markets/{second}/reject"),
+            &json!({"reason": "not falsifiable"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rejected}");
+    assert_eq!(rejected["market"]["status"], "rejected");
+    let (_, pending) = s
+        .admin(
+            reqwest::Method::GET,
+            "/v1/admin/markets/pending",
+            &Value::Null,
+        )
+        .await;
+    assert_eq!(pending["markets"], json!([]));
+    let (status, _) = s
+        .admin(
+            reqwest::Method::POST,
+            &format!("/v1/admin/markets/{}/reject", uuid::Uuid::new_v4()),
+            &json!({}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
     s.server.stop().await;
 }

@@ -340,3 +340,60 @@ async fn backing_needs_terms_bounds_an_open_period_and_a_running_shield() {
     assert_eq!(body["error"], "system_halted");
     flow.server.stop().await;
 }
+
+/// Protocol cover resolution (spec 5.6): the operator has the service's oracle key vote on a
+/// coverage whose period ended; the vote lands on the ledger (threshold 1: the outcome is
+/// proposed) and the re-read coverage answers; the program refuses a second vote.
+#[tokio::test]
+async fn an_operator_has_the_service_oracle_vote_on_an_ended_coverage() {
+    let clock = narrative_api::clock::ManualClock::at_system_time();
+    let (server, ledger) = chain::start_on_bank_at(
+        clock.clone(),
+        integration_tests::harness::HarnessOptions::default(),
+        |h, c| {
+            c.oracle_keypair = Some(bs58::encode(h.oracles[0].to_bytes()).into_string().into());
+        },
+    )
+    .await;
+    let (protocol_id, oracle) = {
+        let mut h = ledger.harness.lock().await;
+        let admin = h.admin.insecure_clone();
+        let id = h
+            .open_shield(ShieldKind::Community, Pubkey::default(), 30, 0, &admin)
+            .await
+            .expect("shield opens");
+        (id, h.oracles[0].pubkey())
+    };
+    let path = format!("/v1/shield/protocols/{}/resolve", hex::encode(protocol_id));
+    let vote = json!({"vote": "exploit"});
+    let refused = server.post(&path, &vote).await;
+    assert_eq!(refused.0, StatusCode::UNAUTHORIZED, "the admin pair");
+
+    let (status, early) = server.admin_post(&path, &vote).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{early}");
+    assert_eq!(early["error"], "coverage_not_ended");
+
+    let month = 31 * 86_400;
+    clock.advance(month);
+    ledger.harness.lock().await.warp_by(month).await;
+    let (status, voted) = server.admin_post(&path, &vote).await;
+    assert_eq!(status, StatusCode::OK, "{voted}");
+    assert_eq!(voted["vote"], "exploit");
+    assert_eq!(voted["oracle"], oracle.to_string());
+    assert_eq!(voted["exploit_votes"], 1);
+    assert_eq!(voted["safe_votes"], 0);
+    assert_eq!(
+        voted["outcome"], "exploit",
+        "threshold 1 proposes the outcome"
+    );
+    let coverage = ledger.harness.lock().await.coverage(&protocol_id).await;
+    assert_eq!(coverage.exploit_votes, 1);
+
+    let (status, again) = server.admin_post(&path, &json!({"vote": "safe"})).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{again}");
+    assert_eq!(again["error"], "vote_refused");
+    let unknown = format!("/v1/shield/protocols/{}/resolve", "ab".repeat(32));
+    let (status, _) = server.admin_post(&unknown, &vote).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    server.stop().await;
+}

@@ -1,6 +1,7 @@
 //! The product's workflows and rules, one module per area. Handlers in `routes/` call these;
 //! they call the chain runner, the store, the providers and the job queue below them.
 
+pub mod admin;
 pub mod agents;
 pub mod binary;
 pub mod echo;

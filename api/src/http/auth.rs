@@ -63,6 +63,69 @@ pub fn carries_admin(req: &Request, state: &AppState) -> bool {
     )
 }
 
+/// The job queue's page (spec 5 rule 6): HTTP Basic with the page's credentials, then the
+/// admin pair; the operator's wallet when both hold. Basic is checked first, so that a browser
+/// without it is asked for it (`WWW-Authenticate`). The pair cannot be sent by another site's
+/// form, which is what keeps the page's buttons from being triggered cross-site.
+pub fn queue_monitor_operator(req: &Request, state: &AppState) -> Result<String, QueueRefusal> {
+    let basic_ok = state.queues_basic.as_ref().is_some_and(|expected| {
+        basic_credentials(req).is_some_and(|(user, password)| {
+            let user_ok: bool = Sha256::digest(user.as_bytes())
+                .ct_eq(&Sha256::digest(expected.user.as_bytes()))
+                .into();
+            user_ok & digest_matches(&password, &expected.password_sha256)
+        })
+    });
+    if !basic_ok {
+        tracing::warn!("queue page: basic credentials refused");
+        return Err(QueueRefusal::Basic);
+    }
+    if carries_admin(req, state) {
+        Ok(req.header("x-admin-wallet").unwrap_or_default().to_owned())
+    } else {
+        tracing::warn!("queue page: admin credentials refused");
+        Err(QueueRefusal::AdminPair)
+    }
+}
+
+/// Why the queue page refused a request: both are 401 `Unauthorized`; a missing Basic also
+/// asks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueRefusal {
+    Basic,
+    AdminPair,
+}
+
+impl poem::IntoResponse for QueueRefusal {
+    fn into_response(self) -> poem::Response {
+        let mut refused = ApiError::admin_unauthorized().into_response();
+        if self == QueueRefusal::Basic {
+            refused.headers_mut().insert(
+                "www-authenticate",
+                poem::http::HeaderValue::from_static(
+                    "Basic realm=\"narrative-market-service queues\", charset=\"UTF-8\"",
+                ),
+            );
+        }
+        refused
+    }
+}
+
+/// `Authorization: Basic base64(user:password)`, decoded.
+fn basic_credentials(req: &Request) -> Option<(String, String)> {
+    use base64::Engine;
+    let encoded = req
+        .header("authorization")?
+        .strip_prefix("Basic ")
+        .or_else(|| req.header("authorization")?.strip_prefix("basic "))?;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .ok()?;
+    let text = String::from_utf8(decoded).ok()?;
+    let (user, password) = text.split_once(':')?;
+    Some((user.to_owned(), password.to_owned()))
+}
+
 /// An agent's API key, `<prefix>_<4 hex>_<64 hex>`.
 #[derive(SecurityScheme)]
 #[oai(

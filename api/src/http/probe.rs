@@ -1,6 +1,8 @@
-//! The shield gate's access log: every attempt at `POST /v1/shield/terms-ack`, accepted or not,
-//! malformed ones included, is recorded with the caller's address, the wallet it named (as
-//! given) and its outcome (`acknowledged`, or the `error` it got). It sits inside the rate
+//! The shield gate. Every attempt at `POST /v1/shield/terms-ack`, accepted or not, malformed
+//! ones included, is recorded with the caller's address, the wallet it named (as given) and its
+//! outcome (`acknowledged`, or the `error` it got); an address whose attempts keep being refused
+//! is blocked (`crate::domain::shield::gate`), and a blocked address gets 403 `ip_blocked` from
+//! every wallet-facing shield write until an operator lifts the block. It sits inside the rate
 //! limiter and the body limit, so a flood it does not let through writes no rows and a body it
 //! reads is at most 1 MiB; a request those refused never reached the gate.
 
@@ -10,6 +12,7 @@ use poem::http::Method;
 use poem::{Body, Endpoint, IntoResponse, Request, Response};
 use serde_json::Value;
 
+use crate::domain::shield::gate;
 use crate::domain::shield::probe_log::{self, Knock};
 use crate::http::client_ip::client_ip;
 use crate::http::contract::Contract;
@@ -19,16 +22,30 @@ use crate::state::AppState;
 
 pub const TERMS_ACK: &str = "/v1/shield/terms-ack";
 
+/// The shield's wallet-facing writes, which a blocked address cannot reach. A backing's confirm
+/// stays open (its money moved already, and the record must follow), as do the operators'
+/// routes.
+const GATED: [&str; 3] = [TERMS_ACK, "/v1/shield/back", "/v1/shield/partner-apply"];
+
 /// Wallets are at most 44 characters; a little more is kept of whatever was sent.
 const WALLET_CHARS: usize = 64;
 
-pub async fn log_terms_attempts<E: Endpoint>(
+pub async fn shield_gate<E: Endpoint>(
     state: Arc<AppState>,
     contract: Arc<Contract>,
     ep: E,
     mut req: Request,
 ) -> poem::Result<Response> {
-    if req.uri().path() != TERMS_ACK || req.method() != Method::POST {
+    let path = req.uri().path().to_owned();
+    if req.method() != Method::POST || !GATED.contains(&path.as_str()) {
+        return ep.call(req).await.map(IntoResponse::into_response);
+    }
+    let ip = client_ip(&req).map(|ip| ip.to_string());
+    let blocked = match &ip {
+        Some(ip) => gate::is_blocked(&state, ip).await?,
+        None => false,
+    };
+    if path != TERMS_ACK && !blocked {
         return ep.call(req).await.map(IntoResponse::into_response);
     }
     let body = req.take_body().into_bytes_limit(MAX_BODY_BYTES).await?;
@@ -38,7 +55,18 @@ pub async fn log_terms_attempts<E: Endpoint>(
             .map(|w| w.chars().take(WALLET_CHARS).collect())
     });
     req.set_body(body);
-    let ip = client_ip(&req).map(|ip| ip.to_string());
+    if blocked {
+        if path == TERMS_ACK {
+            let knock = Knock {
+                ip,
+                route: TERMS_ACK.to_owned(),
+                wallet,
+                outcome: gate::BLOCKED.to_owned(),
+            };
+            probe_log::record(&state, knock).await;
+        }
+        return Ok(gate::ip_blocked().into_response());
+    }
     // Errors are rendered here, as the client will see them, to log their code.
     let response = match ep.call(req).await {
         Ok(response) => response.into_response(),
@@ -47,22 +75,29 @@ pub async fn log_terms_attempts<E: Endpoint>(
     let (parts, answer) = response.into_parts();
     let answer = answer.into_bytes().await?;
     let outcome = if parts.status.is_success() {
-        "acknowledged".to_owned()
+        gate::ACCEPTED.to_owned()
     } else {
         serde_json::from_slice::<Value>(&answer)
             .ok()
             .and_then(|v| v.get("error")?.as_str().map(str::to_owned))
             .unwrap_or_else(|| parts.status.to_string())
     };
+    let refused = outcome != gate::ACCEPTED;
     probe_log::record(
         &state,
         Knock {
-            ip,
+            ip: ip.clone(),
             route: TERMS_ACK.to_owned(),
             wallet,
             outcome,
         },
     )
     .await;
+    if let (true, Some(ip)) = (refused, ip) {
+        // Like the log line, the count must not fail the request it follows.
+        if let Err(error) = gate::count_refusal(&state, &ip).await {
+            tracing::warn!(ip, error = ?error.code(), "shield gate: refusal not counted");
+        }
+    }
     Ok(Response::from_parts(parts, Body::from(answer)))
 }

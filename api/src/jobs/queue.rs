@@ -1,6 +1,6 @@
 //! The queue's rows in the `jobs` table: enqueue, lease (a conditional update, so two workers or
 //! two processes never run one job at once), complete, fail with backoff (dead after
-//! [`MAX_ATTEMPTS`]) and postpone. A lease that expires (a worker that died mid-job) makes the
+//! [`MAX_ATTEMPTS`]), postpone, and an operator's retry and cancel. A lease that expires (a worker that died mid-job) makes the
 //! job claimable again; handlers are idempotent. Every call takes the time from its caller.
 
 use narrative_store::entities::jobs;
@@ -209,6 +209,38 @@ pub async fn postpone(
         .exec(db)
         .await?;
     Ok(())
+}
+
+/// An operator's retry: a `dead` job, or a queued one waiting out its backoff, runs at `now`
+/// with a fresh budget of attempts. `false` when the job is in neither state.
+pub async fn retry(db: &impl ConnectionTrait, id: i64, now: i64) -> Result<bool, sea_orm::DbErr> {
+    let updated = jobs::Entity::update_many()
+        .col_expr(jobs::Column::Status, Expr::value("queued"))
+        .col_expr(jobs::Column::RunAt, Expr::value(now))
+        .col_expr(jobs::Column::Attempts, Expr::value(0))
+        .col_expr(jobs::Column::LockedUntil, Expr::value(Option::<i64>::None))
+        .col_expr(jobs::Column::UpdatedAt, Expr::value(now))
+        .filter(jobs::Column::Id.eq(id))
+        .filter(jobs::Column::Status.is_in(["dead", "queued"]))
+        .exec(db)
+        .await?;
+    Ok(updated.rows_affected == 1)
+}
+
+/// An operator's cancel: a queued or `dead` job that is not perpetual becomes `cancelled` and
+/// never runs. A running job is not cancelled (its handler is mid-way; it finishes or fails),
+/// nor a perpetual one (the service revives it). `false` when the job is not cancellable.
+pub async fn cancel(db: &impl ConnectionTrait, id: i64, now: i64) -> Result<bool, sea_orm::DbErr> {
+    let updated = jobs::Entity::update_many()
+        .col_expr(jobs::Column::Status, Expr::value("cancelled"))
+        .col_expr(jobs::Column::LockedUntil, Expr::value(Option::<i64>::None))
+        .col_expr(jobs::Column::UpdatedAt, Expr::value(now))
+        .filter(jobs::Column::Id.eq(id))
+        .filter(jobs::Column::Status.is_in(["dead", "queued"]))
+        .filter(jobs::Column::Singleton.is_null())
+        .exec(db)
+        .await?;
+    Ok(updated.rows_affected == 1)
 }
 
 #[cfg(test)]

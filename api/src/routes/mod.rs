@@ -10,6 +10,7 @@ use crate::error::refusals;
 use crate::state::AppState;
 use crate::values::{Base58Signature, PreparedId};
 
+pub mod admin;
 pub mod agents;
 pub mod apikeys;
 pub mod binary;
@@ -25,6 +26,7 @@ pub mod narratives;
 pub mod nft;
 pub mod notifications;
 pub mod points;
+pub mod queues_page;
 pub mod shield;
 pub mod system;
 pub mod terms;
@@ -69,6 +71,9 @@ pub enum Tag {
     /// Verification by identity pass, passport or SAS attestation, and the loyalty-token
     /// holder check (spec 2.10, 4.8).
     Verify,
+    /// The operators' surface: dashboard, Classic market review, narrative moderation, score
+    /// recalculation (spec 5.6, 9.2); admin header pair.
+    Admin,
 }
 
 /// The second half of every prepare → sign → confirm (spec 5.2): which prepared transaction,
@@ -121,6 +126,7 @@ pub type Service = OpenApiService<
             notifications::NotificationsApi,
             kyc::KycApi,
             verify::VerifyApi,
+            admin::AdminApi,
         ),
     ),
     (),
@@ -158,6 +164,7 @@ pub fn service(state: Arc<AppState>) -> Service {
                 notifications::NotificationsApi { state: s() },
                 kyc::KycApi { state: s() },
                 verify::VerifyApi { state: s() },
+                admin::AdminApi { state: s() },
             ),
         ),
         "Narrative Market Service",

@@ -1,5 +1,6 @@
 //! Shield (spec 4.14): protocols and their pool state, the terms acknowledgement every backer
-//! signs first, backing (prepare and confirm), partnership applications and the gate's log.
+//! signs first, backing (prepare and confirm), partnership applications, and for operators the
+//! gate's log, its blocked addresses and the cover resolution vote (spec 5 rule 6).
 
 use std::sync::Arc;
 
@@ -9,9 +10,10 @@ use poem_openapi::payload::{Json, Response};
 use poem_openapi::{ApiResponse, Object, OpenApi};
 
 use crate::clock::iso;
+use crate::domain::admin::Operator;
 use crate::domain::shield::backing::{self, BackShield, ShieldAmount};
 use crate::domain::shield::partners::{self, Application};
-use crate::domain::shield::{probe_log, protocols, terms};
+use crate::domain::shield::{gate, probe_log, protocols, resolution, terms};
 use crate::error::{refusals, Answer};
 use crate::http::auth::AdminAuth;
 use crate::http::cache::fresh_until;
@@ -246,7 +248,60 @@ pub enum PartnerApplied {
     Created(Json<ApplicationReceived>),
 }
 
+/// An address the gate blocks.
+#[derive(Object)]
+pub struct BlockedIp {
+    pub ip: String,
+    /// Refused attempts counted when it was blocked.
+    pub failures: i32,
+    pub reason: String,
+    pub blocked_at: String,
+}
+
+#[derive(Object)]
+pub struct BlockedIps {
+    pub ok: bool,
+    pub blocked: Vec<BlockedIp>,
+}
+
+#[derive(Object)]
+pub struct UnblockIp {
+    pub ip: Text<64>,
+}
+
+#[derive(Object)]
+pub struct IpUnblocked {
+    pub ok: bool,
+    pub ip: String,
+    pub lifted_at: Option<String>,
+}
+
+#[derive(Object)]
+pub struct CoverVoteRequest {
+    /// The service oracle's vote: `safe` or `exploit`.
+    pub vote: ShieldSide,
+}
+
+#[derive(Object)]
+pub struct CoverVoted {
+    pub ok: bool,
+    pub protocol_id: ProtocolId,
+    pub vote: ShieldSide,
+    /// The oracle key that voted.
+    pub oracle: String,
+    pub signature: String,
+    /// The coverage as re-read after the vote: `active` until the threshold proposes an
+    /// outcome, then its status.
+    pub status: String,
+    pub safe_votes: i32,
+    pub exploit_votes: i32,
+    pub outcome: Option<String>,
+}
+
 refusals! {
+    BlockedRefusals: [];
+    UnblockRefusals: [400, 404, 413];
+    CoverVoteRefusals: [400, 404, 409, 413, 503];
     ListRefusals: [400];
     DetailRefusals: [400, 404];
     TermsRefusals: [400, 413, 503];
@@ -395,6 +450,65 @@ impl ShieldApi {
                 })
                 .collect(),
             total,
+        }))
+    }
+
+    /// Addresses the gate blocks now (admin), most recent first.
+    #[oai(path = "/blocked-ips", method = "get")]
+    async fn blocked_ips(&self, _admin: AdminAuth) -> Answer<Json<BlockedIps>, BlockedRefusals> {
+        let rows = gate::blocked(&self.state).await?;
+        Ok(Json(BlockedIps {
+            ok: true,
+            blocked: rows
+                .into_iter()
+                .map(|b| BlockedIp {
+                    ip: b.ip,
+                    failures: b.failures,
+                    reason: b.reason,
+                    blocked_at: iso(b.blocked_at),
+                })
+                .collect(),
+        }))
+    }
+
+    /// Lift an address's block (admin); its refusals count from zero again.
+    #[oai(path = "/blocked-ips/unblock", method = "post")]
+    async fn unblock_ip(
+        &self,
+        admin: AdminAuth,
+        body: Json<UnblockIp>,
+    ) -> Answer<Json<IpUnblocked>, UnblockRefusals> {
+        let ip = body.0.ip.into_string();
+        let lifted = gate::unblock(&self.state, &Operator(admin.0), ip.trim()).await?;
+        Ok(Json(IpUnblocked {
+            ok: true,
+            ip: lifted.ip,
+            lifted_at: lifted.lifted_at.map(iso),
+        }))
+    }
+
+    /// Protocol cover resolution (admin): the service's oracle key votes on a coverage whose
+    /// period ended; the program's threshold and timelock decide the rest.
+    #[oai(path = "/protocols/:id/resolve", method = "post")]
+    async fn resolve_cover(
+        &self,
+        admin: AdminAuth,
+        id: Path<ProtocolId>,
+        body: Json<CoverVoteRequest>,
+    ) -> Answer<Json<CoverVoted>, CoverVoteRefusals> {
+        let vote = body.0.vote;
+        let voted = resolution::resolve(&self.state, &Operator(admin.0), id.0, vote).await?;
+        let coverage = voted.coverage;
+        Ok(Json(CoverVoted {
+            ok: true,
+            protocol_id: id.0,
+            vote,
+            oracle: voted.oracle,
+            signature: voted.signature,
+            status: coverage.status,
+            safe_votes: coverage.safe_votes,
+            exploit_votes: coverage.exploit_votes,
+            outcome: coverage.outcome,
         }))
     }
 

@@ -105,6 +105,12 @@ uuid_id!(
     "An API key's id: a hyphenated UUID."
 );
 uuid_id!(
+    /// A fee-gated market creation (`POST /v1/markets`), which Classic review names.
+    CreationId,
+    "creation_id",
+    "A market creation's id: a hyphenated UUID."
+);
+uuid_id!(
     /// An AI draft of a narrative (`generate`'s `jobId`).
     GenerationId,
     "generation_id",

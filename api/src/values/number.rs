@@ -50,6 +50,8 @@ pub struct Confidence(f64);
 impl Confidence {
     pub const MIN: f64 = 0.7;
     pub const MAX: f64 = 1.0;
+    /// Certainty: an operator's forced verdict.
+    pub const FULL: Confidence = Confidence(Self::MAX);
 
     pub fn new(value: f64) -> Result<Self, String> {
         if (Self::MIN..=Self::MAX).contains(&value) {

@@ -29,6 +29,7 @@ pub async fn feed(state: &AppState, caller: &Caller) -> Result<Vec<FeedItem>, Ap
     let db = state.store.db();
     let rows = narratives::Entity::find()
         .filter(narratives::Column::OracleStatus.is_in(OracleStatus::eligible_names()))
+        .filter(crate::domain::narratives::feed::visible())
         .order_by_desc(narratives::Column::CreatedAt)
         .order_by_asc(narratives::Column::Id)
         .limit(FEED_SIZE)

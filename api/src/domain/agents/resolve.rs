@@ -44,6 +44,22 @@ pub async fn resolve(
     if !authorised {
         return Err(ApiError::ok_false(StatusCode::FORBIDDEN, refusal));
     }
+    record(state, &agent.id, verdict).await?.ok_or_else(|| {
+        ApiError::ok_false(
+            StatusCode::NOT_FOUND,
+            "narrative not found or not open for resolution",
+        )
+    })
+}
+
+/// Records `verdict` by `actor` (an agent's id, or `admin:<wallet>` for an operator's forced
+/// verdict): the status moves, the audit log, settlement, notices and the webhook follow, in one
+/// database transaction. `None` when the narrative is unknown or not open for resolution.
+pub async fn record(
+    state: &AppState,
+    actor: &str,
+    verdict: Verdict,
+) -> Result<Option<OracleStatus>, ApiError> {
     let evidence: String = verdict
         .evidence
         .unwrap_or_default()
@@ -51,12 +67,6 @@ pub async fn resolve(
         .chars()
         .take(MAX_EVIDENCE_CHARS)
         .collect();
-    let not_found = || {
-        ApiError::ok_false(
-            StatusCode::NOT_FOUND,
-            "narrative not found or not open for resolution",
-        )
-    };
     let outcome = verdict.outcome.into();
     let resolution = OracleStatus::resolved(outcome);
     let id = verdict.narrative_id.to_string();
@@ -70,16 +80,15 @@ pub async fn resolve(
         .exec(&txn)
         .await?;
     if updated.rows_affected != 1 {
-        return Err(not_found());
+        return Ok(None);
     }
-    let narrative = narratives::Entity::find_by_id(id.clone())
-        .one(&txn)
-        .await?
-        .ok_or_else(not_found)?;
+    let Some(narrative) = narratives::Entity::find_by_id(id.clone()).one(&txn).await? else {
+        return Ok(None);
+    };
     oracle_audit_log::Entity::insert(oracle_audit_log::ActiveModel {
         id: sea_orm::ActiveValue::NotSet,
         narrative_id: Set(id.clone()),
-        agent_id: Set(agent.id.clone()),
+        agent_id: Set(actor.to_owned()),
         resolution: Set(verdict.outcome == NarrativeSide::Yes),
         confidence: Set(verdict.confidence.get()),
         evidence: Set(evidence),
@@ -118,5 +127,5 @@ pub async fn resolve(
     .await?;
     txn.commit().await?;
     state.chain.jobs_wake.notify_one();
-    Ok(resolution)
+    Ok(Some(resolution))
 }

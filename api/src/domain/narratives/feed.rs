@@ -117,8 +117,16 @@ fn with_totals(select: Select<narratives::Entity>) -> sea_orm::Selector<sea_orm:
         .into_model::<Row>()
 }
 
+/// The `status` of a narrative an operator hid: no public read shows it.
+pub const HIDDEN: &str = "hidden";
+
+/// Not hidden by an operator.
+pub fn visible() -> Condition {
+    Condition::all().add(narratives::Column::Status.ne(HIDDEN))
+}
+
 fn active() -> Condition {
-    Condition::all().add(narratives::Column::OracleStatus.is_in(OracleStatus::eligible_names()))
+    visible().add(narratives::Column::OracleStatus.is_in(OracleStatus::eligible_names()))
 }
 
 /// What the feed lists, and when that changes without a write (the oldest of a `new` list
@@ -265,9 +273,10 @@ pub async fn filter_counts(state: &AppState) -> Result<FilterCounts, ApiError> {
     Ok(counts)
 }
 
-/// One narrative; 404 when there is none.
+/// One narrative; 404 when there is none or an operator hid it.
 pub async fn get(state: &AppState, id: NarrativeId) -> Result<narratives::Model, ApiError> {
     narratives::Entity::find_by_id(id.to_string())
+        .filter(visible())
         .one(state.store.db())
         .await?
         .ok_or_else(|| ApiError::not_found("narrative"))
@@ -278,9 +287,9 @@ pub fn opens_at(narrative: &narratives::Model, now: i64) -> Option<i64> {
     narrative.opens_at.filter(|at| *at > now)
 }
 
-/// One narrative with its totals.
+/// One narrative with its totals; 404 when there is none or it is hidden.
 pub async fn single(state: &AppState, id: NarrativeId) -> Result<NarrativeView, ApiError> {
-    let select = narratives::Entity::find_by_id(id.to_string());
+    let select = narratives::Entity::find_by_id(id.to_string()).filter(visible());
     with_totals(select)
         .one(state.store.db())
         .await?

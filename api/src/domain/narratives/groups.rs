@@ -96,6 +96,7 @@ async fn assemble(
     let narrative_ids: Vec<String> = members.iter().map(|m| m.narrative_id.clone()).collect();
     let rows: HashMap<String, narratives::Model> = narratives::Entity::find()
         .filter(narratives::Column::Id.is_in(narrative_ids))
+        .filter(crate::domain::narratives::feed::visible())
         .all(db)
         .await?
         .into_iter()

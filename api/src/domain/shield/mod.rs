@@ -3,7 +3,9 @@
 //! `back_shield`) and partnership applications.
 
 pub mod backing;
+pub mod gate;
 pub mod partners;
 pub mod probe_log;
 pub mod protocols;
+pub mod resolution;
 pub mod terms;

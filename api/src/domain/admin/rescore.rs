@@ -1,0 +1,64 @@
+//! Score recalculation (spec 5.6): queues the scoring job (`score_narrative`) again for one
+//! narrative, or for every narrative open for resolution; each run recomputes originality
+//! against today's theses and appends to the score history.
+
+use narrative_store::entities::narratives;
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use serde_json::json;
+
+use crate::domain::admin::{log, Operator};
+use crate::error::ApiError;
+use crate::jobs::score_narrative::ScoreNarrative;
+use crate::state::AppState;
+use crate::values::{NarrativeId, OracleStatus};
+
+/// One call queues at most this many (newest first); call again for older ones by id.
+pub const MAX_PER_CALL: u64 = 5_000;
+
+/// Queues the rescoring of `narrative` (404 when unknown), or of the open narratives when
+/// `None`; how many were queued.
+pub async fn recalculate(
+    state: &AppState,
+    operator: &Operator,
+    narrative: Option<NarrativeId>,
+) -> Result<u64, ApiError> {
+    let db = state.store.db();
+    let ids: Vec<String> = match narrative {
+        Some(id) => {
+            let found = narratives::Entity::find_by_id(id.to_string())
+                .one(db)
+                .await?;
+            vec![found.ok_or_else(|| ApiError::not_found("narrative"))?.id]
+        }
+        None => {
+            narratives::Entity::find()
+                .select_only()
+                .column(narratives::Column::Id)
+                .filter(narratives::Column::OracleStatus.is_in(OracleStatus::eligible_names()))
+                .order_by_desc(narratives::Column::CreatedAt)
+                .limit(MAX_PER_CALL)
+                .into_tuple()
+                .all(db)
+                .await?
+        }
+    };
+    let now = state.now();
+    let txn = state.store.begin_write().await?;
+    for id in &ids {
+        let narrative_id: NarrativeId = id.parse().map_err(ApiError::internal)?;
+        crate::jobs::enqueue(&txn, &ScoreNarrative { narrative_id }, now, now).await?;
+    }
+    let subject = narrative.map_or_else(|| "open".to_owned(), |id| id.to_string());
+    log(
+        &txn,
+        operator,
+        "scores.recalculate",
+        &subject,
+        json!({"queued": ids.len()}),
+        now,
+    )
+    .await?;
+    txn.commit().await?;
+    state.chain.jobs_wake.notify_one();
+    Ok(ids.len() as u64)
+}

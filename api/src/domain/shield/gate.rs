@@ -1,0 +1,146 @@
+//! The shield gate's blocks (spec 5 rule 6): an address whose terms acknowledgements were
+//! refused `SHIELD_GATE_MAX_FAILURES` times within ten minutes (forged or mismatched
+//! signatures, malformed requests: what probing the gate looks like) is blocked from the
+//! shield's wallet-facing writes (403 `ip_blocked`) until an operator lifts the block. Counting
+//! starts again after a lift (from the log entry it was lifted at, not from a time, which a
+//! second can blur). Failures are read from the gate's own log (`shield_probe_log`).
+
+use narrative_store::entities::{shield_blocked_ips, shield_probe_log};
+use poem::http::StatusCode;
+use sea_orm::sea_query::OnConflict;
+use sea_orm::{
+    ActiveValue::Set, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
+    QuerySelect,
+};
+use serde_json::json;
+
+use crate::domain::admin::{log, Operator};
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The window refused attempts are counted over.
+pub const WINDOW_SECS: i64 = 600;
+/// The outcome the gate logs for an acknowledgement it accepted.
+pub const ACCEPTED: &str = "acknowledged";
+/// The outcome (and error code) of an attempt from a blocked address.
+pub const BLOCKED: &str = "ip_blocked";
+
+pub fn ip_blocked() -> ApiError {
+    ApiError::coded(
+        StatusCode::FORBIDDEN,
+        BLOCKED,
+        "this address is blocked from the shield after repeated refused attempts; contact the operators",
+    )
+}
+
+/// Whether `ip` is blocked now.
+pub async fn is_blocked(state: &AppState, ip: &str) -> Result<bool, ApiError> {
+    Ok(shield_blocked_ips::Entity::find_by_id(ip.to_owned())
+        .filter(shield_blocked_ips::Column::LiftedAt.is_null())
+        .one(state.store.db())
+        .await?
+        .is_some())
+}
+
+/// After a refused attempt from `ip`: blocks it once its refusals within the window (and logged
+/// after its last lift, if any) reach the limit.
+pub async fn count_refusal(state: &AppState, ip: &str) -> Result<(), ApiError> {
+    let db = state.store.db();
+    let now = state.now();
+    let lifted_after = shield_blocked_ips::Entity::find_by_id(ip.to_owned())
+        .one(db)
+        .await?
+        .and_then(|b| b.lifted_after_probe)
+        .unwrap_or(0);
+    let refused = shield_probe_log::Entity::find()
+        .filter(shield_probe_log::Column::Ip.eq(ip))
+        .filter(shield_probe_log::Column::Id.gt(lifted_after))
+        .filter(shield_probe_log::Column::CreatedAt.gte(now - WINDOW_SECS))
+        .filter(shield_probe_log::Column::Outcome.ne(ACCEPTED))
+        .filter(shield_probe_log::Column::Outcome.ne(BLOCKED))
+        .count(db)
+        .await?;
+    let limit = u64::from(state.shield_gate_max_failures);
+    if refused < limit {
+        return Ok(());
+    }
+    let failures = i32::try_from(refused).unwrap_or(i32::MAX);
+    shield_blocked_ips::Entity::insert(shield_blocked_ips::ActiveModel {
+        ip: Set(ip.to_owned()),
+        failures: Set(failures),
+        reason: Set(format!(
+            "{refused} refused shield terms acknowledgements within {} minutes",
+            WINDOW_SECS / 60
+        )),
+        blocked_at: Set(now),
+        lifted_at: Set(None),
+        lifted_by: Set(None),
+        lifted_after_probe: Set(None),
+    })
+    .on_conflict(
+        OnConflict::column(shield_blocked_ips::Column::Ip)
+            .update_columns([
+                shield_blocked_ips::Column::Failures,
+                shield_blocked_ips::Column::Reason,
+                shield_blocked_ips::Column::BlockedAt,
+                shield_blocked_ips::Column::LiftedAt,
+                shield_blocked_ips::Column::LiftedBy,
+                shield_blocked_ips::Column::LiftedAfterProbe,
+            ])
+            .to_owned(),
+    )
+    .exec_without_returning(db)
+    .await?;
+    tracing::warn!(ip, failures, "shield gate: address blocked");
+    Ok(())
+}
+
+/// The addresses blocked now, most recent first.
+pub async fn blocked(state: &AppState) -> Result<Vec<shield_blocked_ips::Model>, ApiError> {
+    Ok(shield_blocked_ips::Entity::find()
+        .filter(shield_blocked_ips::Column::LiftedAt.is_null())
+        .order_by_desc(shield_blocked_ips::Column::BlockedAt)
+        .order_by_asc(shield_blocked_ips::Column::Ip)
+        .all(state.store.db())
+        .await?)
+}
+
+/// Lifts the block of `ip`: 404 when it is not blocked.
+pub async fn unblock(
+    state: &AppState,
+    operator: &Operator,
+    ip: &str,
+) -> Result<shield_blocked_ips::Model, ApiError> {
+    let now = state.now();
+    let txn = state.store.begin_write().await?;
+    let last_probe: Option<i64> = shield_probe_log::Entity::find()
+        .select_only()
+        .column_as(shield_probe_log::Column::Id.max(), "last")
+        .into_tuple()
+        .one(&txn)
+        .await?
+        .flatten();
+    let lifted = shield_blocked_ips::Entity::update_many()
+        .col_expr(shield_blocked_ips::Column::LiftedAt, Some(now).into())
+        .col_expr(
+            shield_blocked_ips::Column::LiftedAfterProbe,
+            Some(last_probe.unwrap_or(0)).into(),
+        )
+        .col_expr(
+            shield_blocked_ips::Column::LiftedBy,
+            Some(operator.0.clone()).into(),
+        )
+        .filter(shield_blocked_ips::Column::Ip.eq(ip))
+        .filter(shield_blocked_ips::Column::LiftedAt.is_null())
+        .exec(&txn)
+        .await?;
+    if lifted.rows_affected != 1 {
+        return Err(ApiError::not_found("blocked address"));
+    }
+    log(&txn, operator, "shield.unblock", ip, json!({}), now).await?;
+    txn.commit().await?;
+    shield_blocked_ips::Entity::find_by_id(ip.to_owned())
+        .one(state.store.db())
+        .await?
+        .ok_or_else(|| ApiError::internal("a lifted block vanished"))
+}

@@ -1,0 +1,580 @@
+//! The operators' surface over HTTP (spec 5.6, 9.2): the admin pair on every operation, the
+//! dashboard's counts and health, narrative moderation at both its paths (hide, restore, a
+//! forced verdict into settlement), score recalculation, the job queue's page behind HTTP Basic
+//! and the pair (retry, cancel, escaping), and the operators' log.
+
+mod common;
+
+use base64::Engine;
+use common::{TestServer, ADMIN_SECRET, ADMIN_WALLET};
+use narrative_api::jobs::queue;
+use narrative_store::entities::{admin_actions, jobs, oracle_audit_log};
+use reqwest::StatusCode;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder,
+};
+use serde_json::{json, Value};
+
+const QUEUES_PASSWORD: &str = "queue-page-password";
+const CREATOR: &str = "C9QjHcuPyyncqkpSqKdQpFJjUNTgbwmbEN4GeGUoSpjN";
+
+async fn admin(
+    server: &TestServer,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<&Value>,
+) -> (StatusCode, Value) {
+    let mut request = server
+        .http
+        .request(method, server.url(path))
+        .header("x-admin-wallet", ADMIN_WALLET)
+        .header("x-admin-secret", ADMIN_SECRET);
+    if let Some(body) = body {
+        request = request.json(body);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+async fn add_narrative(server: &TestServer, title: &str, oracle_status: &str, at: i64) -> String {
+    let id = uuid::Uuid::new_v4();
+    common::fixtures::narrative(&id, CREATOR, title, "crypto", oracle_status, at)
+        .into_active_model()
+        .insert(server.db.store.db())
+        .await
+        .unwrap();
+    id.to_string()
+}
+
+/// A job of `kind` about `subject`, due a day ahead (so the worker leaves it), in `status`.
+async fn add_job(
+    server: &TestServer,
+    kind: &str,
+    subject: &str,
+    status: &str,
+    error: Option<&str>,
+) -> i64 {
+    let db = server.db.store.db();
+    let now = server.clock.now();
+    let id = queue::insert(
+        db,
+        kind,
+        Some(subject),
+        json!({"narrative_id": subject}),
+        now,
+        now + 86_400,
+    )
+    .await
+    .unwrap();
+    let mut job = jobs::Entity::find_by_id(id)
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap()
+        .into_active_model();
+    job.status = sea_orm::ActiveValue::Set(status.into());
+    job.attempts = sea_orm::ActiveValue::Set(if status == "dead" { 8 } else { 0 });
+    job.last_error = sea_orm::ActiveValue::Set(error.map(str::to_owned));
+    job.update(db).await.unwrap();
+    id
+}
+
+async fn actions(server: &TestServer) -> Vec<(String, String, String)> {
+    admin_actions::Entity::find()
+        .order_by_asc(admin_actions::Column::Id)
+        .all(server.db.store.db())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|a| (a.action, a.subject, a.actor))
+        .collect()
+}
+
+#[tokio::test]
+async fn operators_see_the_queue_and_moderate_narratives() {
+    let server = TestServer::start(|_| {}).await;
+    let now = server.clock.now();
+    // Every operation needs the pair.
+    for (method, path) in [
+        (reqwest::Method::GET, "/v1/admin/dashboard"),
+        (reqwest::Method::GET, "/v1/admin/markets/pending"),
+        (reqwest::Method::POST, "/v1/admin/scores/recalculate"),
+    ] {
+        let response = server
+            .http
+            .request(method, server.url(path))
+            .header("x-admin-wallet", ADMIN_WALLET)
+            .header("x-admin-secret", "wrong")
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{path}");
+    }
+
+    let listed = add_narrative(&server, "Listed", "open", now - 10).await;
+    let other = add_narrative(&server, "Other", "open", now - 20).await;
+    let dead = add_job(&server, "score_narrative", &listed, "dead", Some("boom")).await;
+    add_job(&server, "score_narrative", &other, "queued", None).await;
+
+    let (status, board) = admin(&server, reqwest::Method::GET, "/v1/admin/dashboard", None).await;
+    assert_eq!(status, StatusCode::OK, "{board}");
+    let count = |kind: &str, status: &str| {
+        board["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["kind"] == kind && j["status"] == status)
+            .map_or(0, |j| j["count"].as_i64().unwrap())
+    };
+    assert_eq!(count("score_narrative", "dead"), 1);
+    assert_eq!(count("score_narrative", "queued"), 1);
+    assert_eq!(board["queue"]["status"], "degraded");
+    assert_eq!(board["queue"]["dead"], 1);
+    assert_eq!(
+        board["queue"]["oldest_due_secs"], 0,
+        "the queued job is due tomorrow"
+    );
+    assert_eq!(
+        board["node_reachable"], false,
+        "no node runs behind this server"
+    );
+    let nft = board["halts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["component"] == "nft")
+        .cloned()
+        .unwrap();
+    assert_eq!(nft["halted"], false);
+
+    // Hide: gone from the feed and the single read; restored at the spec's own path.
+    let (status, hidden) = admin(
+        &server,
+        reqwest::Method::POST,
+        &format!("/v1/admin/narratives/{listed}/hide"),
+        Some(&json!({"reason": "spam"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{hidden}");
+    assert_eq!(hidden["status"], "hidden");
+    let (status, _) = server.get(&format!("/v1/narratives/{listed}")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (_, feed) = server.get("/v1/narratives").await;
+    let titles: Vec<&str> = feed["narratives"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, vec!["Other"]);
+    let (status, again) = admin(
+        &server,
+        reqwest::Method::POST,
+        &format!("/admin/narratives/{listed}/hide"),
+        Some(&json!({})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{again}");
+    assert_eq!(again["error"], "already_hidden");
+    let (status, restored) = admin(
+        &server,
+        reqwest::Method::POST,
+        &format!("/admin/narratives/{listed}/restore"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{restored}");
+    assert_eq!(restored["status"], "active");
+    let (status, _) = server.get(&format!("/v1/narratives/{listed}")).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, again) = admin(
+        &server,
+        reqwest::Method::POST,
+        &format!("/v1/admin/narratives/{listed}/restore"),
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    assert_eq!(again["error"], "not_hidden");
+
+    // A forced verdict takes the oracle's path: status, audit log naming the operator,
+    // settlement queued; once only.
+    let (status, verdict) = admin(
+        &server,
+        reqwest::Method::POST,
+        &format!("/admin/narratives/{listed}/verdict"),
+        Some(&json!({"outcome": "true", "evidence": "the announcement"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{verdict}");
+    assert_eq!(verdict["oracle_status"], "resolved_true");
+    let audit = oracle_audit_log::Entity::find()
+        .filter(oracle_audit_log::Column::NarrativeId.eq(listed.as_str()))
+        .one(server.db.store.db())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(audit.agent_id, format!("admin:{ADMIN_WALLET}"));
+    assert!(audit.resolution);
+    assert_eq!(audit.evidence, "the announcement");
+    let settlement = jobs::Entity::find()
+        .filter(jobs::Column::Kind.eq("settle_narrative"))
+        .filter(jobs::Column::Subject.eq(listed.as_str()))
+        .count_rows(&server)
+        .await;
+    assert_eq!(settlement, 1);
+    let (status, again) = admin(
+        &server,
+        reqwest::Method::POST,
+        &format!("/v1/admin/narratives/{listed}/verdict"),
+        Some(&json!({"outcome": "false"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{again}");
+    assert_eq!(again["error"], "not_open_for_resolution");
+    let unknown = uuid::Uuid::new_v4();
+    let (status, _) = admin(
+        &server,
+        reqwest::Method::POST,
+        &format!("/v1/admin/narratives/{unknown}/verdict"),
+        Some(&json!({"outcome": "false"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    // Recalculation: one narrative, then every open one (the resolved one no longer is).
+    let (status, one) = admin(
+        &server,
+        reqwest::Method::POST,
+        "/v1/admin/scores/recalculate",
+        Some(&json!({"narrative_id": listed})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{one}");
+    assert_eq!(one["queued"], 1);
+    let (_, open) = admin(
+        &server,
+        reqwest::Method::POST,
+        "/v1/admin/scores/recalculate",
+        Some(&json!({})),
+    )
+    .await;
+    assert_eq!(open["queued"], 1);
+    let (status, _) = admin(
+        &server,
+        reqwest::Method::POST,
+        "/v1/admin/scores/recalculate",
+        Some(&json!({"narrative_id": unknown})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    let logged: Vec<String> = actions(&server)
+        .await
+        .into_iter()
+        .map(|(a, _, actor)| {
+            assert_eq!(actor, ADMIN_WALLET);
+            a
+        })
+        .collect();
+    assert_eq!(
+        logged,
+        vec![
+            "narrative.hide",
+            "narrative.restore",
+            "narrative.verdict",
+            "scores.recalculate",
+            "scores.recalculate"
+        ]
+    );
+    let _ = dead;
+    server.stop().await;
+}
+
+trait CountRows {
+    async fn count_rows(self, server: &TestServer) -> usize;
+}
+
+impl CountRows for sea_orm::Select<jobs::Entity> {
+    async fn count_rows(self, server: &TestServer) -> usize {
+        self.all(server.db.store.db()).await.unwrap().len()
+    }
+}
+
+fn basic(user: &str, password: &str) -> String {
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"))
+    )
+}
+
+/// The queue page with `basic` and, when `pair`, the admin pair.
+async fn queue_page(
+    server: &TestServer,
+    method: reqwest::Method,
+    path: &str,
+    basic: Option<&str>,
+    pair: bool,
+) -> reqwest::Response {
+    let mut request = server
+        .http
+        .request(method, server.url(path))
+        .header("content-type", "application/x-www-form-urlencoded");
+    if let Some(basic) = basic {
+        request = request.header("authorization", basic);
+    }
+    if pair {
+        request = request
+            .header("x-admin-wallet", ADMIN_WALLET)
+            .header("x-admin-secret", ADMIN_SECRET);
+    }
+    request.send().await.unwrap()
+}
+
+#[tokio::test]
+async fn the_queue_page_needs_basic_and_the_pair_and_retries_and_cancels() {
+    let server = TestServer::start(|c| {
+        c.admin_queues_password = Some(QUEUES_PASSWORD.into());
+    })
+    .await;
+    let good = basic("operator", QUEUES_PASSWORD);
+    let no_redirects = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    // Basic first (a browser is asked for it), then the pair.
+    let get = reqwest::Method::GET;
+    let refused = queue_page(&server, get.clone(), "/admin/queues", None, true).await;
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    assert!(refused.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .starts_with("Basic realm="));
+    for wrong in [basic("operator", "guess"), basic("root", QUEUES_PASSWORD)] {
+        let refused = queue_page(&server, get.clone(), "/admin/queues", Some(&wrong), true).await;
+        assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    }
+    let refused = queue_page(&server, get.clone(), "/admin/queues", Some(&good), false).await;
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    assert!(refused.headers().get("www-authenticate").is_none());
+
+    let narrative = add_narrative(&server, "Scored", "open", server.clock.now()).await;
+    let dead = add_job(
+        &server,
+        "score_narrative",
+        &narrative,
+        "dead",
+        Some("<script>alert('x')</script>"),
+    )
+    .await;
+    let waiting = add_job(&server, "deliver_webhook", "agent-1", "queued", None).await;
+
+    let page = queue_page(&server, get.clone(), "/admin/queues", Some(&good), true).await;
+    assert_eq!(page.status(), StatusCode::OK);
+    assert_eq!(page.headers()["cache-control"], "no-store");
+    let html = page.text().await.unwrap();
+    assert!(
+        html.contains(&format!("<tr id=\"job-{dead}\" data-status=\"dead\">")),
+        "{html}"
+    );
+    assert!(html.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"));
+    assert!(!html.contains("<script>alert"));
+    assert!(html.contains(&format!("action=\"/admin/queues/jobs/{dead}/retry\"")));
+    assert!(html.contains("<span id=\"dead\">1</span>"));
+    // Filtered by kind and status.
+    let filtered = queue_page(
+        &server,
+        get.clone(),
+        "/admin/queues?kind=deliver_webhook&status=queued",
+        Some(&good),
+        true,
+    )
+    .await
+    .text()
+    .await
+    .unwrap();
+    assert!(filtered.contains(&format!("job-{waiting}")));
+    assert!(!filtered.contains(&format!("job-{dead}\"")));
+
+    // Cancel the waiting one: a redirect back, the row cancelled, logged.
+    let post = |path: String, pair: bool| {
+        let request = no_redirects
+            .post(server.url(&path))
+            .header("authorization", good.clone());
+        let request = if pair {
+            request
+                .header("x-admin-wallet", ADMIN_WALLET)
+                .header("x-admin-secret", ADMIN_SECRET)
+        } else {
+            request
+        };
+        async move { request.send().await.unwrap() }
+    };
+    let refused = post(format!("/admin/queues/jobs/{waiting}/cancel"), false).await;
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    let done = post(format!("/admin/queues/jobs/{waiting}/cancel"), true).await;
+    assert_eq!(done.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        done.headers()["location"],
+        format!("/admin/queues?done=cancel:{waiting}").as_str()
+    );
+    let db = server.db.store.db();
+    let job = |id: i64| async move { jobs::Entity::find_by_id(id).one(db).await.unwrap().unwrap() };
+    assert_eq!(job(waiting).await.status, "cancelled");
+    let again = post(format!("/admin/queues/jobs/{waiting}/cancel"), true).await;
+    assert_eq!(again.status(), StatusCode::CONFLICT);
+    assert!(again
+        .text()
+        .await
+        .unwrap()
+        .contains("id=\"notice\" class=\"error\""));
+
+    // Retry the dead one: due now with a fresh budget; the worker then scores the narrative.
+    let done = post(format!("/admin/queues/jobs/{dead}/retry"), true).await;
+    assert_eq!(done.status(), StatusCode::SEE_OTHER);
+    common::eventually("the retried job runs to done", || async {
+        job(dead).await.status == "done"
+    })
+    .await;
+    assert_eq!(job(dead).await.attempts, 1);
+
+    // Unknown jobs and actions; a perpetual job is not cancelled.
+    assert_eq!(
+        post("/admin/queues/jobs/999999/retry".into(), true)
+            .await
+            .status(),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        post(format!("/admin/queues/jobs/{dead}/explode"), true)
+            .await
+            .status(),
+        StatusCode::NOT_FOUND
+    );
+    let perpetual = common::eventually_some("the event follower is queued", || async {
+        jobs::Entity::find()
+            .filter(jobs::Column::Kind.eq("follow_events"))
+            .one(db)
+            .await
+            .unwrap()
+    })
+    .await;
+    let refused = post(format!("/admin/queues/jobs/{}/cancel", perpetual.id), true).await;
+    assert_eq!(refused.status(), StatusCode::CONFLICT);
+    let logged: Vec<(String, String)> = actions(&server)
+        .await
+        .into_iter()
+        .map(|(a, s, _)| (a, s))
+        .collect();
+    assert_eq!(
+        logged,
+        vec![
+            ("job.cancel".to_owned(), waiting.to_string()),
+            ("job.retry".to_owned(), dead.to_string())
+        ]
+    );
+
+    // Without a password configured, the page is closed.
+    let closed = TestServer::start(|_| {}).await;
+    let refused = queue_page(
+        &closed,
+        get,
+        "/admin/queues",
+        Some(&basic("operator", "")),
+        true,
+    )
+    .await;
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    closed.stop().await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_shield_gate_blocks_an_address_that_keeps_failing_until_an_operator_lifts_it() {
+    let server = TestServer::start(|c| c.shield_gate_max_failures = 3).await;
+    let bad = json!({"wallet": "not-a-wallet", "signature": "forged"});
+    for attempt in 1..=3 {
+        let (status, body) = server.post("/v1/shield/terms-ack", &bad).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "attempt {attempt}: {body}");
+    }
+    // Blocked now, from the gate and the other wallet-facing shield writes.
+    let (status, body) = server.post("/v1/shield/terms-ack", &bad).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"], "ip_blocked");
+    for path in ["/v1/shield/back", "/v1/shield/partner-apply"] {
+        let (status, body) = server.post(path, &json!({})).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{path}: {body}");
+        assert_eq!(body["error"], "ip_blocked");
+    }
+    // Reads stay open.
+    let (status, _) = server.get("/v1/shield/protocols").await;
+    assert_eq!(status, StatusCode::OK);
+
+    let refused = server.get("/v1/shield/blocked-ips").await;
+    assert_eq!(refused.0, StatusCode::UNAUTHORIZED);
+    let (status, listed) = admin(
+        &server,
+        reqwest::Method::GET,
+        "/v1/shield/blocked-ips",
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{listed}");
+    assert_eq!(listed["blocked"].as_array().unwrap().len(), 1);
+    assert_eq!(listed["blocked"][0]["ip"], "127.0.0.1");
+    assert_eq!(listed["blocked"][0]["failures"], 3);
+    let (_, log) = admin(&server, reqwest::Method::GET, "/v1/shield/probe-log", None).await;
+    assert_eq!(log["entries"][0]["outcome"], "ip_blocked");
+
+    let unblock = json!({"ip": "127.0.0.1"});
+    let (status, lifted) = admin(
+        &server,
+        reqwest::Method::POST,
+        "/v1/shield/blocked-ips/unblock",
+        Some(&unblock),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{lifted}");
+    assert_eq!(lifted["ip"], "127.0.0.1");
+    let (status, _) = admin(
+        &server,
+        reqwest::Method::POST,
+        "/v1/shield/blocked-ips/unblock",
+        Some(&unblock),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (_, listed) = admin(
+        &server,
+        reqwest::Method::GET,
+        "/v1/shield/blocked-ips",
+        None,
+    )
+    .await;
+    assert_eq!(listed["blocked"], json!([]));
+
+    // The count starts again after the lift: two refusals do not block, the third does.
+    for _ in 0..2 {
+        let (status, _) = server.post("/v1/shield/terms-ack", &bad).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+    }
+    let (status, _) = server.post("/v1/shield/terms-ack", &bad).await;
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "the third refusal is answered, then counted"
+    );
+    let (status, _) = server.post("/v1/shield/terms-ack", &bad).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        actions(&server).await,
+        vec![(
+            "shield.unblock".to_owned(),
+            "127.0.0.1".to_owned(),
+            ADMIN_WALLET.to_owned()
+        )]
+    );
+    server.stop().await;
+}
