@@ -7,7 +7,6 @@ mod common;
 
 use base64::Engine;
 use common::{TestServer, ADMIN_SECRET, ADMIN_WALLET};
-use narrative_api::jobs::queue;
 use narrative_store::entities::{admin_actions, jobs, oracle_audit_log};
 use reqwest::StatusCode;
 use sea_orm::{
@@ -47,7 +46,7 @@ async fn add_narrative(server: &TestServer, title: &str, oracle_status: &str, at
     id.to_string()
 }
 
-/// A job of `kind` about `subject`, due a day ahead (so the worker leaves it), in `status`.
+/// A job of `kind` about `subject` (a narrative), due a day ahead, in `status`.
 async fn add_job(
     server: &TestServer,
     kind: &str,
@@ -55,29 +54,18 @@ async fn add_job(
     status: &str,
     error: Option<&str>,
 ) -> i64 {
+    let payload = json!({"narrative_id": subject});
     let db = server.db.store.db();
-    let now = server.clock.now();
-    let id = queue::insert(
+    common::fixtures::job(
         db,
+        server.clock.now(),
         kind,
         Some(subject),
-        json!({"narrative_id": subject}),
-        now,
-        now + 86_400,
+        payload,
+        status,
+        error,
     )
     .await
-    .unwrap();
-    let mut job = jobs::Entity::find_by_id(id)
-        .one(db)
-        .await
-        .unwrap()
-        .unwrap()
-        .into_active_model();
-    job.status = sea_orm::ActiveValue::Set(status.into());
-    job.attempts = sea_orm::ActiveValue::Set(if status == "dead" { 8 } else { 0 });
-    job.last_error = sea_orm::ActiveValue::Set(error.map(str::to_owned));
-    job.update(db).await.unwrap();
-    id
 }
 
 async fn actions(server: &TestServer) -> Vec<(String, String, String)> {

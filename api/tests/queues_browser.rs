@@ -15,9 +15,7 @@ use std::time::{Duration, Instant};
 
 use base64::Engine;
 use common::{TestServer, ADMIN_SECRET, ADMIN_WALLET};
-use narrative_api::jobs::queue;
-use narrative_store::entities::jobs;
-use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel};
+use sea_orm::{ActiveModelTrait, IntoActiveModel};
 use serde_json::{json, Value};
 
 const PASSWORD: &str = "browser-queue-password";
@@ -208,22 +206,9 @@ async fn add_job(
     status: &str,
     error: &str,
 ) -> i64 {
+    let error = Some(error).filter(|e| !e.is_empty());
     let db = server.db.store.db();
-    let now = server.clock.now();
-    let id = queue::insert(db, kind, None, payload, now, now + 86_400)
-        .await
-        .unwrap();
-    let mut job = jobs::Entity::find_by_id(id)
-        .one(db)
-        .await
-        .unwrap()
-        .unwrap()
-        .into_active_model();
-    job.status = sea_orm::ActiveValue::Set(status.into());
-    job.last_error =
-        sea_orm::ActiveValue::Set(Some(error.into()).filter(|e: &String| !e.is_empty()));
-    job.update(db).await.unwrap();
-    id
+    common::fixtures::job(db, server.clock.now(), kind, None, payload, status, error).await
 }
 
 #[tokio::test]

@@ -1,7 +1,9 @@
 //! Indexed rows as the indexer would write them, for tests that read them over HTTP.
 
-use narrative_store::entities::{backings, markets, narratives, shield_coverages};
-use sea_orm::{ActiveModelTrait, DatabaseConnection, IntoActiveModel};
+use narrative_store::entities::{backings, jobs, markets, narratives, shield_coverages};
+use sea_orm::{
+    ActiveModelTrait, ActiveValue::Set, DatabaseConnection, EntityTrait, IntoActiveModel,
+};
 
 /// An open, approved Yield SOL market with the given id, UUID, creator and side totals.
 pub fn market(
@@ -190,4 +192,33 @@ pub async fn settled(
         .await
         .unwrap();
     }
+}
+
+/// A job of `kind` in `status` with `last_error`, due a day after `now` (so no worker takes it
+/// while it waits); its id. A `dead` job has used all its attempts.
+pub async fn job(
+    db: &DatabaseConnection,
+    now: i64,
+    kind: &str,
+    subject: Option<&str>,
+    payload: serde_json::Value,
+    status: &str,
+    last_error: Option<&str>,
+) -> i64 {
+    let id = narrative_api::jobs::queue::insert(db, kind, subject, payload, now, now + 86_400)
+        .await
+        .unwrap();
+    let mut job = jobs::Entity::find_by_id(id)
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap()
+        .into_active_model();
+    job.status = Set(status.into());
+    if status == "dead" {
+        job.attempts = Set(narrative_api::jobs::queue::MAX_ATTEMPTS);
+    }
+    job.last_error = Set(last_error.map(str::to_owned));
+    job.update(db).await.unwrap();
+    id
 }
