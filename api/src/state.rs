@@ -205,6 +205,8 @@ pub struct Memos {
     pub shield_terms: Memo<String, Option<String>>,
     /// The open coverage of each protocol id.
     pub coverages: Memo<String, Option<Arc<shield_coverages::Model>>>,
+    /// Whether the shield gate blocks each address.
+    pub blocked_ips: Memo<std::net::IpAddr, bool>,
 }
 
 /// Where the local KYC provider sends users: it hosts nothing (its inquiries are completed by
@@ -222,6 +224,7 @@ impl Default for Memos {
             halts: Memo::new(Topic::System, Component::ALL.len()),
             shield_terms: Memo::new(Topic::Terms, MEMO_WALLETS),
             coverages: Memo::new(Topic::Shield, MEMO_COVERAGES),
+            blocked_ips: Memo::new(Topic::Terms, MEMO_WALLETS),
         }
     }
 }

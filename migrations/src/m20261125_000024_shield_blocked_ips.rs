@@ -1,9 +1,17 @@
 //! The shield gate's blocks (spec 5 rule 6, "Shield blocked-IP listing and unblock"): an address
 //! that kept failing the gate is refused until an operator lifts the block. One row per address;
 //! a lifted block keeps its history (`lifted_at`, `lifted_by`) until the address is blocked again.
+//! Its writes bump the `terms` generation (as wallet blocks do), under which the gate keeps the
+//! blocks in memory.
 
 use sea_orm_migration::prelude::*;
 use sea_orm_migration::schema::*;
+
+use crate::m20261124_000018_read_models::{pg_triggers, sqlite_triggers};
+
+fn postgres(m: &SchemaManager) -> bool {
+    m.get_database_backend() == sea_orm_migration::sea_orm::DbBackend::Postgres
+}
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -26,10 +34,29 @@ impl MigrationTrait for Migration {
                 .col(big_integer_null("lifted_after_probe"))
                 .to_owned(),
         )
-        .await
+        .await?;
+        let triggers = if postgres(m) {
+            pg_triggers("shield_blocked_ips", "terms")
+        } else {
+            sqlite_triggers("shield_blocked_ips", "terms")
+        };
+        for statement in triggers {
+            m.get_connection().execute_unprepared(&statement).await?;
+        }
+        Ok(())
     }
 
     async fn down(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        for tag in ["ins", "upd", "del"] {
+            let drop = if postgres(m) {
+                format!(
+                    "DROP TRIGGER IF EXISTS nms_gen_shield_blocked_ips_{tag} ON shield_blocked_ips"
+                )
+            } else {
+                format!("DROP TRIGGER IF EXISTS nms_gen_shield_blocked_ips_{tag}")
+            };
+            m.get_connection().execute_unprepared(&drop).await?;
+        }
         m.drop_table(Table::drop().table("shield_blocked_ips").to_owned())
             .await
     }

@@ -40,11 +40,12 @@ pub async fn shield_gate<E: Endpoint>(
     if req.method() != Method::POST || !GATED.contains(&path.as_str()) {
         return ep.call(req).await.map(IntoResponse::into_response);
     }
-    let ip = client_ip(&req).map(|ip| ip.to_string());
-    let blocked = match &ip {
-        Some(ip) => gate::is_blocked(&state, ip).await?,
+    let address = client_ip(&req);
+    let blocked = match address {
+        Some(address) => gate::is_blocked(&state, address).await?,
         None => false,
     };
+    let ip = address.map(|ip| ip.to_string());
     if path != TERMS_ACK && !blocked {
         return ep.call(req).await.map(IntoResponse::into_response);
     }

@@ -4,8 +4,17 @@
 //! shield's wallet-facing writes (403 `ip_blocked`) until an operator lifts the block. Counting
 //! starts again after a lift (from the log entry it was lifted at, not from a time, which a
 //! second can blur). Failures are read from the gate's own log (`shield_probe_log`).
+//!
+//! Blocks are kept in memory under the `terms` generation, which every write to
+//! `shield_blocked_ips` bumps: the gate asks the database nothing per request while no block
+//! changed. A block or a lift made here is seen by this process's next request (the writer
+//! observes the generations after its write); another process sees it at its next probe or
+//! notification, and a refusal is always checked on fresh generations.
+
+use std::net::IpAddr;
 
 use narrative_store::entities::{shield_blocked_ips, shield_probe_log};
+use narrative_store::freshness::{generations, Generations};
 use poem::http::StatusCode;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{
@@ -33,13 +42,42 @@ pub fn ip_blocked() -> ApiError {
     )
 }
 
-/// Whether `ip` is blocked now.
-pub async fn is_blocked(state: &AppState, ip: &str) -> Result<bool, ApiError> {
-    Ok(shield_blocked_ips::Entity::find_by_id(ip.to_owned())
-        .filter(shield_blocked_ips::Column::LiftedAt.is_null())
-        .one(state.store.db())
-        .await?
-        .is_some())
+/// Whether `ip` is blocked: from memory under the newest generations known, and when that says
+/// blocked, again under generations read now (a refusal answers data as new as the request).
+pub async fn is_blocked(state: &AppState, ip: IpAddr) -> Result<bool, ApiError> {
+    let freshness = &state.freshness;
+    let guess = match freshness.latest() {
+        Some(known) => known,
+        None => freshness.current().await.map_err(ApiError::internal)?,
+    };
+    if !blocked_as_of(state, ip, &guess).await? {
+        return Ok(false);
+    }
+    let now = freshness.current().await.map_err(ApiError::internal)?;
+    blocked_as_of(state, ip, &now).await
+}
+
+async fn blocked_as_of(state: &AppState, ip: IpAddr, at: &Generations) -> Result<bool, ApiError> {
+    state
+        .memos
+        .blocked_ips
+        .get(at, ip, || async {
+            Ok::<_, ApiError>(
+                shield_blocked_ips::Entity::find_by_id(ip.to_string())
+                    .filter(shield_blocked_ips::Column::LiftedAt.is_null())
+                    .one(state.store.db())
+                    .await?
+                    .is_some(),
+            )
+        })
+        .await
+}
+
+/// Makes this process see its own write to the blocks at once.
+async fn observe_write(state: &AppState) -> Result<(), ApiError> {
+    let seen = generations(state.store.db()).await?;
+    state.freshness.observe(&seen);
+    Ok(())
 }
 
 /// After a refused attempt from `ip`: blocks it once its refusals within the window (and logged
@@ -91,6 +129,7 @@ pub async fn count_refusal(state: &AppState, ip: &str) -> Result<(), ApiError> {
     )
     .exec_without_returning(db)
     .await?;
+    observe_write(state).await?;
     tracing::warn!(ip, failures, "shield gate: address blocked");
     Ok(())
 }
@@ -139,6 +178,7 @@ pub async fn unblock(
     }
     log(&txn, operator, "shield.unblock", ip, json!({}), now).await?;
     txn.commit().await?;
+    observe_write(state).await?;
     shield_blocked_ips::Entity::find_by_id(ip.to_owned())
         .one(state.store.db())
         .await?
