@@ -11,7 +11,7 @@
 mod common;
 
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine;
 use common::{TestServer, ADMIN_SECRET, ADMIN_WALLET};
@@ -49,21 +49,15 @@ impl Browser {
             .unwrap_or_else(|e| panic!("{driver_bin} (apt-get install chromium-driver): {e}"));
         let base = format!("http://127.0.0.1:{port}");
         let http = reqwest::Client::new();
-        let started = Instant::now();
-        loop {
-            let ready = http.get(format!("{base}/status")).send().await;
-            if let Ok(response) = ready {
-                let status: Value = response.json().await.unwrap_or_default();
-                if status["value"]["ready"] == true {
-                    break;
-                }
-            }
-            assert!(
-                started.elapsed() < BROWSER_WAIT,
-                "chromedriver did not start"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        // Up once its status says so.
+        let status = || async {
+            let response = http.get(format!("{base}/status")).send().await.ok()?;
+            let status: Value = response.json().await.ok()?;
+            (status["value"]["ready"] == true).then_some(())
+        };
+        common::within(BROWSER_WAIT, status)
+            .await
+            .expect("chromedriver did not start");
         let created: Value = http
             .post(format!("{base}/session"))
             .json(&json!({"capabilities": {"alwaysMatch": {
@@ -165,21 +159,21 @@ impl Browser {
     /// Waits until the element `css` shows `expected`, reloading the page between looks when
     /// `reload`; fails after [`BROWSER_WAIT`].
     async fn wait_for_text(&self, css: &str, expected: &str, reload: bool) {
-        let started = Instant::now();
-        loop {
+        let shows = || async {
             if self.text_of(css).await.as_deref() == Some(expected) {
-                return;
+                return Some(());
             }
-            assert!(
-                started.elapsed() < BROWSER_WAIT,
-                "{css} never showed {expected:?}; the page: {}",
-                self.body_text().await
-            );
             if reload {
                 self.command(reqwest::Method::POST, "/refresh", json!({}))
                     .await;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            None
+        };
+        if common::within(BROWSER_WAIT, shows).await.is_none() {
+            panic!(
+                "{css} never showed {expected:?}; the page: {}",
+                self.body_text().await
+            );
         }
     }
 

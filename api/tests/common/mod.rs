@@ -345,10 +345,21 @@ where
 }
 
 /// Waits until `find` finds something and returns it; fails the test when `WAIT_LIMIT` passes
-/// first. The condition is looked at on every tick of a `POLL_EVERY` interval (the first at
-/// once), and the whole wait is one bounded `timeout`: nothing waits a fixed time for a
-/// background task and hopes.
-pub async fn eventually_some<T, F, Fut>(what: &str, mut find: F) -> T
+/// first.
+pub async fn eventually_some<T, F, Fut>(what: &str, find: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    within(WAIT_LIMIT, find)
+        .await
+        .unwrap_or_else(|| panic!("{what} did not happen within {WAIT_LIMIT:?}"))
+}
+
+/// What `find` finds within `limit`, or `None` when the limit passes first. The condition is
+/// looked at on every tick of a `POLL_EVERY` interval (the first at once), and the whole wait is
+/// one bounded `timeout`: nothing waits a fixed time for a background task and hopes.
+pub async fn within<T, F, Fut>(limit: Duration, mut find: F) -> Option<T>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Option<T>>,
@@ -362,9 +373,7 @@ where
             }
         }
     };
-    tokio::time::timeout(WAIT_LIMIT, poll)
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not happen within {WAIT_LIMIT:?}"))
+    tokio::time::timeout(limit, poll).await.ok()
 }
 
 /// A manual clock at the start of an hour (so minute and hour windows are fresh), near now.
