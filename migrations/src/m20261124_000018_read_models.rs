@@ -45,7 +45,23 @@ const PG_FUNCTION: &str = "CREATE OR REPLACE FUNCTION nms_bump_generation() RETU
     PERFORM pg_notify('nms_generations', TG_ARGV[0]); \
     END IF; RETURN NULL; END $$";
 
-pub(crate) fn pg_triggers(table: &str, topic: &str) -> Vec<String> {
+/// Installs the generation triggers on `table` for `topic`, as this migration does for the
+/// tables it watches (later migrations add their own tables this way). Dropping the table drops
+/// them.
+pub(crate) async fn watch(m: &SchemaManager<'_>, table: &str, topic: &str) -> Result<(), DbErr> {
+    let statements = if m.get_database_backend() == sea_orm_migration::sea_orm::DbBackend::Postgres
+    {
+        pg_triggers(table, topic)
+    } else {
+        sqlite_triggers(table, topic)
+    };
+    for statement in statements {
+        m.get_connection().execute_unprepared(&statement).await?;
+    }
+    Ok(())
+}
+
+fn pg_triggers(table: &str, topic: &str) -> Vec<String> {
     [
         ("ins", "INSERT", "NEW"),
         ("upd", "UPDATE", "NEW"),
@@ -119,7 +135,7 @@ const SQLITE_BACKER_TRIGGERS: [&str; 4] = [
 ];
 
 /// SQLite has row-level triggers only: each changed row bumps its topic.
-pub(crate) fn sqlite_triggers(table: &str, topic: &str) -> Vec<String> {
+fn sqlite_triggers(table: &str, topic: &str) -> Vec<String> {
     [("ins", "INSERT"), ("upd", "UPDATE"), ("del", "DELETE")]
         .into_iter()
         .map(|(tag, event)| {
@@ -194,14 +210,7 @@ impl MigrationTrait for Migration {
             }
         }
         for (table, topic) in WATCHED {
-            let statements = if postgres {
-                pg_triggers(table, topic)
-            } else {
-                sqlite_triggers(table, topic)
-            };
-            for statement in statements {
-                db.execute_unprepared(&statement).await?;
-            }
+            watch(m, table, topic).await?;
         }
         Ok(())
     }

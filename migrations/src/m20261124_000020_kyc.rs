@@ -8,7 +8,7 @@ use sea_orm_migration::prelude::*;
 use sea_orm_migration::schema::*;
 
 use crate::columns::index;
-use crate::m20261124_000018_read_models::{pg_triggers, sqlite_triggers};
+use crate::m20261124_000018_read_models::watch;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -74,28 +74,10 @@ impl MigrationTrait for Migration {
                 .to_owned(),
         )
         .await?;
-        let postgres = m.get_database_backend() == sea_orm_migration::sea_orm::DbBackend::Postgres;
-        let triggers = if postgres {
-            pg_triggers("blocked_wallets", "terms")
-        } else {
-            sqlite_triggers("blocked_wallets", "terms")
-        };
-        for statement in triggers {
-            m.get_connection().execute_unprepared(&statement).await?;
-        }
-        Ok(())
+        watch(m, "blocked_wallets", "terms").await
     }
 
     async fn down(&self, m: &SchemaManager) -> Result<(), DbErr> {
-        let postgres = m.get_database_backend() == sea_orm_migration::sea_orm::DbBackend::Postgres;
-        for tag in ["ins", "upd", "del"] {
-            let drop = if postgres {
-                format!("DROP TRIGGER IF EXISTS nms_gen_blocked_wallets_{tag} ON blocked_wallets")
-            } else {
-                format!("DROP TRIGGER IF EXISTS nms_gen_blocked_wallets_{tag}")
-            };
-            m.get_connection().execute_unprepared(&drop).await?;
-        }
         for table in [
             "blocked_wallets",
             "wallet_screenings",

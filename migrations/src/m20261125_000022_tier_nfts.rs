@@ -8,11 +8,7 @@ use sea_orm_migration::prelude::*;
 use sea_orm_migration::schema::*;
 
 use crate::columns::index;
-use crate::m20261124_000018_read_models::{pg_triggers, sqlite_triggers};
-
-fn postgres(m: &SchemaManager) -> bool {
-    m.get_database_backend() == sea_orm_migration::sea_orm::DbBackend::Postgres
-}
+use crate::m20261124_000018_read_models::watch;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -50,26 +46,10 @@ impl MigrationTrait for Migration {
             &["minted_by"],
         ))
         .await?;
-        let triggers = if postgres(m) {
-            pg_triggers("tier_nfts", "markets")
-        } else {
-            sqlite_triggers("tier_nfts", "markets")
-        };
-        for statement in triggers {
-            m.get_connection().execute_unprepared(&statement).await?;
-        }
-        Ok(())
+        watch(m, "tier_nfts", "markets").await
     }
 
     async fn down(&self, m: &SchemaManager) -> Result<(), DbErr> {
-        for tag in ["ins", "upd", "del"] {
-            let drop = if postgres(m) {
-                format!("DROP TRIGGER IF EXISTS nms_gen_tier_nfts_{tag} ON tier_nfts")
-            } else {
-                format!("DROP TRIGGER IF EXISTS nms_gen_tier_nfts_{tag}")
-            };
-            m.get_connection().execute_unprepared(&drop).await?;
-        }
         m.drop_table(Table::drop().table("tier_nfts").to_owned())
             .await
     }

@@ -7,11 +7,7 @@
 use sea_orm_migration::prelude::*;
 use sea_orm_migration::schema::*;
 
-use crate::m20261124_000018_read_models::{pg_triggers, sqlite_triggers};
-
-fn postgres(m: &SchemaManager) -> bool {
-    m.get_database_backend() == sea_orm_migration::sea_orm::DbBackend::Postgres
-}
+use crate::m20261124_000018_read_models::watch;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -35,28 +31,10 @@ impl MigrationTrait for Migration {
                 .to_owned(),
         )
         .await?;
-        let triggers = if postgres(m) {
-            pg_triggers("shield_blocked_ips", "terms")
-        } else {
-            sqlite_triggers("shield_blocked_ips", "terms")
-        };
-        for statement in triggers {
-            m.get_connection().execute_unprepared(&statement).await?;
-        }
-        Ok(())
+        watch(m, "shield_blocked_ips", "terms").await
     }
 
     async fn down(&self, m: &SchemaManager) -> Result<(), DbErr> {
-        for tag in ["ins", "upd", "del"] {
-            let drop = if postgres(m) {
-                format!(
-                    "DROP TRIGGER IF EXISTS nms_gen_shield_blocked_ips_{tag} ON shield_blocked_ips"
-                )
-            } else {
-                format!("DROP TRIGGER IF EXISTS nms_gen_shield_blocked_ips_{tag}")
-            };
-            m.get_connection().execute_unprepared(&drop).await?;
-        }
         m.drop_table(Table::drop().table("shield_blocked_ips").to_owned())
             .await
     }
