@@ -18,7 +18,6 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use p256::ecdsa::signature::Signer;
 use p256::ecdsa::{Signature, SigningKey};
-use rand::RngCore;
 use serde_json::json;
 use tokio::sync::OnceCell;
 
@@ -41,14 +40,7 @@ pub struct VapidKeys {
 impl VapidKeys {
     /// A fresh pair from the operating system's randomness.
     pub fn generate() -> VapidKeys {
-        loop {
-            let mut scalar = [0u8; 32];
-            rand::rngs::OsRng.fill_bytes(&mut scalar);
-            // A scalar of zero or past the group order has odds of about 2^-128: draw again.
-            if let Ok(signing) = SigningKey::from_slice(&scalar) {
-                return VapidKeys::from_signing(signing);
-            }
-        }
+        VapidKeys::from_signing(SigningKey::random(&mut rand::rngs::OsRng))
     }
 
     /// The pair whose private scalar is `secret` (base64url of 32 bytes).

@@ -94,12 +94,7 @@ impl PushService {
 
     /// A new browser subscribed at this service under `name`.
     pub fn browser(&self, name: &str) -> Browser {
-        let secret = loop {
-            let bytes: [u8; 32] = rand::random();
-            if let Ok(secret) = p256::SecretKey::from_slice(&bytes) {
-                break secret;
-            }
-        };
+        let secret = p256::SecretKey::random(&mut rand::rngs::OsRng);
         let auth: [u8; 16] = rand::random();
         self.inner
             .lock()
