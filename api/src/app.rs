@@ -265,8 +265,6 @@ async fn gate_binary(gated: bool, contract: Arc<Contract>, req: Request) -> poem
     Ok(req)
 }
 
-/// `/v1/narratives/` and `/v1/narratives` are one route (the spec writes the feed with the
-/// slash): a trailing slash under `/v1/` is dropped before routing.
 /// A browser names the page's own origin in `Origin` on a form post or a fetch from that page
 /// (the queue page's buttons, the `/docs` UI). That is no cross-origin request, so it is not
 /// judged against the allowed origins: the header is dropped when its host is the request's
@@ -300,6 +298,8 @@ async fn legacy_admin_paths(mut req: Request) -> poem::Result<Request> {
     Ok(req)
 }
 
+/// `/v1/narratives/` and `/v1/narratives` are one route (the spec writes the feed with the
+/// slash): a trailing slash under `/v1/` is dropped before routing.
 async fn trim_trailing_slash(mut req: Request) -> poem::Result<Request> {
     let path = req.uri().path();
     if path.len() > "/v1/".len() && path.starts_with("/v1/") && path.ends_with('/') {

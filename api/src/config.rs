@@ -20,6 +20,9 @@ fn secret(value: &str) -> Result<SecretString, std::convert::Infallible> {
 pub const DEFAULT_CORS_ORIGINS: &str =
     "http://localhost:3000,http://127.0.0.1:3000,http://localhost:5173";
 
+/// The ledger a service started without `SOLANA_RPC_URL` asks: a local validator.
+pub const DEFAULT_RPC_URL: &str = "http://127.0.0.1:8899";
+
 #[derive(Parser, Debug, Clone)]
 #[command(
     name = "narrative-api",
@@ -68,7 +71,7 @@ pub struct Config {
     pub anon_rate_per_min: u32,
 
     /// JSON-RPC endpoint of the ledger (blockhashes, confirmations, account reads).
-    #[arg(long, env = "SOLANA_RPC_URL", hide_env_values = true, default_value = "http://127.0.0.1:8899", value_parser = secret)]
+    #[arg(long, env = "SOLANA_RPC_URL", hide_env_values = true, default_value = DEFAULT_RPC_URL, value_parser = secret)]
     pub solana_rpc_url: SecretString,
 
     /// How long a confirm waits for a signature not yet visible at `confirmed`, in ms.

@@ -580,15 +580,17 @@ fn keypair_setting(
     encoded: Option<&crate::config::SecretString>,
 ) -> anyhow::Result<Option<Arc<Keypair>>> {
     encoded
-        .map(|encoded| {
-            let bytes = bs58::decode(encoded.expose_secret().trim())
-                .into_vec()
-                .map_err(|_| anyhow::anyhow!("{name} is not base58"))?;
-            Keypair::try_from(bytes.as_slice())
-                .map(Arc::new)
-                .map_err(|_| anyhow::anyhow!("{name} is not a 64-byte keypair"))
-        })
+        .map(|encoded| parse_keypair(name, encoded.expose_secret()).map(Arc::new))
         .transpose()
+}
+
+/// The keypair setting `name` holds: base58 of its 64 bytes.
+pub fn parse_keypair(name: &str, encoded: &str) -> anyhow::Result<Keypair> {
+    let bytes = bs58::decode(encoded.trim())
+        .into_vec()
+        .map_err(|_| anyhow::anyhow!("{name} is not base58"))?;
+    Keypair::try_from(bytes.as_slice())
+        .map_err(|_| anyhow::anyhow!("{name} is not a 64-byte keypair"))
 }
 
 /// A fee setting in SOL as lamports, rounded to whole lamports (a fee is a policy value, not a

@@ -12,18 +12,15 @@ use anyhow::Context;
 use narrative_api::chain::ledger::RpcLedger;
 use narrative_api::chain::tier_nfts::{collections_setting, deploy_collections};
 use narrative_api::clock::SystemClock;
-use solana_keypair::Keypair;
+use narrative_api::config::DEFAULT_RPC_URL;
+use narrative_api::state::parse_keypair;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let encoded =
         std::env::var("NFT_AUTHORITY_KEYPAIR").context("NFT_AUTHORITY_KEYPAIR is not set")?;
-    let bytes = bs58::decode(encoded.trim())
-        .into_vec()
-        .context("NFT_AUTHORITY_KEYPAIR is not base58")?;
-    let authority = Keypair::try_from(bytes.as_slice())
-        .context("NFT_AUTHORITY_KEYPAIR is not a 64-byte keypair")?;
-    let url = std::env::var("SOLANA_RPC_URL").unwrap_or_else(|_| "http://127.0.0.1:8899".into());
+    let authority = parse_keypair("NFT_AUTHORITY_KEYPAIR", &encoded)?;
+    let url = std::env::var("SOLANA_RPC_URL").unwrap_or_else(|_| DEFAULT_RPC_URL.into());
     let ledger = RpcLedger::new(&url, Arc::new(SystemClock));
     let deployed = deploy_collections(&ledger, &authority).await?;
     for d in &deployed {

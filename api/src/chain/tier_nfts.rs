@@ -283,7 +283,6 @@ pub struct TierNft {
     pub uri: String,
     /// Its metadata's `tier` field, when it has one.
     pub tier_field: Option<String>,
-    pub supply: u64,
 }
 
 /// Reads `account` at `mint` as a tier NFT: a Token-2022 mint of decimals 0 and supply 1 with
@@ -319,7 +318,6 @@ pub fn read_nft(mint: &Pubkey, account: &LedgerAccount) -> Option<TierNft> {
         name: metadata.name,
         uri: metadata.uri,
         tier_field,
-        supply: base.supply,
     })
 }
 
@@ -483,7 +481,31 @@ mod tests {
         );
         let size = bincode::serialized_size(&tx).unwrap();
         assert!(size <= 1232, "{size} bytes");
-        // The last instruction drops the mint authority, after the one token is minted.
-        assert_eq!(ixs.last().unwrap().program_id, TOKEN_2022_PROGRAM);
+        // The one token is minted, then the mint authority dropped, last.
+        let (mint, _) = nft_address(&authority, &wallet, NftTier::Molten);
+        let holder = associated_token_account(&wallet, &mint, &TOKEN_2022_PROGRAM);
+        let tail = &ixs[ixs.len() - 2..];
+        assert_eq!(
+            tail[0],
+            built(token_ix::mint_to(
+                &TOKEN_2022_PROGRAM,
+                &mint,
+                &holder,
+                &authority,
+                &[],
+                1
+            ))
+        );
+        assert_eq!(
+            tail[1],
+            built(token_ix::set_authority(
+                &TOKEN_2022_PROGRAM,
+                &mint,
+                None,
+                AuthorityType::MintTokens,
+                &authority,
+                &[],
+            ))
+        );
     }
 }

@@ -36,8 +36,7 @@ pub async fn shield_gate<E: Endpoint>(
     ep: E,
     mut req: Request,
 ) -> poem::Result<Response> {
-    let path = req.uri().path().to_owned();
-    if req.method() != Method::POST || !GATED.contains(&path.as_str()) {
+    if req.method() != Method::POST || !GATED.contains(&req.uri().path()) {
         return ep.call(req).await.map(IntoResponse::into_response);
     }
     let address = client_ip(&req);
@@ -45,10 +44,14 @@ pub async fn shield_gate<E: Endpoint>(
         Some(address) => gate::is_blocked(&state, address).await?,
         None => false,
     };
-    let ip = address.map(|ip| ip.to_string());
-    if path != TERMS_ACK && !blocked {
-        return ep.call(req).await.map(IntoResponse::into_response);
+    if req.uri().path() != TERMS_ACK {
+        return if blocked {
+            Ok(gate::ip_blocked().into_response())
+        } else {
+            ep.call(req).await.map(IntoResponse::into_response)
+        };
     }
+    let ip = address.map(|ip| ip.to_string());
     let body = req.take_body().into_bytes_limit(MAX_BODY_BYTES).await?;
     let wallet = serde_json::from_slice::<Value>(&body).ok().and_then(|v| {
         v.get("wallet")?
@@ -57,15 +60,13 @@ pub async fn shield_gate<E: Endpoint>(
     });
     req.set_body(body);
     if blocked {
-        if path == TERMS_ACK {
-            let knock = Knock {
-                ip,
-                route: TERMS_ACK.to_owned(),
-                wallet,
-                outcome: gate::BLOCKED.to_owned(),
-            };
-            probe_log::record(&state, knock).await;
-        }
+        let knock = Knock {
+            ip,
+            route: TERMS_ACK.to_owned(),
+            wallet,
+            outcome: gate::BLOCKED.to_owned(),
+        };
+        probe_log::record(&state, knock).await;
         return Ok(gate::ip_blocked().into_response());
     }
     // Errors are rendered here, as the client will see them, to log their code.

@@ -211,6 +211,19 @@ pub async fn postpone(
     Ok(())
 }
 
+/// The states an operator may retry a job from, and cancel it from unless it is perpetual.
+const ACTIONABLE: [&str; 2] = ["dead", "queued"];
+
+/// Whether [`retry`] takes `job` as it stands.
+pub fn retryable(job: &jobs::Model) -> bool {
+    ACTIONABLE.contains(&job.status.as_str())
+}
+
+/// Whether [`cancel`] takes `job` as it stands.
+pub fn cancellable(job: &jobs::Model) -> bool {
+    retryable(job) && job.singleton.is_none()
+}
+
 /// An operator's retry: a `dead` job, or a queued one waiting out its backoff, runs at `now`
 /// with a fresh budget of attempts. `false` when the job is in neither state.
 pub async fn retry(db: &impl ConnectionTrait, id: i64, now: i64) -> Result<bool, sea_orm::DbErr> {
@@ -221,7 +234,7 @@ pub async fn retry(db: &impl ConnectionTrait, id: i64, now: i64) -> Result<bool,
         .col_expr(jobs::Column::LockedUntil, Expr::value(Option::<i64>::None))
         .col_expr(jobs::Column::UpdatedAt, Expr::value(now))
         .filter(jobs::Column::Id.eq(id))
-        .filter(jobs::Column::Status.is_in(["dead", "queued"]))
+        .filter(jobs::Column::Status.is_in(ACTIONABLE))
         .exec(db)
         .await?;
     Ok(updated.rows_affected == 1)
@@ -236,7 +249,7 @@ pub async fn cancel(db: &impl ConnectionTrait, id: i64, now: i64) -> Result<bool
         .col_expr(jobs::Column::LockedUntil, Expr::value(Option::<i64>::None))
         .col_expr(jobs::Column::UpdatedAt, Expr::value(now))
         .filter(jobs::Column::Id.eq(id))
-        .filter(jobs::Column::Status.is_in(["dead", "queued"]))
+        .filter(jobs::Column::Status.is_in(ACTIONABLE))
         .filter(jobs::Column::Singleton.is_null())
         .exec(db)
         .await?;

@@ -13,4 +13,9 @@ pub struct ScoreNarrative {
 
 impl JobKind for ScoreNarrative {
     const NAME: &'static str = "score_narrative";
+
+    /// The narrative, so a recalculation can see its scoring already waits.
+    fn subject(&self) -> Option<String> {
+        Some(self.narrative_id.to_string())
+    }
 }

@@ -95,7 +95,7 @@ async fn render(
     status: StatusCode,
 ) -> Response {
     let (board, latest) = match tokio::try_join!(
-        dashboard::dashboard(state),
+        dashboard::queue_board(state),
         queue_monitor::latest(state, filter)
     ) {
         Ok(both) => both,
@@ -144,7 +144,7 @@ text-align:left;vertical-align:top}.ok{color:#176b2c}.degraded,.error{color:#a11
 form{display:inline}td.last-error{max-width:40em;white-space:pre-wrap;font-family:monospace}";
 
 fn document(
-    board: &dashboard::Dashboard,
+    board: &dashboard::QueueBoard,
     latest: &[jobs::Model],
     filter: &Filter,
     notice: Option<&(bool, String)>,
@@ -197,7 +197,7 @@ fn document(
     html
 }
 
-fn counts_table(html: &mut String, board: &dashboard::Dashboard) {
+fn counts_table(html: &mut String, board: &dashboard::QueueBoard) {
     html.push_str("<h2>By kind and status</h2><table id=\"counts\"><thead><tr><th>kind</th>");
     for status in STATUSES {
         let _ = write!(html, "<th>{status}</th>");
@@ -245,8 +245,8 @@ fn job_row(html: &mut String, job: &jobs::Model) {
         updated = iso(job.updated_at),
         error = escape(job.last_error.as_deref().unwrap_or("")),
     );
-    let retryable = matches!(job.status.as_str(), "dead" | "queued");
-    let cancellable = retryable && job.singleton.is_none();
+    let retryable = queue_monitor::retryable(job);
+    let cancellable = queue_monitor::cancellable(job);
     for (allowed, action, label) in [
         (retryable, "retry", "Retry"),
         (cancellable, "cancel", "Cancel"),

@@ -43,8 +43,14 @@ pub struct Dashboard {
     pub node_reachable: bool,
 }
 
-pub async fn dashboard(state: &AppState) -> Result<Dashboard, ApiError> {
-    let db = state.store.db();
+/// The queue's part of the dashboard: jobs by kind and status, and its health (what the queue
+/// page shows too).
+pub struct QueueBoard {
+    pub jobs: Vec<JobCount>,
+    pub queue: QueueHealth,
+}
+
+pub async fn queue_board(state: &AppState) -> Result<QueueBoard, ApiError> {
     let now = state.now();
     let jobs: Vec<JobCount> = queue_monitor::counts(state)
         .await?
@@ -64,7 +70,7 @@ pub async fn dashboard(state: &AppState) -> Result<Dashboard, ApiError> {
         .filter(jobs::Column::Status.eq("queued"))
         .filter(jobs::Column::RunAt.lte(now))
         .order_by_asc(jobs::Column::RunAt)
-        .one(db)
+        .one(state.store.db())
         .await?;
     let oldest_due_secs = oldest_due.map_or(0, |job| now - job.run_at);
     let queue = QueueHealth {
@@ -76,6 +82,13 @@ pub async fn dashboard(state: &AppState) -> Result<Dashboard, ApiError> {
         dead,
         oldest_due_secs,
     };
+    Ok(QueueBoard { jobs, queue })
+}
+
+pub async fn dashboard(state: &AppState) -> Result<Dashboard, ApiError> {
+    let db = state.store.db();
+    let now = state.now();
+    let QueueBoard { jobs, queue } = queue_board(state).await?;
     let indexer = indexer_checkpoints::Entity::find()
         .order_by_asc(indexer_checkpoints::Column::Name)
         .all(db)

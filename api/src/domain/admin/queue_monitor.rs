@@ -9,6 +9,7 @@ use serde_json::json;
 
 use crate::domain::admin::{log, Operator};
 use crate::error::ApiError;
+pub use crate::jobs::queue::{cancellable, retryable};
 use crate::state::AppState;
 
 /// Every status a job can be in, in the order the page shows them.

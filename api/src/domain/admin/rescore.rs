@@ -2,13 +2,16 @@
 //! narrative, or for every narrative open for resolution; each run recomputes originality
 //! against today's theses and appends to the score history.
 
-use narrative_store::entities::narratives;
+use std::collections::HashSet;
+
+use narrative_store::entities::{jobs, narratives};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use serde_json::json;
 
 use crate::domain::admin::{log, Operator};
 use crate::error::ApiError;
 use crate::jobs::score_narrative::ScoreNarrative;
+use crate::jobs::JobKind;
 use crate::state::AppState;
 use crate::values::{NarrativeId, OracleStatus};
 
@@ -16,7 +19,7 @@ use crate::values::{NarrativeId, OracleStatus};
 pub const MAX_PER_CALL: u64 = 5_000;
 
 /// Queues the rescoring of `narrative` (404 when unknown), or of the open narratives when
-/// `None`; how many were queued.
+/// `None`, except those whose scoring is queued already; how many were queued.
 pub async fn recalculate(
     state: &AppState,
     operator: &Operator,
@@ -44,6 +47,20 @@ pub async fn recalculate(
     };
     let now = state.now();
     let txn = state.store.begin_write().await?;
+    // A narrative whose scoring waits to run already will be scored as of that run.
+    let waiting: HashSet<String> = jobs::Entity::find()
+        .select_only()
+        .column(jobs::Column::Subject)
+        .filter(jobs::Column::Kind.eq(ScoreNarrative::NAME))
+        .filter(jobs::Column::Status.eq("queued"))
+        .filter(jobs::Column::Subject.is_in(ids.iter().map(String::as_str)))
+        .into_tuple::<Option<String>>()
+        .all(&txn)
+        .await?
+        .into_iter()
+        .flatten()
+        .collect();
+    let ids: Vec<&String> = ids.iter().filter(|id| !waiting.contains(*id)).collect();
     for id in &ids {
         let narrative_id: NarrativeId = id.parse().map_err(ApiError::internal)?;
         crate::jobs::enqueue(&txn, &ScoreNarrative { narrative_id }, now, now).await?;

@@ -11,12 +11,14 @@
 //! of the named wallets, its recorded holder and its minter holds its one token, or nobody
 //! known. A webhook can therefore name a wallet but never make it a holder.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use narrative_sdk::Pubkey;
 use narrative_store::entities::{tier_nfts, webhook_events};
 use sea_orm::sea_query::OnConflict;
-use sea_orm::{ActiveValue::NotSet, ActiveValue::Set, EntityTrait};
+use sea_orm::{
+    ActiveValue::NotSet, ActiveValue::Set, ColumnTrait, EntityTrait, IntoActiveModel, QueryFilter,
+};
 use serde_json::Value;
 
 use crate::chain::tier_nfts::{holder_among, read_nft};
@@ -52,8 +54,8 @@ pub struct Received {
 
 /// Stores a payload from `source`, then re-derives the tier NFTs it names.
 pub async fn receive(state: &AppState, source: &str, payload: Value) -> Result<Received, ApiError> {
-    let id = record(state, source, &payload).await?;
     let named = Named::from_payload(&payload);
+    let id = record(state, source, payload).await?;
     let (rederived, ignored) = rederive(state, &named).await?;
     Ok(Received {
         id,
@@ -62,11 +64,11 @@ pub async fn receive(state: &AppState, source: &str, payload: Value) -> Result<R
     })
 }
 
-async fn record(state: &AppState, source: &str, payload: &Value) -> Result<i64, ApiError> {
+async fn record(state: &AppState, source: &str, payload: Value) -> Result<i64, ApiError> {
     let inserted = webhook_events::Entity::insert(webhook_events::ActiveModel {
         id: NotSet,
         source: Set(source.to_owned()),
-        payload: Set(payload.clone()),
+        payload: Set(payload),
         received_at: Set(state.now()),
     })
     .exec(state.store.db())
@@ -111,7 +113,7 @@ impl Named {
 }
 
 /// Re-reads every named mint from the ledger (one read for the mints, one per NFT for its
-/// holder) and records what it shows.
+/// holder) and records what it shows; the rows already known are read in one query.
 async fn rederive(
     state: &AppState,
     named: &Named,
@@ -122,6 +124,13 @@ async fn rederive(
     let db = state.store.db();
     let ledger = state.chain.ledger.as_ref();
     let (_, accounts) = ledger.accounts(&named.mints).await?;
+    let known: HashMap<String, tier_nfts::Model> = tier_nfts::Entity::find()
+        .filter(tier_nfts::Column::Mint.is_in(named.mints.iter().map(ToString::to_string)))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|row| (row.mint.clone(), row))
+        .collect();
     let mut rederived = Vec::new();
     let mut ignored = Vec::new();
     for (mint, account) in named.mints.iter().zip(accounts) {
@@ -133,11 +142,9 @@ async fn rederive(
             ignored.push(mint.to_string());
             continue;
         };
-        let known = tier_nfts::Entity::find_by_id(mint.to_string())
-            .one(db)
-            .await?;
+        let known = known.get(&mint.to_string());
         let mut candidates: BTreeSet<Pubkey> = named.wallets.iter().copied().collect();
-        if let Some(known) = &known {
+        if let Some(known) = known {
             for wallet in [&known.owner, &known.minted_by].into_iter().flatten() {
                 if let Ok(wallet) = wallet.parse() {
                     candidates.insert(wallet);
@@ -147,19 +154,20 @@ async fn rederive(
         let candidates: Vec<Pubkey> = candidates.into_iter().collect();
         let holder = holder_among(ledger, mint, &candidates).await?;
         let now = state.now();
-        let row = tier_nfts::ActiveModel {
-            mint: Set(mint.to_string()),
-            tier: Set(tier.to_string()),
-            collection: Set(nft.collection.to_string()),
-            name: Set(nft.name),
-            uri: Set(nft.uri),
-            minted_by: Set(known.as_ref().and_then(|k| k.minted_by.clone())),
-            mint_signature: Set(known.as_ref().and_then(|k| k.mint_signature.clone())),
-            minted_at: Set(known.as_ref().and_then(|k| k.minted_at)),
-            owner: Set(holder.map(|h| h.to_string())),
-            owner_checked_at: Set(now),
+        let stored = tier_nfts::Model {
+            mint: mint.to_string(),
+            tier: tier.to_string(),
+            collection: nft.collection.to_string(),
+            name: nft.name,
+            uri: nft.uri,
+            minted_by: known.and_then(|k| k.minted_by.clone()),
+            mint_signature: known.and_then(|k| k.mint_signature.clone()),
+            minted_at: known.and_then(|k| k.minted_at),
+            owner: holder.map(|h| h.to_string()),
+            owner_checked_at: now,
         };
-        tier_nfts::Entity::insert(row)
+        // What the mint confirm writes (minter, signature, time) is kept as it is.
+        tier_nfts::Entity::insert(stored.clone().into_active_model())
             .on_conflict(
                 OnConflict::column(tier_nfts::Column::Mint)
                     .update_columns([
@@ -174,10 +182,6 @@ async fn rederive(
             )
             .exec_without_returning(db)
             .await?;
-        let stored = tier_nfts::Entity::find_by_id(mint.to_string())
-            .one(db)
-            .await?
-            .ok_or_else(|| ApiError::internal("a re-derived NFT has no row"))?;
         rederived.push(stored);
     }
     Ok((rederived, ignored))
