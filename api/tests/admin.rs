@@ -10,7 +10,8 @@ use common::{TestServer, ADMIN_SECRET, ADMIN_WALLET};
 use narrative_store::entities::{admin_actions, jobs, oracle_audit_log};
 use reqwest::StatusCode;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder,
+    ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter,
+    QueryOrder,
 };
 use serde_json::{json, Value};
 
@@ -23,17 +24,7 @@ async fn admin(
     path: &str,
     body: Option<&Value>,
 ) -> (StatusCode, Value) {
-    let mut request = server
-        .http
-        .request(method, server.url(path))
-        .header("x-admin-wallet", ADMIN_WALLET)
-        .header("x-admin-secret", ADMIN_SECRET);
-    if let Some(body) = body {
-        request = request.json(body);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status();
-    (status, response.json().await.unwrap_or(Value::Null))
+    server.admin_request(ADMIN_WALLET, method, path, body).await
 }
 
 async fn add_narrative(server: &TestServer, title: &str, oracle_status: &str, at: i64) -> String {
@@ -103,7 +94,7 @@ async fn operators_see_the_queue_and_moderate_narratives() {
 
     let listed = add_narrative(&server, "Listed", "open", now - 10).await;
     let other = add_narrative(&server, "Other", "open", now - 20).await;
-    let dead = add_job(&server, "score_narrative", &listed, "dead", Some("boom")).await;
+    add_job(&server, "score_narrative", &listed, "dead", Some("boom")).await;
     add_job(&server, "score_narrative", &other, "queued", None).await;
 
     let (status, board) = admin(&server, reqwest::Method::GET, "/v1/admin/dashboard", None).await;
@@ -210,8 +201,9 @@ async fn operators_see_the_queue_and_moderate_narratives() {
     let settlement = jobs::Entity::find()
         .filter(jobs::Column::Kind.eq("settle_narrative"))
         .filter(jobs::Column::Subject.eq(listed.as_str()))
-        .count_rows(&server)
-        .await;
+        .count(server.db.store.db())
+        .await
+        .unwrap();
     assert_eq!(settlement, 1);
     let (status, again) = admin(
         &server,
@@ -232,7 +224,9 @@ async fn operators_see_the_queue_and_moderate_narratives() {
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 
-    // Recalculation: one narrative, then every open one (the resolved one no longer is).
+    // Recalculation: one narrative, then every open one: the resolved one no longer is, and
+    // `other` has its scoring queued already, so only `fresh` is queued.
+    let fresh = add_narrative(&server, "Fresh", "open", now - 30).await;
     let (status, one) = admin(
         &server,
         reqwest::Method::POST,
@@ -250,6 +244,13 @@ async fn operators_see_the_queue_and_moderate_narratives() {
     )
     .await;
     assert_eq!(open["queued"], 1);
+    let fresh_scoring = jobs::Entity::find()
+        .filter(jobs::Column::Kind.eq("score_narrative"))
+        .filter(jobs::Column::Subject.eq(fresh.as_str()))
+        .count(server.db.store.db())
+        .await
+        .unwrap();
+    assert_eq!(fresh_scoring, 1);
     let (status, _) = admin(
         &server,
         reqwest::Method::POST,
@@ -277,18 +278,7 @@ async fn operators_see_the_queue_and_moderate_narratives() {
             "scores.recalculate"
         ]
     );
-    let _ = dead;
     server.stop().await;
-}
-
-trait CountRows {
-    async fn count_rows(self, server: &TestServer) -> usize;
-}
-
-impl CountRows for sea_orm::Select<jobs::Entity> {
-    async fn count_rows(self, server: &TestServer) -> usize {
-        self.all(server.db.store.db()).await.unwrap().len()
-    }
 }
 
 fn basic(user: &str, password: &str) -> String {
@@ -564,5 +554,78 @@ async fn the_shield_gate_blocks_an_address_that_keeps_failing_until_an_operator_
             ADMIN_WALLET.to_owned()
         )]
     );
+    server.stop().await;
+}
+
+/// Every operation the document marks as needing the operator pair refuses a request without
+/// it, or with a wrong secret, before anything else (spec 5 rule 6); so do the spec's
+/// `/admin/narratives/…` paths.
+#[tokio::test]
+async fn every_admin_operation_refuses_without_the_pair() {
+    let server = TestServer::start(|_| {}).await;
+    let (_, document) = server.get("/v1/openapi.json").await;
+    let id = uuid::Uuid::new_v4().to_string();
+    let protocol = "ab".repeat(32);
+    let mut checked = Vec::new();
+    for (template, operations) in document["paths"].as_object().unwrap() {
+        for (method, operation) in operations.as_object().unwrap() {
+            let admin_only = operation["security"]
+                .as_array()
+                .is_some_and(|s| s.iter().any(|scheme| scheme.get("AdminAuth").is_some()));
+            if !admin_only {
+                continue;
+            }
+            let filled = if template.starts_with("/shield/protocols/") {
+                template.replace("{id}", &protocol)
+            } else {
+                template.replace("{id}", &id)
+            };
+            checked.push(format!("/v1{filled}"));
+            let method: reqwest::Method = method.to_uppercase().parse().unwrap();
+            for secret in [None, Some("wrong")] {
+                let mut request = server
+                    .http
+                    .request(method.clone(), server.url(&format!("/v1{filled}")))
+                    .header("x-admin-wallet", ADMIN_WALLET)
+                    .json(&json!({}));
+                if let Some(secret) = secret {
+                    request = request.header("x-admin-secret", secret);
+                }
+                let response = request.send().await.unwrap();
+                assert_eq!(
+                    response.status(),
+                    StatusCode::UNAUTHORIZED,
+                    "{method} {template} with {secret:?}"
+                );
+            }
+        }
+    }
+    for action in ["hide", "restore", "verdict"] {
+        checked.push(format!("/admin/narratives/{id}/{action}"));
+    }
+    for path in checked.iter().filter(|p| p.starts_with("/admin/")) {
+        let response = server
+            .http
+            .post(server.url(path))
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED, "{path}");
+    }
+    for expected in [
+        "/v1/admin/dashboard",
+        "/v1/admin/markets/pending",
+        "/v1/admin/scores/recalculate",
+        "/v1/shield/blocked-ips",
+        "/v1/shield/probe-log",
+        "/v1/admin/system/halt",
+    ] {
+        assert!(
+            checked.iter().any(|p| p == expected),
+            "{expected} not marked admin: {checked:?}"
+        );
+    }
+    assert!(checked.len() >= 20, "{checked:?}");
     server.stop().await;
 }

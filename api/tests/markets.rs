@@ -106,23 +106,11 @@ impl Setup {
         path: &str,
         body: &Value,
     ) -> (StatusCode, Value) {
-        let response = self
-            .server
-            .http
-            .request(method, self.server.url(path))
-            .header(
-                "x-admin-wallet",
-                integration_tests::harness::keypair(1, 0)
-                    .pubkey()
-                    .to_string(),
-            )
-            .header("x-admin-secret", common::ADMIN_SECRET)
-            .json(body)
-            .send()
-            .await
-            .unwrap();
-        let status = response.status();
-        (status, response.json().await.unwrap_or(Value::Null))
+        let wallet = integration_tests::harness::keypair(1, 0)
+            .pubkey()
+            .to_string();
+        let body = (!body.is_null()).then_some(body);
+        self.server.admin_request(&wallet, method, path, body).await
     }
 
     /// A Classic market created, signed, sent and confirmed: its creation id, pending review.

@@ -39,15 +39,7 @@ async fn give_score(server: &TestServer, wallet: &Pubkey, first_market: i64, win
 }
 
 async fn webhook(server: &TestServer, path: &str, payload: &Value) -> (StatusCode, Value) {
-    let response = server
-        .http
-        .post(server.url(path))
-        .header("x-webhook-secret", HOOK_SECRET)
-        .json(payload)
-        .send()
-        .await
-        .unwrap();
-    (response.status(), response.json().await.unwrap())
+    server.webhook_post(path, HOOK_SECRET, payload).await
 }
 
 #[tokio::test]
@@ -138,8 +130,8 @@ async fn a_wallet_mints_its_tier_nft_once_and_the_ledger_says_who_holds_it() {
     let minter_balance_after = ledger.harness.lock().await.lamports(minter.pubkey()).await;
     assert!(minter_balance_after < minter_balance_before);
 
-    // On the ledger: a supply of one that can never grow, in the ember collection, with its
-    // tier in the metadata; the collection counts one member.
+    // On the ledger: a tier NFT (`read_nft` takes only a supply of one with no mint authority)
+    // in the ember collection, with its tier in the metadata; the collection counts one member.
     let (_, accounts) = ledger
         .accounts(&[
             mint,
@@ -150,7 +142,6 @@ async fn a_wallet_mints_its_tier_nft_once_and_the_ledger_says_who_holds_it() {
         .unwrap();
     let nft = read_nft(&mint, accounts[0].as_ref().unwrap()).expect("a tier NFT");
     assert_eq!(nft.collection, ember_collection);
-    assert_eq!(nft.supply, 1);
     assert_eq!(nft.tier_field.as_deref(), Some("ember"));
     assert_eq!(nft.name, "Ember conviction tier");
     let holder = accounts[1].as_ref().unwrap();
@@ -199,6 +190,20 @@ async fn a_wallet_mints_its_tier_nft_once_and_the_ledger_says_who_holds_it() {
     assert_eq!(scored["owner"], minter.pubkey().to_string());
     assert_eq!(scored["owner_conviction_score"], 70.0);
     assert_eq!(scored["owner_conviction_tier"], "ember");
+
+    // A mint that landed without its confirm reaching the service: the ledger says it exists.
+    give_score(&server, &bystander.pubkey(), 300, 5).await;
+    let bystander_request = json!({"wallet": bystander.pubkey().to_string(), "tier": "ember"});
+    let (status, unconfirmed) = server.post("/v1/nft/mint", &bystander_request).await;
+    assert_eq!(status, StatusCode::OK, "{unconfirmed}");
+    ledger
+        .process(sign(&unconfirmed, &bystander))
+        .await
+        .expect("the mint lands");
+    let (status, body) = server.post("/v1/nft/mint", &bystander_request).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert_eq!(body["error"], "already_minted");
+    assert_eq!(body["mint"], unconfirmed["mint"]);
 
     // The receiver is initiate until it holds the NFT.
     let receiver_profile = format!("/v1/conviction/{}", receiver.pubkey());

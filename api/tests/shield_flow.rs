@@ -395,5 +395,30 @@ async fn an_operator_has_the_service_oracle_vote_on_an_ended_coverage() {
     let unknown = format!("/v1/shield/protocols/{}/resolve", "ab".repeat(32));
     let (status, _) = server.admin_post(&unknown, &vote).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+    let logged = narrative_store::entities::admin_actions::Entity::find()
+        .all(server.db.store.db())
+        .await
+        .unwrap();
+    assert_eq!(logged.len(), 1, "only the vote that landed is logged");
+    assert_eq!(logged[0].action, "shield.resolve");
+    assert_eq!(logged[0].subject, hex::encode(protocol_id));
+    assert_eq!(logged[0].detail["signature"], voted["signature"]);
     server.stop().await;
+
+    // Without an oracle key, or with the shield halted, nothing is sent.
+    let keyless = TestServer::start(|_| {}).await;
+    let (status, body) = keyless.admin_post(&path, &vote).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"], "oracle_not_configured");
+    let (status, _) = keyless
+        .admin_post(
+            "/v1/admin/system/halt",
+            &json!({"component": "shield", "halted": true}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = keyless.admin_post(&path, &vote).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"], "system_halted");
+    keyless.stop().await;
 }

@@ -197,15 +197,9 @@ async fn node(node: Node) -> (String, Arc<Mutex<Node>>) {
 
 /// The providers' callback, with the shared webhook secret.
 async fn confirmed(server: &TestServer, body: &Value) -> (StatusCode, Value) {
-    let response = server
-        .http
-        .post(server.url("/v1/verify/confirm"))
-        .header("x-webhook-secret", WEBHOOK_SECRET)
-        .json(body)
-        .send()
+    server
+        .webhook_post("/v1/verify/confirm", WEBHOOK_SECRET, body)
         .await
-        .unwrap();
-    (response.status(), response.json().await.unwrap())
 }
 
 #[tokio::test]

@@ -211,11 +211,43 @@ impl TestServer {
     }
 
     pub async fn admin_post(&self, path: &str, body: &Value) -> (StatusCode, Value) {
+        self.admin_request(ADMIN_WALLET, reqwest::Method::POST, path, Some(body))
+            .await
+    }
+
+    /// A request with the operator pair of `wallet` and [`ADMIN_SECRET`], the body as JSON when
+    /// given.
+    pub async fn admin_request(
+        &self,
+        wallet: &str,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> (StatusCode, Value) {
+        let mut request = self
+            .http
+            .request(method, self.url(path))
+            .header("x-admin-wallet", wallet)
+            .header("x-admin-secret", ADMIN_SECRET);
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request.send().await.expect("request");
+        let status = response.status();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    /// A post of an inbound webhook with the shared secret `secret` in `x-webhook-secret`.
+    pub async fn webhook_post(
+        &self,
+        path: &str,
+        secret: &str,
+        body: &Value,
+    ) -> (StatusCode, Value) {
         let response = self
             .http
             .post(self.url(path))
-            .header("x-admin-wallet", ADMIN_WALLET)
-            .header("x-admin-secret", ADMIN_SECRET)
+            .header("x-webhook-secret", secret)
             .json(body)
             .send()
             .await
