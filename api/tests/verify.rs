@@ -454,7 +454,8 @@ async fn passport_scores_come_from_human_passport_with_the_two_thresholds() {
         "status reads the store, not the provider"
     );
 
-    // The provider's callback asks the provider again and records what it says.
+    // The provider's callback asks the provider again and records what it says; `verified`
+    // is the passport check's, which 12.5 does not pass (it is only `passport_verified`).
     let (status, body) = confirmed(
         &server,
         &json!({"wallet_address": some_stamps, "method": "passport"}),
@@ -462,7 +463,7 @@ async fn passport_scores_come_from_human_passport_with_the_two_thresholds() {
     .await;
     assert_eq!(
         (status, body["verified"].clone()),
-        (StatusCode::OK, json!(true)),
+        (StatusCode::OK, json!(false)),
         "{body}"
     );
     assert_eq!(calls.load(Ordering::SeqCst), 3);
@@ -659,6 +660,11 @@ async fn sas_requests_are_kept_and_attestations_are_read_from_the_ledger() {
     assert_eq!(body["verified"], false);
     let (_, record) = server.get(&format!("/v1/verify/status/{owner}")).await;
     assert_eq!(record["verification"]["sas_verified"], false);
+    // A new request after a check that found nothing is kept again.
+    let (_, body) = server.post("/v1/verify/sas", &request).await;
+    assert_eq!(body["recorded"], true, "{body}");
+    let (_, body) = server.post("/v1/verify/sas", &request).await;
+    assert_eq!(body["recorded"], false);
 
     // The chain named must be the address's; an EVM address has no SAS.
     let (status, body) = confirmed(

@@ -20,9 +20,10 @@ impl MigrationTrait for Migration {
                 .col(string("method"))
                 // `verified`, `unverified` or `requested`.
                 .col(string("status"))
-                // The passport score; the held balance (base units) for `holder`.
+                // The passport score.
                 .col(double_null("score"))
-                // What proved it: the pass's id, the attestation's address.
+                // What proved it: the pass's id, the attestation's address; for `holder`, the
+                // balance held (base units, as a decimal string: a u64 does not fit a double).
                 .col(string_null("reference"))
                 .col(big_integer("checked_at"))
                 .col(big_integer_null("verified_at"))

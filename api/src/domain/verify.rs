@@ -17,11 +17,12 @@
 use narrative_sdk::Pubkey;
 use narrative_store::entities::wallet_verifications;
 use poem::http::StatusCode;
-use sea_orm::sea_query::OnConflict;
+use sea_orm::sea_query::{Expr, ExprTrait, OnConflict};
 use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter};
 
 use crate::chain::attestations::{attestations_of, Attestation};
 use crate::chain::holdings::{holding, Holding};
+use crate::clock::DAY_SECS;
 use crate::error::ApiError;
 use crate::providers::identity_pass::PassCheck;
 use crate::state::AppState;
@@ -33,7 +34,6 @@ pub const PASSPORT_VERIFIED_SCORE: f64 = 10.0;
 pub const PASSPORT_PASSING_SCORE: f64 = 20.0;
 /// How long a holder keeps the minimum balance (spec 8).
 pub const HOLD_DAYS: i64 = 45;
-const DAY_SECS: i64 = 86_400;
 
 /// What a holder gets, in basis points (decided; `docs/decisions.md`, "Verification").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -343,12 +343,24 @@ pub async fn request_sas(
         verified_at: Set(None),
         expires_at: Set(None),
     })
+    // Kept once; a request after a check that found nothing (`unverified`) is kept again.
     .on_conflict(
         OnConflict::columns([
             wallet_verifications::Column::Wallet,
             wallet_verifications::Column::Method,
         ])
-        .do_nothing()
+        .update_columns([
+            wallet_verifications::Column::Status,
+            wallet_verifications::Column::Reference,
+            wallet_verifications::Column::CheckedAt,
+        ])
+        .action_and_where(
+            Expr::col((
+                wallet_verifications::Entity,
+                wallet_verifications::Column::Status,
+            ))
+            .eq(UNVERIFIED),
+        )
         .to_owned(),
     )
     .exec_without_returning(state.store.db())
@@ -403,12 +415,10 @@ pub async fn confirm(
             address.chain()
         )));
     }
-    if !available_methods(address).contains(&method) {
-        return Err(not_available(method, address));
-    }
     match (method, address) {
+        // Verified as the passport check says (`passport/:wallet`'s `verified`).
         (VerifyMethod::Passport, _) => {
-            Ok(check_passport(state, address).await? >= PASSPORT_VERIFIED_SCORE)
+            Ok(check_passport(state, address).await? >= PASSPORT_PASSING_SCORE)
         }
         (VerifyMethod::IdPass, ChainAddress::Solana(wallet)) => {
             let token = verification_id.ok_or_else(|| {
@@ -470,7 +480,7 @@ pub async fn check_holder(state: &AppState, wallet: &Wallet) -> Result<HolderChe
     Ok(HolderCheck {
         held_days: found
             .held_since
-            .map_or(0, |since| (now - since).max(0) / DAY_SECS),
+            .map_or(0, |since| Ord::max(now - since, 0) / DAY_SECS),
         holding: found,
         minimum,
         qualifies,

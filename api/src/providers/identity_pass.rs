@@ -31,9 +31,6 @@ pub enum PassCheck {
 
 #[async_trait::async_trait]
 pub trait IdentityPass: Send + Sync {
-    /// `introspection` or `local`.
-    fn name(&self) -> &'static str;
-
     /// The provider's page where a user obtains a pass.
     fn flow_url(&self) -> &str;
 
@@ -101,10 +98,6 @@ fn judge(answer: Introspection, wallet: &str, now: i64) -> PassCheck {
 
 #[async_trait::async_trait]
 impl IdentityPass for IntrospectedPass {
-    fn name(&self) -> &'static str {
-        "introspection"
-    }
-
     fn flow_url(&self) -> &str {
         &self.flow
     }
@@ -141,10 +134,6 @@ pub struct LocalPass {
 
 #[async_trait::async_trait]
 impl IdentityPass for LocalPass {
-    fn name(&self) -> &'static str {
-        "local"
-    }
-
     fn flow_url(&self) -> &str {
         &self.flow
     }

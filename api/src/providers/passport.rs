@@ -15,14 +15,13 @@ use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::values::ChainAddress;
+
 /// Human Passport's API.
 pub const HUMAN_PASSPORT_API: &str = "https://api.passport.xyz";
 
 #[async_trait::async_trait]
 pub trait PassportScorer: Send + Sync {
-    /// `human_passport` or `local`.
-    fn name(&self) -> &'static str;
-
     /// Where a user raises their score.
     fn app_url(&self) -> &str;
 
@@ -82,10 +81,6 @@ fn read_score(answer: ScoreAnswer) -> anyhow::Result<f64> {
 
 #[async_trait::async_trait]
 impl PassportScorer for HumanPassport {
-    fn name(&self) -> &'static str {
-        "human_passport"
-    }
-
     fn app_url(&self) -> &str {
         &self.app
     }
@@ -116,19 +111,19 @@ pub struct LocalPassport {
 }
 
 impl LocalPassport {
-    /// Reads `<address>=<score>` entries; an EVM address is kept in lower case, as the service
-    /// writes it.
+    /// Reads `<address>=<score>` entries; each address is checked and written as the service
+    /// writes it (an EVM address in lower case).
     pub fn from_entries(entries: &[String], app: String) -> anyhow::Result<LocalPassport> {
         let mut scores = BTreeMap::new();
         for entry in entries.iter().map(|e| e.trim()).filter(|e| !e.is_empty()) {
             let (address, score) = entry.split_once('=').ok_or_else(|| {
                 anyhow::anyhow!("PASSPORT_LOCAL_SCORES: {entry:?} is not address=score")
             })?;
-            let address = if address.starts_with("0x") {
-                address.to_ascii_lowercase()
-            } else {
-                address.to_owned()
-            };
+            let address = address
+                .trim()
+                .parse::<ChainAddress>()
+                .map_err(|e| anyhow::anyhow!("PASSPORT_LOCAL_SCORES: {address:?} {e}"))?
+                .to_string();
             let score: f64 = score
                 .parse()
                 .map_err(|_| anyhow::anyhow!("PASSPORT_LOCAL_SCORES: {score:?} is not a number"))?;
@@ -144,10 +139,6 @@ impl LocalPassport {
 
 #[async_trait::async_trait]
 impl PassportScorer for LocalPassport {
-    fn name(&self) -> &'static str {
-        "local"
-    }
-
     fn app_url(&self) -> &str {
         &self.app
     }

@@ -21,13 +21,6 @@ impl ChainAddress {
             ChainAddress::Evm(_) => "evm",
         }
     }
-
-    pub fn solana(&self) -> Option<Wallet> {
-        match self {
-            ChainAddress::Solana(wallet) => Some(*wallet),
-            ChainAddress::Evm(_) => None,
-        }
-    }
 }
 
 impl FromStr for ChainAddress {

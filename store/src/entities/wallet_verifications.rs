@@ -12,9 +12,10 @@ pub struct Model {
     pub method: String,
     /// `verified`, `unverified` or `requested`.
     pub status: String,
-    /// The passport score; the held balance in base units for `holder`.
+    /// The passport score.
     pub score: Option<f64>,
-    /// What proved it: the pass's id, the attestation's address.
+    /// What proved it: the pass's id, the attestation's address; for `holder`, the balance
+    /// held in base units (decimal string).
     pub reference: Option<String>,
     pub checked_at: i64,
     pub verified_at: Option<i64>,
