@@ -440,9 +440,12 @@ impl Ledger for LosingLedger {
         &self,
         account: &TokenAccountRef,
         since: i64,
+        stop_below: u64,
         limit: usize,
     ) -> Result<Vec<BalanceChange>, LedgerError> {
-        self.inner.token_history(account, since, limit).await
+        self.inner
+            .token_history(account, since, stop_below, limit)
+            .await
     }
 }
 

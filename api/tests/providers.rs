@@ -290,7 +290,10 @@ async fn token_history_pages_back_to_the_period_and_stops_at_its_bound() {
     };
     // Back to transaction 1,100 (110,000 s ago): past the first page of 1,000 signatures.
     let since = history.newest - 60 * 1_100 + 1;
-    let changes = ledger.token_history(&account, since, 5_000).await.unwrap();
+    let changes = ledger
+        .token_history(&account, since, 0, 5_000)
+        .await
+        .unwrap();
     assert_eq!(
         history.pages.load(Ordering::SeqCst),
         2,
@@ -306,10 +309,21 @@ async fn token_history_pages_back_to_the_period_and_stops_at_its_bound() {
 
     // The caller's bound: more changes in the period than it allows is refused, not read on.
     assert!(matches!(
-        ledger.token_history(&account, since, 100).await,
+        ledger.token_history(&account, since, 0, 100).await,
         Err(LedgerError::Unavailable(reason)) if reason.contains("more than 100")
     ));
     // The whole history, when it starts inside the period.
-    let all = ledger.token_history(&account, 0, 5_000).await.unwrap();
+    let all = ledger.token_history(&account, 0, 0, 5_000).await.unwrap();
     assert_eq!(all.len(), 1_205 - 120);
+
+    // Asked for a hold of 1,200: the walk ends at the change that rose from under it (the
+    // sixth, whose balance before was 1,199), on the first page.
+    history.pages.store(0, Ordering::SeqCst);
+    let held = ledger
+        .token_history(&account, since, 1_200, 5_000)
+        .await
+        .unwrap();
+    assert_eq!(held.len(), 6);
+    assert_eq!((held[5].before, held[5].after), (1_199, 1_200));
+    assert_eq!(history.pages.load(Ordering::SeqCst), 1);
 }

@@ -94,7 +94,10 @@ pub async fn holding(
         address,
         mint: *mint,
     };
-    let history = ledger.token_history(&account, since, HISTORY_LIMIT).await?;
+    // The walk ends where the hold began: nothing older can change when it did.
+    let history = ledger
+        .token_history(&account, since, minimum, HISTORY_LIMIT)
+        .await?;
     Ok(Holding {
         balance,
         held_since: held_since(&history, minimum, since),

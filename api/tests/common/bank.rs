@@ -156,6 +156,7 @@ impl Ledger for BankLedger {
         &self,
         _account: &TokenAccountRef,
         _since: i64,
+        _stop_below: u64,
         _limit: usize,
     ) -> Result<Vec<BalanceChange>, LedgerError> {
         Err(LedgerError::Unavailable(

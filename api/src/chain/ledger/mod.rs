@@ -186,12 +186,15 @@ pub trait Ledger: Send + Sync {
 
     /// The balance changes of `account` by successful transactions, newest first, back to and
     /// including the first one before `since` (unix seconds): with the current balance, the
-    /// balance at every moment since `since`. More than `limit` of them is
-    /// [`LedgerError::Unavailable`] (the caller's bound on what one read may cost).
+    /// balance at every moment since `since`. The walk also ends at the first change whose
+    /// balance before it was under `stop_below` (a hold of that much began there; 0 never
+    /// stops it). More than `limit` changes is [`LedgerError::Unavailable`] (the caller's bound
+    /// on what one read may cost).
     async fn token_history(
         &self,
         account: &TokenAccountRef,
         since: i64,
+        stop_below: u64,
         limit: usize,
     ) -> Result<Vec<BalanceChange>, LedgerError>;
 }

@@ -159,6 +159,7 @@ impl Ledger for RpcLedger {
         &self,
         account: &TokenAccountRef,
         since: i64,
+        stop_below: u64,
         limit: usize,
     ) -> Result<Vec<BalanceChange>, LedgerError> {
         let mut changes = Vec::new();
@@ -188,9 +189,10 @@ impl Ledger for RpcLedger {
                     )));
                 }
                 let change = self.balance_change(account, &entry.signature).await?;
-                let older = change.block_time.is_some_and(|t| t < since);
+                let last =
+                    change.block_time.is_some_and(|t| t < since) || change.before < stop_below;
                 changes.push(change);
-                if older {
+                if last {
                     return Ok(changes);
                 }
             }
