@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use common::{SigningWallet as Wallet, TestServer};
@@ -408,7 +409,12 @@ async fn the_local_provider_opens_inquiries_that_only_a_signed_webhook_completes
 
 /// The Chainalysis stand-in: `GET /api/v1/address/<address>` with `X-API-Key`.
 #[handler]
-async fn identifications(request: &Request, Path(address): Path<String>) -> Response {
+async fn identifications(
+    request: &Request,
+    Path(address): Path<String>,
+    Data(calls): Data<&Arc<AtomicUsize>>,
+) -> Response {
+    calls.fetch_add(1, Ordering::SeqCst);
     if request.header("x-api-key") != Some("chainalysis-test-key") {
         return (
             PoemStatus::FORBIDDEN,
@@ -437,8 +443,11 @@ async fn shield_prepare(server: &TestServer, wallet: &Wallet) -> (StatusCode, Va
 
 #[tokio::test]
 async fn a_wallet_screening_flags_is_blocked_from_writes_until_an_operator_lifts_it() {
+    let calls = Arc::new(AtomicUsize::new(0));
     let chainalysis = common::serve_locally(
-        Route::new().at("/api/v1/address/:address", poem::get(identifications)),
+        Route::new()
+            .at("/api/v1/address/:address", poem::get(identifications))
+            .data(calls.clone()),
     )
     .await;
     let clock = ManualClock::at_system_time();
@@ -463,6 +472,13 @@ async fn a_wallet_screening_flags_is_blocked_from_writes_until_an_operator_lifts
         ),
         (json!(false), json!(false), json!("chainalysis"))
     );
+    // Within a day the screening is answered from the store; the provider is asked once.
+    clock.advance(3_600);
+    let (_, again) = server
+        .post("/v1/kyc/screen", &json!({"wallet": clean.address}))
+        .await;
+    assert_eq!(again["screened_at"], screened["screened_at"]);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
     // Before the block, the prepare is refused for its own reasons (no such coverage), and
     // the wallet's standing is kept in memory.
     let (status, before) = shield_prepare(&server, &sanctioned).await;

@@ -232,6 +232,47 @@ async fn a_refused_push_is_retried_with_backoff_and_a_gone_subscription_is_delet
     }
 }
 
+/// Any other 4xx from the push service is final: the delivery ends at its first attempt, is
+/// counted as refused, and the subscription stays.
+#[tokio::test]
+async fn a_push_the_service_refuses_for_good_is_not_retried() {
+    let push = PushService::start().await;
+    let clock = ManualClock::at_system_time();
+    let server = TestServer::start_at(clock.clone(), |c| c.outbound_allow_local = true).await;
+    let wallet = Wallet::new(9);
+    let refusing = push.browser("refusing");
+    subscribe(&server, &wallet, &refusing).await;
+    push.answer("refusing", &[400]);
+
+    announce(&server, &wallet, "once").await;
+    let done = eventually_some("the delivery ended", || async {
+        push_jobs(&server)
+            .await
+            .into_iter()
+            .find(|j| j.status == "done")
+    })
+    .await;
+    // Done, not queued again: nothing is left to retry it.
+    assert_eq!(done.attempts, 1);
+    let metrics = server.get_text("/metrics").await;
+    assert_eq!(
+        common::sample(&metrics, "push_deliveries_total{outcome=\"refused\"}"),
+        Some(1.0)
+    );
+    assert_eq!(
+        common::sample(&metrics, "push_deliveries_total{outcome=\"retried\"}"),
+        Some(0.0)
+    );
+    assert_eq!(push.attempts("refusing"), 1, "no second attempt");
+    assert!(push.delivered().is_empty());
+    let kept = push_subscriptions::Entity::find()
+        .filter(push_subscriptions::Column::Endpoint.eq(refusing.endpoint.as_str()))
+        .count(server.db.store.db())
+        .await
+        .unwrap();
+    assert_eq!(kept, 1, "a refusal is not a gone subscription");
+}
+
 #[tokio::test]
 async fn preferences_turn_types_off_and_on_with_the_wallet_signature() {
     let push = PushService::start().await;
