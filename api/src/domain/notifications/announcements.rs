@@ -16,7 +16,7 @@ use sea_orm::{
 };
 use serde_json::json;
 
-use super::{notices, notify};
+use super::{notices, notify_all};
 use crate::clock::SharedClock;
 use crate::error::ApiError;
 use crate::jobs::announce::Announce;
@@ -160,15 +160,15 @@ impl Handler<Announce> for Announcer {
         let now = self.clock.now();
         for page in audience.chunks(PAGE) {
             let txn = self.store.begin_write().await?;
-            for wallet in page {
-                let notice = notices::announcement(
+            let page_notices = page.iter().map(|wallet| {
+                notices::announcement(
                     wallet,
                     announcement.id,
                     &announcement.title,
                     &announcement.body,
-                );
-                notify(&txn, notice, now).await?;
-            }
+                )
+            });
+            notify_all(&txn, page_notices, now).await?;
             txn.commit().await?;
         }
         Ok(JobOutcome::Done)

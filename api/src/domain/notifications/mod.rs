@@ -52,6 +52,17 @@ impl Notice {
 /// Writes `notice` into its wallet's feed unless the same event was already written for it,
 /// and queues its Web Push deliveries when it was; whether it was written now.
 pub async fn notify(db: &impl ConnectionTrait, notice: Notice, now: i64) -> Result<bool, DbErr> {
+    write(db, notice, now, true).await
+}
+
+/// [`notify`], the push deliveries looked for only when `may_have_browser` (the caller knows
+/// the wallet has no push subscription otherwise).
+async fn write(
+    db: &impl ConnectionTrait,
+    notice: Notice,
+    now: i64,
+    may_have_browser: bool,
+) -> Result<bool, DbErr> {
     let dedupe_key = notice.dedupe_key();
     let (wallet, kind) = (notice.wallet.clone(), notice.kind);
     let inserted = notifications::Entity::insert(notifications::ActiveModel {
@@ -73,19 +84,27 @@ pub async fn notify(db: &impl ConnectionTrait, notice: Notice, now: i64) -> Resu
     let TryInsertResult::Inserted(inserted) = inserted else {
         return Ok(false);
     };
-    push::queue_deliveries(db, inserted.last_insert_id, &wallet, kind, now).await?;
+    if may_have_browser {
+        push::queue_deliveries(db, inserted.last_insert_id, &wallet, kind, now).await?;
+    }
     Ok(true)
 }
 
-/// Writes each of `notices` once (see [`notify`]); how many were new.
+/// Writes each of `notices` once (see [`notify`]); how many were new. Which of their wallets
+/// have a push subscription is read once for all of them (a broadcast reaches many wallets,
+/// few with a browser), so a wallet without one costs its insert only.
 pub async fn notify_all(
     db: &impl ConnectionTrait,
     notices: impl IntoIterator<Item = Notice>,
     now: i64,
 ) -> Result<usize, DbErr> {
+    let notices: Vec<Notice> = notices.into_iter().collect();
+    let subscribed =
+        push::subscribed_wallets(db, notices.iter().map(|n| n.wallet.as_str())).await?;
     let mut written = 0;
     for notice in notices {
-        written += usize::from(notify(db, notice, now).await?);
+        let may_have_browser = subscribed.contains(&notice.wallet);
+        written += usize::from(write(db, notice, now, may_have_browser).await?);
     }
     Ok(written)
 }

@@ -270,6 +270,26 @@ pub async fn set_preferences(
     Ok(disabled)
 }
 
+/// Which of `wallets` have a push subscription, in one query.
+pub async fn subscribed_wallets<'a>(
+    db: &impl ConnectionTrait,
+    wallets: impl Iterator<Item = &'a str>,
+) -> Result<BTreeSet<String>, DbErr> {
+    let wallets: BTreeSet<&str> = wallets.collect();
+    if wallets.is_empty() {
+        return Ok(BTreeSet::new());
+    }
+    let found: Vec<String> = push_subscriptions::Entity::find()
+        .select_only()
+        .column(push_subscriptions::Column::Wallet)
+        .filter(push_subscriptions::Column::Wallet.is_in(wallets))
+        .distinct()
+        .into_tuple()
+        .all(db)
+        .await?;
+    Ok(found.into_iter().collect())
+}
+
 /// Queues a delivery of notification `notification_id` to each browser of `wallet`, unless it
 /// turned `kind` off; inside the caller's transaction. How many.
 pub async fn queue_deliveries(
