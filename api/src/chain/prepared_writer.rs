@@ -4,7 +4,7 @@
 //! prepare made outside a caller's own database transaction hands its row to one writer task,
 //! which stores what has queued meanwhile in one statement per component: one round trip and
 //! one commit for the lot. Idle, a row is written at once (a batch of one); under load, the
-//! rows that arrive while a statement runs go together in the next.
+//! rows that arrive while the statements in flight run go together in the next.
 //!
 //! Each statement still checks its component's halt flag itself
 //! ([`insert_unless_halted`]): rows of a halted component are all refused, and a halt committed
@@ -26,7 +26,7 @@ use sea_orm::sea_query::{
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DbBackend, DbErr, Iterable, Statement,
 };
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, Semaphore};
 
 use crate::error::ApiError;
 use crate::values::Component;
@@ -118,35 +118,65 @@ impl PreparedWriter {
     }
 }
 
+/// How many statements a writer keeps in flight: on Postgres a batch's commit waits for its
+/// WAL flush, and with one statement at a time the prepares queued behind it waited for that
+/// flush with the CPU idle; a second statement fills the wait. SQLite writes one transaction at
+/// a time, so a second would only wait for the first's lock.
+fn statements_in_flight(backend: DbBackend) -> usize {
+    match backend {
+        DbBackend::Postgres => 2,
+        _ => 1,
+    }
+}
+
 async fn write_batches(store: Store, mut rows: mpsc::Receiver<Pending>, counts: Arc<Counts>) {
-    let mut batch = Vec::with_capacity(MAX_BATCH);
-    while rows.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        // One statement per component, in the order the components first appear.
-        while let Some(first) = batch.first() {
-            let component = first.component;
-            let (same, rest): (Vec<Pending>, Vec<Pending>) = std::mem::take(&mut batch)
-                .into_iter()
-                .partition(|p| p.component == component);
-            batch = rest;
-            let (models, replies): (Vec<_>, Vec<_>) =
-                same.into_iter().map(|p| (p.row, p.reply)).unzip();
-            let count = models.len() as u64;
-            counts.statements.fetch_add(1, Ordering::Relaxed);
-            counts.rows.fetch_add(count, Ordering::Relaxed);
-            let outcome = match write_reading_generations(&store, models, component).await {
-                Ok((written, at)) if written == count => Ok((Stored::Written, at)),
-                Ok((0, at)) => Ok((Stored::Halted, at)),
-                // One statement sees one halt flag: all or nothing.
-                Ok((written, _)) => Err(format!("{written} of {count} prepared rows written")),
-                Err(error) => {
-                    tracing::warn!(%error, rows = count, "storing prepared transactions failed");
-                    Err(error.to_string())
-                }
-            };
-            for reply in replies {
-                // A prepare whose client went away no longer waits for its answer.
-                let _ = reply.send(outcome.clone());
+    let slots = Arc::new(Semaphore::new(statements_in_flight(
+        store.db().get_database_backend(),
+    )));
+    loop {
+        // A slot first, then the rows: what queued while every slot was busy goes together.
+        let Ok(slot) = slots.clone().acquire_owned().await else {
+            return;
+        };
+        let mut batch = Vec::with_capacity(MAX_BATCH);
+        if rows.recv_many(&mut batch, MAX_BATCH).await == 0 {
+            return;
+        }
+        let (store, counts) = (store.clone(), counts.clone());
+        tokio::spawn(async move {
+            write_batch(&store, batch, &counts).await;
+            drop(slot);
+        });
+    }
+}
+
+/// Writes one batch, a statement per component in the order the components first appear, and
+/// answers each prepare.
+async fn write_batch(store: &Store, mut batch: Vec<Pending>, counts: &Counts) {
+    while let Some(first) = batch.first() {
+        let component = first.component;
+        let (same, rest): (Vec<Pending>, Vec<Pending>) = std::mem::take(&mut batch)
+            .into_iter()
+            .partition(|p| p.component == component);
+        batch = rest;
+        let (models, replies): (Vec<_>, Vec<_>) =
+            same.into_iter().map(|p| (p.row, p.reply)).unzip();
+        let count = models.len() as u64;
+        counts.statements.fetch_add(1, Ordering::Relaxed);
+        counts.rows.fetch_add(count, Ordering::Relaxed);
+        let outcome = match write_reading_generations(store, models, component).await {
+            Ok((written, at)) if written == count => Ok((Stored::Written, at)),
+            Ok((0, at)) => Ok((Stored::Halted, at)),
+            // One statement sees one halt flag: all or nothing.
+            Ok((written, _)) => Err(format!("{written} of {count} prepared rows written")),
+            Err(error) => {
+                tracing::warn!(%error, rows = count, "storing prepared transactions failed");
+                Err(error.to_string())
             }
+        };
+        for reply in replies {
+            // A prepare whose client went away no longer waits for its answer.
+            let _ = reply.send(outcome.clone());
         }
     }
 }
