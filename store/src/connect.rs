@@ -15,6 +15,9 @@ use crate::error::StoreError;
 /// Where the embedded store lives when no URL is configured.
 pub const DEFAULT_SQLITE_URL: &str = "sqlite://data/narrative.db?mode=rwc";
 
+/// A pooled connection idle at least this long is pinged before it is lent.
+pub const CHECK_IDLE_CONNECTIONS_AFTER: Duration = Duration::from_secs(10);
+
 #[derive(Clone)]
 pub struct Store {
     db: DatabaseConnection,
@@ -26,7 +29,12 @@ impl Store {
         let mut options = ConnectOptions::new(url.to_owned());
         options
             .sqlx_logging(false)
-            .acquire_timeout(Duration::from_secs(30));
+            .acquire_timeout(Duration::from_secs(30))
+            // The pool pinged every connection it lent: a round trip before every query, which
+            // under load was most of a short query's latency. Only a connection idle this
+            // long is pinged now; a busy one that the server dropped fails its query once and
+            // leaves the pool.
+            .test_before_acquire_if_idle_for(CHECK_IDLE_CONNECTIONS_AFTER);
         if url.starts_with("sqlite:") {
             create_parent_directory(url)?;
             // WAL lets the api read while the indexer writes; one writer at a time waits up to
