@@ -5,11 +5,13 @@
 
 mod common;
 
+use anchor_lang::solana_program::system_instruction;
 use common::chain::{sign, sign_send_confirm, start_on_bank_with};
 use common::TestServer;
 use integration_tests::harness::HarnessOptions;
 use narrative_api::chain::holdings::{associated_token_account, TOKEN_2022_PROGRAM};
 use narrative_api::chain::ledger::Ledger;
+use narrative_api::chain::send::send_and_confirm;
 use narrative_api::chain::tier_nfts::{
     collection_address, create_associated_account, deploy_collections, nft_address, read_nft,
 };
@@ -81,6 +83,20 @@ async fn a_wallet_mints_its_tier_nft_once_and_the_ledger_says_who_holds_it() {
     let (status, body) = server.post("/v1/nft/mint", &mint_request("ember")).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(body["error"], "collection_not_deployed");
+
+    // Anyone can send lamports to the derivable addresses, which `create_account_with_seed`
+    // would refuse for ever: here to the ember collection's and to the minter's ember NFT's,
+    // each short of the rent they need. Both are still created.
+    let squatted = [
+        collection_address(&authority.pubkey(), NftTier::Ember).0,
+        nft_address(&authority.pubkey(), &minter.pubkey(), NftTier::Ember).0,
+    ];
+    for address in squatted {
+        let transfer = system_instruction::transfer(&bystander.pubkey(), &address, 1_000_000);
+        send_and_confirm(ledger.as_ref(), &bystander, &[transfer])
+            .await
+            .unwrap();
+    }
 
     // The operator's tool creates the five collections once; a second run changes nothing.
     let deployed = deploy_collections(ledger.as_ref(), &authority)
@@ -196,8 +212,9 @@ async fn a_wallet_mints_its_tier_nft_once_and_the_ledger_says_who_holds_it() {
     let bystander_request = json!({"wallet": bystander.pubkey().to_string(), "tier": "ember"});
     let (status, unconfirmed) = server.post("/v1/nft/mint", &bystander_request).await;
     assert_eq!(status, StatusCode::OK, "{unconfirmed}");
+    let unconfirmed_tx = sign(&unconfirmed, &bystander);
     ledger
-        .process(sign(&unconfirmed, &bystander))
+        .process(unconfirmed_tx.clone())
         .await
         .expect("the mint lands");
     let (status, body) = server.post("/v1/nft/mint", &bystander_request).await;
@@ -305,6 +322,52 @@ async fn a_wallet_mints_its_tier_nft_once_and_the_ledger_says_who_holds_it() {
     // The minter gave its NFT away and still cannot mint a second.
     let (status, body) = server.post("/v1/nft/mint", &mint_request("ember")).await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
+
+    // The bystander's unconfirmed NFT goes to the receiver, a webhook records that, and only
+    // then the bystander's confirm arrives: it records the mint, not a holder it no longer is.
+    let bystander_mint: Pubkey = unconfirmed["mint"].as_str().unwrap().parse().unwrap();
+    {
+        let mut h = ledger.harness.lock().await;
+        let transfer = spl_token_2022_interface::instruction::transfer_checked(
+            &TOKEN_2022_PROGRAM,
+            &associated_token_account(&bystander.pubkey(), &bystander_mint, &TOKEN_2022_PROGRAM),
+            &bystander_mint,
+            &associated_token_account(&receiver.pubkey(), &bystander_mint, &TOKEN_2022_PROGRAM),
+            &bystander.pubkey(),
+            &[],
+            1,
+            0,
+        )
+        .unwrap();
+        h.process(
+            &[
+                create_associated_account(&bystander.pubkey(), &receiver.pubkey(), &bystander_mint),
+                transfer,
+            ],
+            &[&bystander],
+        )
+        .await
+        .expect("the transfer lands");
+    }
+    let (_, body) = webhook(
+        &server,
+        "/v1/nft/webhook/transfer",
+        &json!({"mint": bystander_mint.to_string(), "to": receiver.pubkey().to_string()}),
+    )
+    .await;
+    assert_eq!(body["rederived"][0]["owner"], receiver.pubkey().to_string());
+    let (status, late) = server
+        .post(
+            "/v1/nft/mint/confirm",
+            &json!({
+                "prepared_id": unconfirmed["prepared_id"],
+                "signature": unconfirmed_tx.signatures[0].to_string(),
+            }),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{late}");
+    assert_eq!(late["nft"]["minted_by"], bystander.pubkey().to_string());
+    assert_eq!(late["nft"]["owner"], receiver.pubkey().to_string());
 
     // Score reads: 404 for an unknown mint, 400 for what is no address.
     let (status, _) = server.get(&format!("/v1/nft/score/{unknown}")).await;

@@ -11,9 +11,14 @@
 //! authority: a collection per (authority, tier), an NFT per (authority, wallet, tier). So a
 //! wallet has one possible NFT per collection, the chain itself refuses a second, and only the
 //! authority's signature can create either; the wallet pays for the NFT's accounts.
+//!
+//! A derivable address can be sent lamports by anyone, and `create_account_with_seed` refuses
+//! one that holds any. So an address funded beforehand (for ~0.0009 SOL, a wallet's mint or a
+//! collection would otherwise be blocked for ever) is topped up, allocated and assigned
+//! instead ([`SeededAddress`]), which still takes the authority's signature.
 
 use anchor_lang::solana_program::rent::Rent;
-use anchor_lang::solana_program::system_instruction;
+use anchor_lang::solana_program::{system_instruction, system_program};
 use narrative_sdk::{Instruction, Pubkey};
 use sha2::{Digest, Sha256};
 use solana_keypair::Keypair;
@@ -100,9 +105,87 @@ fn account_len(extensions: &[ExtensionType]) -> usize {
         .expect("the sizes of fixed extensions")
 }
 
+/// What the ledger holds at an address the service creates with a seed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeededAddress {
+    /// Still a system account without data, holding these lamports (0: nothing there): it
+    /// can be created.
+    Free { lamports: u64 },
+    /// Created already (only the authority's signature can allocate or assign it).
+    Taken,
+}
+
+impl SeededAddress {
+    pub fn of(account: Option<&LedgerAccount>) -> SeededAddress {
+        match account {
+            None => SeededAddress::Free { lamports: 0 },
+            Some(account) if account.owner == system_program::ID && account.data.is_empty() => {
+                SeededAddress::Free {
+                    lamports: account.lamports,
+                }
+            }
+            Some(_) => SeededAddress::Taken,
+        }
+    }
+}
+
+/// The instructions that give the seeded `address` (`base` + `seed`) `space` bytes and
+/// `lamports`, owned by Token-2022, paid by `payer`: one `create_account_with_seed`, or, for
+/// an address that already holds `prefunded` lamports (which that instruction refuses), a
+/// top-up, `allocate_with_seed` and `assign_with_seed`.
+fn create_seeded_account(
+    payer: &Pubkey,
+    address: &Pubkey,
+    base: &Pubkey,
+    seed: &str,
+    lamports: u64,
+    space: u64,
+    prefunded: u64,
+) -> Vec<Instruction> {
+    if prefunded == 0 {
+        return vec![system_instruction::create_account_with_seed(
+            payer,
+            address,
+            base,
+            seed,
+            lamports,
+            space,
+            &TOKEN_2022_PROGRAM,
+        )];
+    }
+    let mut instructions = Vec::with_capacity(3);
+    if prefunded < lamports {
+        instructions.push(system_instruction::transfer(
+            payer,
+            address,
+            lamports - prefunded,
+        ));
+    }
+    instructions.push(system_instruction::allocate_with_seed(
+        address,
+        base,
+        seed,
+        space,
+        &TOKEN_2022_PROGRAM,
+    ));
+    instructions.push(system_instruction::assign_with_seed(
+        address,
+        base,
+        seed,
+        &TOKEN_2022_PROGRAM,
+    ));
+    instructions
+}
+
 /// The instructions that create `tier`'s collection, paid by `payer` and signed by
-/// `authority` (which is also its mint and update authority).
-pub fn create_collection(payer: &Pubkey, authority: &Pubkey, tier: NftTier) -> Vec<Instruction> {
+/// `authority` (which is also its mint and update authority); `prefunded`: the lamports its
+/// address holds already.
+pub fn create_collection(
+    payer: &Pubkey,
+    authority: &Pubkey,
+    tier: NftTier,
+    prefunded: u64,
+) -> Vec<Instruction> {
     let (collection, seed) = collection_address(authority, tier);
     // The group extension is written by its own instruction, which grows the account: it is
     // created with room for the pointer and the lamports of the final size.
@@ -111,16 +194,16 @@ pub fn create_collection(payer: &Pubkey, authority: &Pubkey, tier: NftTier) -> V
         ExtensionType::GroupPointer,
         ExtensionType::TokenGroup,
     ]));
-    vec![
-        system_instruction::create_account_with_seed(
-            payer,
-            &collection,
-            authority,
-            &seed,
-            lamports,
-            space as u64,
-            &TOKEN_2022_PROGRAM,
-        ),
+    let mut instructions = create_seeded_account(
+        payer,
+        &collection,
+        authority,
+        &seed,
+        lamports,
+        space as u64,
+        prefunded,
+    );
+    instructions.extend([
         built(group_pointer::instruction::initialize(
             &TOKEN_2022_PROGRAM,
             &collection,
@@ -142,18 +225,20 @@ pub fn create_collection(payer: &Pubkey, authority: &Pubkey, tier: NftTier) -> V
             Some(*authority),
             COLLECTION_MAX_SIZE,
         ),
-    ]
+    ]);
+    instructions
 }
 
 /// The instructions that mint `wallet`'s NFT of `tier` into its associated token account:
 /// `wallet` pays and signs, `authority` co-signs as the NFT's mint authority and the
-/// collection's update authority.
+/// collection's update authority; `prefunded`: the lamports the NFT's address holds already.
 pub fn mint_nft(
     wallet: &Pubkey,
     authority: &Pubkey,
     collection: &Pubkey,
     tier: NftTier,
     metadata: &NftMetadata,
+    prefunded: u64,
 ) -> Vec<Instruction> {
     let (mint, seed) = nft_address(authority, wallet, tier);
     let on_chain = TokenMetadata {
@@ -178,16 +263,16 @@ pub fn mint_nft(
         ]) + metadata_len,
     );
     let holder = associated_token_account(wallet, &mint, &TOKEN_2022_PROGRAM);
-    vec![
-        system_instruction::create_account_with_seed(
-            wallet,
-            &mint,
-            authority,
-            &seed,
-            lamports,
-            space as u64,
-            &TOKEN_2022_PROGRAM,
-        ),
+    let mut instructions = create_seeded_account(
+        wallet,
+        &mint,
+        authority,
+        &seed,
+        lamports,
+        space as u64,
+        prefunded,
+    );
+    instructions.extend([
         built(metadata_pointer::instruction::initialize(
             &TOKEN_2022_PROGRAM,
             &mint,
@@ -249,7 +334,8 @@ pub fn mint_nft(
             authority,
             &[],
         )),
-    ]
+    ]);
+    instructions
 }
 
 /// The associated token program's `CreateIdempotent` (instruction 1) for `owner`'s Token-2022
@@ -266,7 +352,7 @@ pub fn create_associated_account(payer: &Pubkey, owner: &Pubkey, mint: &Pubkey) 
             ),
             AccountMeta::new_readonly(*owner, false),
             AccountMeta::new_readonly(*mint, false),
-            AccountMeta::new_readonly(anchor_lang::solana_program::system_program::ID, false),
+            AccountMeta::new_readonly(system_program::ID, false),
             AccountMeta::new_readonly(TOKEN_2022_PROGRAM, false),
         ],
         data: vec![1],
@@ -365,14 +451,17 @@ pub async fn deploy_collections(
     let mut deployed = Vec::with_capacity(addresses.len());
     for ((tier, collection), account) in NftTier::ALL.iter().zip(addresses).zip(accounts) {
         let created = match account {
-            Some(account) if is_collection_of(&collection, &account, &key) => false,
-            Some(_) => {
-                anyhow::bail!("{collection} ({tier}) exists but is not this authority's collection")
-            }
-            None => {
-                send_and_confirm(ledger, authority, &create_collection(&key, &key, *tier)).await?;
-                true
-            }
+            Some(ref account) if is_collection_of(&collection, account, &key) => false,
+            account => match SeededAddress::of(account.as_ref()) {
+                SeededAddress::Free { lamports } => {
+                    let instructions = create_collection(&key, &key, *tier, lamports);
+                    send_and_confirm(ledger, authority, &instructions).await?;
+                    true
+                }
+                SeededAddress::Taken => anyhow::bail!(
+                    "{collection} ({tier}) exists but is not this authority's collection"
+                ),
+            },
         };
         deployed.push(DeployedCollection {
             tier: *tier,
@@ -461,7 +550,28 @@ mod tests {
         assert_eq!(metadata.name, "Molten conviction tier");
         assert_eq!(metadata.symbol, "MOLTEN");
         assert_eq!(metadata.uri, "https://api.example/v1/nft/metadata/molten");
-        let ixs = mint_nft(&wallet, &authority, &collection, NftTier::Molten, &metadata);
+        // Also for an address funded beforehand (with a little, or with more than the rent).
+        for prefunded in [0, 1, u64::MAX] {
+            the_mint_is_signed_and_fits(&wallet, &authority, &collection, &metadata, prefunded);
+        }
+    }
+
+    fn the_mint_is_signed_and_fits(
+        wallet: &Pubkey,
+        authority: &Pubkey,
+        collection: &Pubkey,
+        metadata: &NftMetadata,
+        prefunded: u64,
+    ) {
+        let (wallet, authority) = (*wallet, *authority);
+        let ixs = mint_nft(
+            &wallet,
+            &authority,
+            collection,
+            NftTier::Molten,
+            metadata,
+            prefunded,
+        );
         let mut signers: Vec<Pubkey> = ixs
             .iter()
             .flat_map(|ix| ix.accounts.iter())
@@ -480,9 +590,54 @@ mod tests {
             solana_hash::Hash::new_from_array([1; 32]),
         );
         let size = bincode::serialized_size(&tx).unwrap();
-        assert!(size <= 1232, "{size} bytes");
+        assert!(size <= 1232, "{size} bytes with {prefunded} lamports there");
+        // The account is created by the one instruction, or topped up (when short of the
+        // rent), allocated and assigned.
+        let (mint, seed) = nft_address(&authority, &wallet, NftTier::Molten);
+        let system: Vec<_> = ixs
+            .iter()
+            .take_while(|ix| ix.program_id == system_program::ID)
+            .cloned()
+            .collect();
+        let (rent, space) = {
+            let fresh = mint_nft(
+                &wallet,
+                &authority,
+                collection,
+                NftTier::Molten,
+                metadata,
+                0,
+            );
+            assert_eq!(fresh[0].accounts[1].pubkey, mint);
+            lamports_and_space_of_create(&fresh[0])
+        };
+        assert!(rent > 0 && space > 0);
+        let allocate = || {
+            system_instruction::allocate_with_seed(
+                &mint,
+                &authority,
+                &seed,
+                space,
+                &TOKEN_2022_PROGRAM,
+            )
+        };
+        let assign =
+            system_instruction::assign_with_seed(&mint, &authority, &seed, &TOKEN_2022_PROGRAM);
+        match (prefunded, &system[..]) {
+            (0, [create]) => assert_eq!(lamports_and_space_of_create(create), (rent, space)),
+            (1, [transfer, allocated, assigned]) => {
+                assert_eq!(
+                    transfer,
+                    &system_instruction::transfer(&wallet, &mint, rent - 1)
+                );
+                assert_eq!((allocated, assigned), (&allocate(), &assign));
+            }
+            (u64::MAX, [allocated, assigned]) => {
+                assert_eq!((allocated, assigned), (&allocate(), &assign))
+            }
+            (_, other) => panic!("{} system instructions for {prefunded}", other.len()),
+        }
         // The one token is minted, then the mint authority dropped, last.
-        let (mint, _) = nft_address(&authority, &wallet, NftTier::Molten);
         let holder = associated_token_account(&wallet, &mint, &TOKEN_2022_PROGRAM);
         let tail = &ixs[ixs.len() - 2..];
         assert_eq!(
@@ -506,6 +661,36 @@ mod tests {
                 &authority,
                 &[],
             ))
+        );
+    }
+
+    /// `create_account_with_seed`'s lamports and space (after its tag, the base and the seed).
+    fn lamports_and_space_of_create(create: &Instruction) -> (u64, u64) {
+        let seed_len = u64::from_le_bytes(create.data[36..44].try_into().unwrap()) as usize;
+        let at = 44 + seed_len;
+        let word = |at: usize| u64::from_le_bytes(create.data[at..at + 8].try_into().unwrap());
+        (word(at), word(at + 8))
+    }
+
+    #[test]
+    fn an_address_is_free_while_it_is_a_system_account_without_data() {
+        let account = |owner, lamports, data: Vec<u8>| LedgerAccount {
+            owner,
+            lamports,
+            data,
+        };
+        assert_eq!(SeededAddress::of(None), SeededAddress::Free { lamports: 0 });
+        assert_eq!(
+            SeededAddress::of(Some(&account(system_program::ID, 890_880, vec![]))),
+            SeededAddress::Free { lamports: 890_880 }
+        );
+        assert_eq!(
+            SeededAddress::of(Some(&account(TOKEN_2022_PROGRAM, 890_880, vec![]))),
+            SeededAddress::Taken
+        );
+        assert_eq!(
+            SeededAddress::of(Some(&account(system_program::ID, 1, vec![0]))),
+            SeededAddress::Taken
         );
     }
 }

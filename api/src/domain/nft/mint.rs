@@ -21,7 +21,9 @@ use serde::{Deserialize, Serialize};
 use solana_signer::Signer;
 
 use crate::chain::halts::ensure_running;
-use crate::chain::tier_nfts::{is_collection_of, mint_nft, nft_address, NftMetadata};
+use crate::chain::tier_nfts::{
+    is_collection_of, mint_nft, nft_address, NftMetadata, SeededAddress,
+};
 use crate::chain::{MoneyFlow, Prepared, Unsigned};
 use crate::domain::profiles::conviction::{wallet_score, Tier};
 use crate::error::ApiError;
@@ -112,10 +114,11 @@ pub async fn prepare(
         .with("tier", tier.as_str()));
     }
     let (_, accounts) = state.chain.ledger.accounts(&[mint, *collection]).await?;
-    if accounts.first().is_some_and(Option::is_some) {
+    let prefunded = match SeededAddress::of(accounts.first().and_then(Option::as_ref)) {
+        SeededAddress::Free { lamports } => lamports,
         // Minted without a confirm reaching the service: the chain refuses a second one.
-        return Err(already_minted(tier, &mint));
-    }
+        SeededAddress::Taken => return Err(already_minted(tier, &mint)),
+    };
     match accounts.get(1) {
         Some(Some(account)) if is_collection_of(collection, account, &authority_key) => {}
         _ => return Err(collection_not_deployed(tier)),
@@ -127,6 +130,7 @@ pub async fn prepare(
         collection,
         tier,
         &metadata,
+        prefunded,
     );
     let params = Params {
         tier,
@@ -178,7 +182,8 @@ impl MoneyFlow for TierNftMint {
         let params = &prepared.params;
         let wallet = prepared.wallet.to_string();
         // A webhook may have recorded the mint first, from the ledger: this makes it the
-        // wallet's mint and the wallet its holder, which the landed transaction proves.
+        // wallet's mint. The landed transaction proves who held it when it was minted, not
+        // now, so the holder a webhook read from the ledger since is kept.
         tier_nfts::Entity::insert(tier_nfts::ActiveModel {
             mint: Set(params.mint.clone()),
             tier: Set(params.tier.to_string()),
@@ -197,8 +202,6 @@ impl MoneyFlow for TierNftMint {
                     tier_nfts::Column::MintedBy,
                     tier_nfts::Column::MintSignature,
                     tier_nfts::Column::MintedAt,
-                    tier_nfts::Column::Owner,
-                    tier_nfts::Column::OwnerCheckedAt,
                 ])
                 .to_owned(),
         )
