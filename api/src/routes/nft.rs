@@ -13,7 +13,7 @@ use crate::clock::iso;
 use crate::domain::nft::{self, mint, webhooks};
 use crate::error::{refusals, Answer};
 use crate::http::auth::WebhookAuth;
-use crate::routes::{ConfirmRequest, Tag};
+use crate::routes::{ConfirmRefusals, ConfirmRequest, Tag};
 use crate::state::AppState;
 use crate::values::{Base58Signature, JsonDocument, MintAddress, NftTier, PreparedId, Wallet};
 
@@ -176,7 +176,6 @@ refusals! {
     ReadRefusals: [400];
     ScoreRefusals: [400, 404];
     MintRefusals: [400, 403, 409, 413, 503];
-    MintConfirmRefusals: [400, 404, 409, 413, 503];
     WebhookRefusals: [400, 413, 503];
 }
 
@@ -256,7 +255,7 @@ impl NftApi {
     async fn mint_confirm(
         &self,
         body: Json<ConfirmRequest>,
-    ) -> Answer<Json<NftMintConfirmed>, MintConfirmRefusals> {
+    ) -> Answer<Json<NftMintConfirmed>, ConfirmRefusals> {
         let ConfirmRequest {
             prepared_id,
             signature,

@@ -7,7 +7,9 @@ pub mod mint;
 pub mod webhooks;
 
 use narrative_store::entities::tier_nfts;
-use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
+};
 
 use crate::chain::tier_nfts::NftMetadata;
 use crate::domain::profiles::conviction::{wallet_score, Tier};
@@ -51,6 +53,16 @@ fn tier_of(row: &tier_nfts::Model) -> Result<NftTier, ApiError> {
     row.tier.parse().map_err(ApiError::internal)
 }
 
+/// Orders NFT rows highest tier first (rows of an unknown tier last).
+fn highest_first(rows: &mut [tier_nfts::Model]) {
+    rows.sort_by_key(|row| std::cmp::Reverse(row.tier.parse::<NftTier>().ok()));
+}
+
+/// The tier of the first of rows ordered by [`highest_first`].
+fn highest(held: &[tier_nfts::Model]) -> Option<NftTier> {
+    held.first().and_then(|row| row.tier.parse().ok())
+}
+
 /// The NFTs the ledger last showed `wallet` holding, highest tier first.
 async fn held_by(
     db: &impl ConnectionTrait,
@@ -61,7 +73,7 @@ async fn held_by(
         .order_by_asc(tier_nfts::Column::Mint)
         .all(db)
         .await?;
-    rows.sort_by_key(|row| std::cmp::Reverse(row.tier.parse::<NftTier>().ok()));
+    highest_first(&mut rows);
     Ok(rows)
 }
 
@@ -71,22 +83,34 @@ pub async fn held_tier(
     db: &impl ConnectionTrait,
     wallet: &Wallet,
 ) -> Result<Option<NftTier>, DbErr> {
-    Ok(held_by(db, wallet)
-        .await?
-        .iter()
-        .filter_map(|row| row.tier.parse().ok())
-        .max())
+    Ok(highest(&held_by(db, wallet).await?))
 }
 
 pub async fn wallet_nfts(state: &AppState, wallet: &Wallet) -> Result<WalletNfts, ApiError> {
     let db = state.store.db();
-    let held = held_by(db, wallet).await?;
-    let nft_tier = held.iter().filter_map(|row| row.tier.parse().ok()).max();
-    let score = wallet_score(db, wallet).await?.score;
-    let minted = tier_nfts::Entity::find()
-        .filter(tier_nfts::Column::MintedBy.eq(wallet.to_string()))
+    let address = wallet.to_string();
+    // What it holds and what it minted, in one read.
+    let rows = tier_nfts::Entity::find()
+        .filter(
+            Condition::any()
+                .add(tier_nfts::Column::Owner.eq(address.as_str()))
+                .add(tier_nfts::Column::MintedBy.eq(address.as_str())),
+        )
+        .order_by_asc(tier_nfts::Column::Mint)
         .all(db)
         .await?;
+    let minted: Vec<(String, String)> = rows
+        .iter()
+        .filter(|row| row.minted_by.as_deref() == Some(address.as_str()))
+        .map(|row| (row.tier.clone(), row.mint.clone()))
+        .collect();
+    let mut held: Vec<tier_nfts::Model> = rows
+        .into_iter()
+        .filter(|row| row.owner.as_deref() == Some(address.as_str()))
+        .collect();
+    highest_first(&mut held);
+    let nft_tier = highest(&held);
+    let score = wallet_score(db, wallet).await?.score;
     let tiers = NftTier::ALL
         .iter()
         .map(|tier| {
@@ -98,8 +122,8 @@ pub async fn wallet_nfts(state: &AppState, wallet: &Wallet) -> Result<WalletNfts
                 unlocked: score >= min_score,
                 minted: minted
                     .iter()
-                    .find(|row| row.tier == tier.as_str())
-                    .map(|row| row.mint.clone()),
+                    .find(|(minted_tier, _)| minted_tier == tier.as_str())
+                    .map(|(_, mint)| mint.clone()),
             }
         })
         .collect();
