@@ -17,6 +17,7 @@ use narrative_api::chain::tier_nfts::{
 };
 use narrative_api::values::NftTier;
 use narrative_sdk::Pubkey;
+use narrative_store::freshness::{generations, Topic};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use solana_keypair::Keypair;
@@ -368,6 +369,26 @@ async fn a_wallet_mints_its_tier_nft_once_and_the_ledger_says_who_holds_it() {
     assert_eq!(status, StatusCode::OK, "{late}");
     assert_eq!(late["nft"]["minted_by"], bystander.pubkey().to_string());
     assert_eq!(late["nft"]["owner"], receiver.pubkey().to_string());
+
+    // One webhook naming both NFTs records both (in one statement), and the cached answers
+    // that read them (the markets topic) are dropped.
+    let db = server.db.store.db();
+    let before = generations(db).await.unwrap().of(Topic::Markets);
+    let (status, body) = webhook(
+        &server,
+        "/v1/nft/webhook/indexer",
+        &json!({"items": [{"mint": mint.to_string()}, {"mint": bystander_mint.to_string()}]}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let owners: Vec<&Value> = body["rederived"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|nft| &nft["owner"])
+        .collect();
+    assert_eq!(owners, [&json!(receiver.pubkey().to_string()); 2]);
+    assert!(generations(db).await.unwrap().of(Topic::Markets) > before);
 
     // Score reads: 404 for an unknown mint, 400 for what is no address.
     let (status, _) = server.get(&format!("/v1/nft/score/{unknown}")).await;

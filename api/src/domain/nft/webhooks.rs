@@ -17,7 +17,8 @@ use narrative_sdk::Pubkey;
 use narrative_store::entities::{tier_nfts, webhook_events};
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{
-    ActiveValue::NotSet, ActiveValue::Set, ColumnTrait, EntityTrait, IntoActiveModel, QueryFilter,
+    ActiveValue::NotSet, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait,
+    IntoActiveModel, QueryFilter,
 };
 use serde_json::Value;
 
@@ -113,7 +114,8 @@ impl Named {
 }
 
 /// Re-reads every named mint from the ledger (one read for the mints, one per NFT for its
-/// holder) and records what it shows; the rows already known are read in one query.
+/// holder) and records what it shows; the rows already known are read in one query and the
+/// results written in one statement.
 async fn rederive(
     state: &AppState,
     named: &Named,
@@ -166,25 +168,35 @@ async fn rederive(
             owner: holder.map(|h| h.to_string()),
             owner_checked_at: now,
         };
-        // What the mint confirm writes (minter, signature, time) is kept as it is.
-        tier_nfts::Entity::insert(stored.clone().into_active_model())
-            .on_conflict(
-                OnConflict::column(tier_nfts::Column::Mint)
-                    .update_columns([
-                        tier_nfts::Column::Tier,
-                        tier_nfts::Column::Collection,
-                        tier_nfts::Column::Name,
-                        tier_nfts::Column::Uri,
-                        tier_nfts::Column::Owner,
-                        tier_nfts::Column::OwnerCheckedAt,
-                    ])
-                    .to_owned(),
-            )
-            .exec_without_returning(db)
-            .await?;
         rederived.push(stored);
     }
+    store(db, &rederived).await?;
     Ok((rederived, ignored))
+}
+
+/// Records `rows` in one statement, so one commit: a webhook naming many mints changes what
+/// cached answers read once, not once per mint, and never half. What the mint confirm writes
+/// (minter, signature, time) is kept as it is.
+async fn store(db: &impl ConnectionTrait, rows: &[tier_nfts::Model]) -> Result<(), DbErr> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    tier_nfts::Entity::insert_many(rows.iter().cloned().map(IntoActiveModel::into_active_model))
+        .on_conflict(
+            OnConflict::column(tier_nfts::Column::Mint)
+                .update_columns([
+                    tier_nfts::Column::Tier,
+                    tier_nfts::Column::Collection,
+                    tier_nfts::Column::Name,
+                    tier_nfts::Column::Uri,
+                    tier_nfts::Column::Owner,
+                    tier_nfts::Column::OwnerCheckedAt,
+                ])
+                .to_owned(),
+        )
+        .exec_without_returning(db)
+        .await?;
+    Ok(())
 }
 
 /// The tier whose configured collection is `collection`.
