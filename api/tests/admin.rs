@@ -14,6 +14,7 @@ use sea_orm::{
     QueryOrder,
 };
 use serde_json::{json, Value};
+use solana_signer::Signer;
 
 const QUEUES_PASSWORD: &str = "queue-page-password";
 const CREATOR: &str = "C9QjHcuPyyncqkpSqKdQpFJjUNTgbwmbEN4GeGUoSpjN";
@@ -506,6 +507,14 @@ async fn the_shield_gate_blocks_an_address_that_keeps_failing_until_an_operator_
     let (_, log) = admin(&server, reqwest::Method::GET, "/v1/shield/probe-log", None).await;
     assert_eq!(log["entries"][0]["outcome"], "ip_blocked");
 
+    let (status, body) = admin(
+        &server,
+        reqwest::Method::POST,
+        "/v1/shield/blocked-ips/unblock",
+        Some(&json!({"ip": "not-an-ip"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     let unblock = json!({"ip": "127.0.0.1"});
     let (status, lifted) = admin(
         &server,
@@ -554,6 +563,46 @@ async fn the_shield_gate_blocks_an_address_that_keeps_failing_until_an_operator_
             ADMIN_WALLET.to_owned()
         )]
     );
+    server.stop().await;
+}
+
+/// The gate holds against an address only what it sent: attempts the service itself failed
+/// (503 while shield is halted) do not count toward a block.
+#[tokio::test]
+async fn the_shield_gate_does_not_count_the_services_own_failures() {
+    let server = TestServer::start(|c| c.shield_gate_max_failures = 2).await;
+    let halt = |halted: bool| {
+        let server = &server;
+        async move {
+            let (status, body) = server
+                .admin_post(
+                    "/v1/admin/system/halt",
+                    &json!({"component": "shield", "halted": halted}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+    };
+    let well_formed = json!({
+        "wallet": solana_keypair::Keypair::new().pubkey().to_string(),
+        "signature": bs58::encode([7u8; 64]).into_string(),
+    });
+    halt(true).await;
+    for attempt in 1..=4 {
+        let (status, body) = server.post("/v1/shield/terms-ack", &well_formed).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{attempt}: {body}");
+        assert_eq!(body["error"], "system_halted");
+    }
+    halt(false).await;
+    // Only the refusals after the halt count: the second blocks, not the first.
+    let bad = json!({"wallet": "not-a-wallet", "signature": "forged"});
+    for attempt in 1..=2 {
+        let (status, body) = server.post("/v1/shield/terms-ack", &bad).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{attempt}: {body}");
+    }
+    let (status, body) = server.post("/v1/shield/terms-ack", &bad).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert_eq!(body["error"], "ip_blocked");
     server.stop().await;
 }
 

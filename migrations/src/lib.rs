@@ -33,6 +33,7 @@ mod m20261124_000021_verifications;
 mod m20261125_000022_tier_nfts;
 mod m20261125_000023_admin_actions;
 mod m20261125_000024_shield_blocked_ips;
+mod m20261126_000025_probe_log_refusals;
 
 pub struct Migrator;
 
@@ -64,6 +65,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000022_tier_nfts::Migration),
             Box::new(m20261125_000023_admin_actions::Migration),
             Box::new(m20261125_000024_shield_blocked_ips::Migration),
+            Box::new(m20261126_000025_probe_log_refusals::Migration),
         ]
     }
 }

@@ -65,6 +65,8 @@ pub async fn shield_gate<E: Endpoint>(
             route: TERMS_ACK.to_owned(),
             wallet,
             outcome: gate::BLOCKED.to_owned(),
+            // Turned away before it was read: not a refusal of what it sent.
+            refused: false,
         };
         probe_log::record(&state, knock).await;
         return Ok(gate::ip_blocked().into_response());
@@ -84,7 +86,9 @@ pub async fn shield_gate<E: Endpoint>(
             .and_then(|v| v.get("error")?.as_str().map(str::to_owned))
             .unwrap_or_else(|| parts.status.to_string())
     };
-    let refused = outcome != gate::ACCEPTED;
+    // Only what the caller sent counts against it: the service's own failures (503 while
+    // shield is halted, a 500) would otherwise block honest callers retrying them.
+    let refused = parts.status.is_client_error();
     probe_log::record(
         &state,
         Knock {
@@ -92,6 +96,7 @@ pub async fn shield_gate<E: Endpoint>(
             route: TERMS_ACK.to_owned(),
             wallet,
             outcome,
+            refused,
         },
     )
     .await;

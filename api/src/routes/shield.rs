@@ -2,6 +2,7 @@
 //! signs first, backing (prepare and confirm), partnership applications, and for operators the
 //! gate's log, its blocked addresses and the cover resolution vote (spec 5 rule 6).
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use narrative_store::entities::{shield_coverages, shield_positions};
@@ -266,7 +267,8 @@ pub struct BlockedIps {
 
 #[derive(Object)]
 pub struct UnblockIp {
-    pub ip: Text<64>,
+    /// As listed; any form of the same address (an IPv6 address expanded, say) is the same.
+    pub ip: IpAddr,
 }
 
 #[derive(Object)]
@@ -478,8 +480,7 @@ impl ShieldApi {
         admin: AdminAuth,
         body: Json<UnblockIp>,
     ) -> Answer<Json<IpUnblocked>, UnblockRefusals> {
-        let ip = body.0.ip.into_string();
-        let lifted = gate::unblock(&self.state, &Operator(admin.0), ip.trim()).await?;
+        let lifted = gate::unblock(&self.state, &Operator(admin.0), body.0.ip).await?;
         Ok(Json(IpUnblocked {
             ok: true,
             ip: lifted.ip,

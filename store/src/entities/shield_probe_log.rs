@@ -12,6 +12,8 @@ pub struct Model {
     pub wallet: Option<String>,
     pub outcome: String,
     pub created_at: i64,
+    /// Held against the caller by the shield gate (answered 4xx).
+    pub refused: bool,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

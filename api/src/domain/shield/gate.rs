@@ -94,8 +94,7 @@ pub async fn count_refusal(state: &AppState, ip: &str) -> Result<(), ApiError> {
         .filter(shield_probe_log::Column::Ip.eq(ip))
         .filter(shield_probe_log::Column::Id.gt(lifted_after))
         .filter(shield_probe_log::Column::CreatedAt.gte(now - WINDOW_SECS))
-        .filter(shield_probe_log::Column::Outcome.ne(ACCEPTED))
-        .filter(shield_probe_log::Column::Outcome.ne(BLOCKED))
+        .filter(shield_probe_log::Column::Refused.eq(true))
         .count(db)
         .await?;
     let limit = u64::from(state.shield_gate_max_failures);
@@ -148,8 +147,11 @@ pub async fn blocked(state: &AppState) -> Result<Vec<shield_blocked_ips::Model>,
 pub async fn unblock(
     state: &AppState,
     operator: &Operator,
-    ip: &str,
+    ip: IpAddr,
 ) -> Result<shield_blocked_ips::Model, ApiError> {
+    // Written as the gate writes it, whatever form the operator typed.
+    let ip = ip.to_string();
+    let ip = ip.as_str();
     let now = state.now();
     let txn = state.store.begin_write().await?;
     let last_probe: Option<i64> = shield_probe_log::Entity::find()

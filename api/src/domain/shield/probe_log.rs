@@ -13,6 +13,9 @@ pub struct Knock {
     pub route: String,
     pub wallet: Option<String>,
     pub outcome: String,
+    /// Refused for what the caller sent (4xx), which the gate counts; the service's own
+    /// failures (a halt's 503, a 500) are not.
+    pub refused: bool,
 }
 
 pub async fn record(state: &AppState, knock: Knock) {
@@ -23,6 +26,7 @@ pub async fn record(state: &AppState, knock: Knock) {
         wallet: Set(knock.wallet.filter(|w| !w.is_empty())),
         outcome: Set(knock.outcome),
         created_at: Set(state.now()),
+        refused: Set(knock.refused),
     };
     if let Err(e) = shield_probe_log::Entity::insert(row)
         .exec(state.store.db())
