@@ -371,5 +371,41 @@ async fn a_classic_market_waits_for_review() {
         )
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
+
+    // An approval prepared, then the market rejected, then the approval lands and is
+    // confirmed: the market is open on chain, and the store follows it.
+    let (third, _) = s.pending_classic().await;
+    let (status, prepared) = s
+        .admin(
+            reqwest::Method::POST,
+            &format!("/v1/admin/markets/{third}/approve"),
+            &json!({}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    let (status, rejected) = s
+        .admin(
+            reqwest::Method::POST,
+            &format!("/v1/admin/markets/{third}/reject"),
+            &json!({}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{rejected}");
+    assert_eq!(rejected["market"]["status"], "rejected");
+    let signature = s
+        .ledger
+        .process(chain::sign(&prepared, &admin))
+        .await
+        .expect("approval lands")
+        .to_string();
+    let (status, confirmed) = s
+        .admin(
+            reqwest::Method::POST,
+            "/v1/admin/markets/approval/confirm",
+            &json!({"prepared_id": prepared["prepared_id"], "signature": signature}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    assert_eq!(confirmed["market"]["status"], "open");
     s.server.stop().await;
 }

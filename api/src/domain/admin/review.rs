@@ -15,17 +15,18 @@ use serde_json::json;
 
 use crate::chain::{MoneyFlow, Prepared, Unsigned};
 use crate::domain::admin::{log, Operator};
+use crate::domain::markets::creation::{stored, PENDING_REVIEW};
 use crate::domain::system::ensure_running;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::values::{Base58Signature, Component, MarketRef, PreparedId, Wallet};
 
-const PENDING: &str = "pending_review";
+const REJECTED: &str = "rejected";
 
 /// Classic creations waiting for review, oldest first.
 pub async fn pending(state: &AppState) -> Result<Vec<market_creations::Model>, ApiError> {
     Ok(market_creations::Entity::find()
-        .filter(market_creations::Column::Status.eq(PENDING))
+        .filter(market_creations::Column::Status.eq(PENDING_REVIEW))
         .order_by_asc(market_creations::Column::CreatedAt)
         .order_by_asc(market_creations::Column::Id)
         .all(state.store.db())
@@ -41,7 +42,7 @@ async fn pending_one(
         .one(db)
         .await?
         .ok_or_else(|| ApiError::not_found("market creation"))?;
-    if creation.status != PENDING {
+    if creation.status != PENDING_REVIEW {
         return Err(ApiError::coded(
             StatusCode::CONFLICT,
             "not_pending_review",
@@ -118,9 +119,9 @@ pub async fn reject(
     let now = state.now();
     let txn = state.store.begin_write().await?;
     let updated = market_creations::Entity::update_many()
-        .col_expr(market_creations::Column::Status, "rejected".into())
+        .col_expr(market_creations::Column::Status, REJECTED.into())
         .filter(market_creations::Column::Id.eq(id))
-        .filter(market_creations::Column::Status.eq(PENDING))
+        .filter(market_creations::Column::Status.eq(PENDING_REVIEW))
         .exec(&txn)
         .await?;
     if updated.rows_affected != 1 {
@@ -140,17 +141,7 @@ pub async fn reject(
     )
     .await?;
     txn.commit().await?;
-    creation(db, id).await
-}
-
-async fn creation(
-    db: &impl sea_orm::ConnectionTrait,
-    id: &str,
-) -> Result<market_creations::Model, ApiError> {
-    market_creations::Entity::find_by_id(id.to_owned())
-        .one(db)
-        .await?
-        .ok_or_else(|| ApiError::internal("a reviewed market creation vanished"))
+    stored(db, id).await
 }
 
 #[async_trait::async_trait]
@@ -175,10 +166,12 @@ impl MoneyFlow for ClassicApproval {
         now: i64,
     ) -> Result<(), ApiError> {
         let id = prepared.params.creation_id.as_str();
+        // The approval landed, so the market is open on chain, even when it was rejected
+        // after this approval was prepared: the store follows the chain.
         market_creations::Entity::update_many()
             .col_expr(market_creations::Column::Status, "open".into())
             .filter(market_creations::Column::Id.eq(id))
-            .filter(market_creations::Column::Status.eq(PENDING))
+            .filter(market_creations::Column::Status.is_in([PENDING_REVIEW, REJECTED]))
             .exec(txn)
             .await?;
         let operator = Operator(prepared.wallet.to_string());
@@ -200,6 +193,6 @@ impl MoneyFlow for ClassicApproval {
         prepared: &Prepared<Params>,
         _fresh: bool,
     ) -> Result<market_creations::Model, ApiError> {
-        creation(db, &prepared.params.creation_id).await
+        stored(db, &prepared.params.creation_id).await
     }
 }

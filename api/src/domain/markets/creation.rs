@@ -259,14 +259,20 @@ pub async fn confirm(
         .await
 }
 
-async fn creation(
+/// Where a confirmed Classic creation waits until an operator reviews it
+/// ([`crate::domain::admin::review`]).
+pub const PENDING_REVIEW: &str = "pending_review";
+
+/// Creation `id`, which a prepared transaction or a review already found: its absence is the
+/// service's fault.
+pub async fn stored(
     db: &impl sea_orm::ConnectionTrait,
-    params: &Params,
+    id: &str,
 ) -> Result<market_creations::Model, ApiError> {
-    market_creations::Entity::find_by_id(params.creation_id.clone())
+    market_creations::Entity::find_by_id(id.to_owned())
         .one(db)
         .await?
-        .ok_or_else(|| ApiError::internal("prepared market without its creation"))
+        .ok_or_else(|| ApiError::internal("a market creation went missing"))
 }
 
 #[async_trait::async_trait]
@@ -295,9 +301,9 @@ impl MoneyFlow for MarketCreation {
         _: &Base58Signature,
         _: i64,
     ) -> Result<(), ApiError> {
-        let creation = creation(txn, &prepared.params).await?;
+        let creation = stored(txn, &prepared.params.creation_id).await?;
         let status = if creation.variant == Variant::Classic.as_str() {
-            "pending_review"
+            PENDING_REVIEW
         } else {
             "open"
         };
@@ -315,7 +321,7 @@ impl MoneyFlow for MarketCreation {
         prepared: &Prepared<Params>,
         _fresh: bool,
     ) -> Result<Confirmed, ApiError> {
-        let creation = creation(db, &prepared.params).await?;
+        let creation = stored(db, &prepared.params.creation_id).await?;
         let market: MarketRef = creation.market_id.parse().map_err(ApiError::internal)?;
         Ok(Confirmed {
             creation,
