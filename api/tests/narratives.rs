@@ -354,5 +354,14 @@ async fn a_settlement_that_gave_up_shows_as_failed_with_its_error() {
             },
         })
     );
+    // An operator cancels it instead of retrying: still failed, not voting for ever.
+    assert!(narrative_api::jobs::queue::cancel(db, job, 1_790_000_100)
+        .await
+        .unwrap());
+    let (_, body) = server
+        .get(&format!("/v1/narratives/{}/settlement", n.id))
+        .await;
+    assert_eq!(body["settlement"]["stage"], "failed");
+    assert_eq!(body["settlement"]["job_status"], "cancelled");
     server.stop().await;
 }

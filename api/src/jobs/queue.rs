@@ -219,6 +219,12 @@ pub fn retryable(job: &jobs::Model) -> bool {
     ACTIONABLE.contains(&job.status.as_str())
 }
 
+/// Whether `job` stopped without finishing its work: it ran out of attempts (`dead`) or an
+/// operator cancelled it.
+pub fn gave_up(job: &jobs::Model) -> bool {
+    matches!(job.status.as_str(), "dead" | "cancelled")
+}
+
 /// Whether [`cancel`] takes `job` as it stands.
 pub fn cancellable(job: &jobs::Model) -> bool {
     retryable(job) && job.singleton.is_none()

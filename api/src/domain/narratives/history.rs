@@ -12,7 +12,7 @@ use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use crate::domain::narratives::feed;
 use crate::error::ApiError;
 use crate::jobs::settle_narrative::SettleNarrative;
-use crate::jobs::JobKind;
+use crate::jobs::{queue, JobKind};
 use crate::state::AppState;
 use crate::values::{enum_value, sol_u64, NarrativeId, NarrativeSide, OracleStatus};
 
@@ -165,7 +165,7 @@ fn progress(job: jobs::Model, market: Option<&markets::Model>) -> SettlementProg
     });
     let finalized = market.is_some_and(|m| m.finalized);
     let stage = match (market, program_status) {
-        _ if job.status == "dead" && !finalized => SettlementStage::Failed,
+        _ if queue::gave_up(&job) && !finalized => SettlementStage::Failed,
         (Some(m), _) if m.finalized => SettlementStage::Finalized,
         (_, Some(OracleStatus::RefundTriggered)) => SettlementStage::Refunded,
         (_, Some(OracleStatus::Disputed)) => SettlementStage::Disputed,
