@@ -270,24 +270,30 @@ pub async fn set_preferences(
     Ok(disabled)
 }
 
-/// Which of `wallets` have a push subscription, in one query.
+/// The most wallets one subscription lookup names: a narrative's backers are unbounded, and a
+/// single `IN` list past the database's parameter limit (32,766 on SQLite) would fail the
+/// resolution it serves.
+const LOOKUP_CHUNK: usize = 500;
+
+/// Which of `wallets` have a push subscription, one query per 500 of them.
 pub async fn subscribed_wallets<'a>(
     db: &impl ConnectionTrait,
     wallets: impl Iterator<Item = &'a str>,
 ) -> Result<BTreeSet<String>, DbErr> {
-    let wallets: BTreeSet<&str> = wallets.collect();
-    if wallets.is_empty() {
-        return Ok(BTreeSet::new());
+    let wallets: Vec<&str> = wallets.collect::<BTreeSet<_>>().into_iter().collect();
+    let mut subscribed = BTreeSet::new();
+    for chunk in wallets.chunks(LOOKUP_CHUNK) {
+        let found: Vec<String> = push_subscriptions::Entity::find()
+            .select_only()
+            .column(push_subscriptions::Column::Wallet)
+            .filter(push_subscriptions::Column::Wallet.is_in(chunk.iter().copied()))
+            .distinct()
+            .into_tuple()
+            .all(db)
+            .await?;
+        subscribed.extend(found);
     }
-    let found: Vec<String> = push_subscriptions::Entity::find()
-        .select_only()
-        .column(push_subscriptions::Column::Wallet)
-        .filter(push_subscriptions::Column::Wallet.is_in(wallets))
-        .distinct()
-        .into_tuple()
-        .all(db)
-        .await?;
-    Ok(found.into_iter().collect())
+    Ok(subscribed)
 }
 
 /// Queues a delivery of notification `notification_id` to each browser of `wallet`, unless it
@@ -575,5 +581,39 @@ mod tests {
         assert_eq!(health_factor_alert(1.45, 1.30), None);
         assert_eq!(health_factor_alert(1.00, 1.60), None);
         assert_eq!(health_factor_alert(1.50, 1.50), None);
+    }
+
+    /// More wallets than one lookup names: the subscribed ones are found in every chunk.
+    #[tokio::test]
+    async fn subscriptions_are_found_among_more_wallets_than_one_lookup_names() {
+        let db = narrative_store::testing::TestDb::new().await;
+        let conn = db.store.db();
+        let wallets: Vec<String> = (0..LOOKUP_CHUNK * 2 + 201)
+            .map(|i| format!("wallet-{i:05}"))
+            .collect();
+        let subscribed = [
+            &wallets[3],
+            &wallets[LOOKUP_CHUNK + 7],
+            &wallets[LOOKUP_CHUNK * 2 + 200],
+        ];
+        for (i, wallet) in subscribed.iter().enumerate() {
+            push_subscriptions::Entity::insert(push_subscriptions::ActiveModel {
+                id: NotSet,
+                wallet: Set((*wallet).clone()),
+                endpoint: Set(format!("https://push.example/{i}")),
+                p256dh: Set("key".into()),
+                auth: Set("auth".into()),
+                created_at: Set(1),
+                updated_at: Set(1),
+            })
+            .exec(conn)
+            .await
+            .unwrap();
+        }
+        let found = subscribed_wallets(conn, wallets.iter().map(String::as_str))
+            .await
+            .unwrap();
+        let expected: BTreeSet<String> = subscribed.iter().map(|w| (*w).clone()).collect();
+        assert_eq!(found, expected);
     }
 }
