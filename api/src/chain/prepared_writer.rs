@@ -130,14 +130,14 @@ fn statements_in_flight(backend: DbBackend) -> usize {
 }
 
 async fn write_batches(store: Store, mut rows: mpsc::Receiver<Pending>, counts: Arc<Counts>) {
-    let slots = Arc::new(Semaphore::new(statements_in_flight(
-        store.db().get_database_backend(),
-    )));
+    let slots = Arc::new(Semaphore::new(statements_in_flight(store.backend())));
     loop {
         // A slot first, then the rows: what queued while every slot was busy goes together.
-        let Ok(slot) = slots.clone().acquire_owned().await else {
-            return;
-        };
+        let slot = slots
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the writer's semaphore is never closed");
         let mut batch = Vec::with_capacity(MAX_BATCH);
         if rows.recv_many(&mut batch, MAX_BATCH).await == 0 {
             return;
@@ -341,6 +341,14 @@ mod tests {
         );
         assert_eq!(row.params, serde_json::json!({"side": "safe"}));
         assert_eq!((row.signature.clone(), row.confirmed_at), (None, None));
+    }
+
+    /// Postgres overlaps a second statement with a commit; SQLite, which writes one
+    /// transaction at a time, keeps one.
+    #[test]
+    fn statements_in_flight_follow_the_database() {
+        assert_eq!(statements_in_flight(DbBackend::Postgres), 2);
+        assert_eq!(statements_in_flight(DbBackend::Sqlite), 1);
     }
 
     /// A write reads the generations of its own moment: a halt's bump is in the answer of the
