@@ -32,6 +32,13 @@ use crate::values::{ChainAddress, VerifyMethod, Wallet};
 pub const PASSPORT_VERIFIED_SCORE: f64 = 10.0;
 /// The passport check passes from this score on (spec 8).
 pub const PASSPORT_PASSING_SCORE: f64 = 20.0;
+
+/// Whether a Gitcoin Passport score passes the check: the one rule the profile, the callback
+/// and `passport/:wallet` share.
+pub fn passport_passes(score: f64) -> bool {
+    score >= PASSPORT_PASSING_SCORE
+}
+
 /// How long a holder keeps the minimum balance (spec 8).
 pub const HOLD_DAYS: i64 = 45;
 
@@ -83,7 +90,7 @@ impl Record {
     /// A passing proof by any method: a live identity pass, a passport at the passing score,
     /// or a live trusted attestation.
     pub fn fully_verified(&self) -> bool {
-        self.idpass_verified || self.passport_score >= PASSPORT_PASSING_SCORE || self.sas_verified
+        self.idpass_verified || passport_passes(self.passport_score) || self.sas_verified
     }
 
     /// What to do next: nothing when fully verified; the passport when it is what the chain
@@ -417,9 +424,7 @@ pub async fn confirm(
     }
     match (method, address) {
         // Verified as the passport check says (`passport/:wallet`'s `verified`).
-        (VerifyMethod::Passport, _) => {
-            Ok(check_passport(state, address).await? >= PASSPORT_PASSING_SCORE)
-        }
+        (VerifyMethod::Passport, _) => Ok(passport_passes(check_passport(state, address).await?)),
         (VerifyMethod::IdPass, ChainAddress::Solana(wallet)) => {
             let token = verification_id.ok_or_else(|| {
                 ApiError::validation(

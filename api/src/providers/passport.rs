@@ -185,6 +185,12 @@ mod tests {
             Some(&21.5)
         );
         assert!(LocalPassport::from_entries(&["a=b".into()], String::new()).is_err());
+        // A good address with a score that is no number.
+        assert!(LocalPassport::from_entries(
+            &["0xAB00000000000000000000000000000000000000=abc".into()],
+            String::new()
+        )
+        .is_err());
         assert!(LocalPassport::from_entries(&["nothing".into()], String::new()).is_err());
     }
 }

@@ -292,7 +292,7 @@ impl VerifyApi {
         let score = verify::check_passport(&self.state, &wallet.0).await?;
         Ok(Json(PassportScore {
             ok: true,
-            verified: score >= verify::PASSPORT_PASSING_SCORE,
+            verified: verify::passport_passes(score),
             score,
             wallet_address: wallet.0,
         }))
