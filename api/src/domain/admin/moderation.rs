@@ -10,7 +10,7 @@ use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use serde_json::json;
 
 use crate::domain::admin::{log, Operator};
-use crate::domain::agents::resolve::{self, Verdict};
+use crate::domain::agents::resolve::{self, Resolver, Verdict};
 use crate::domain::narratives::feed::HIDDEN;
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -123,11 +123,12 @@ pub async fn force_verdict(
     let verdict = Verdict {
         narrative_id: id,
         outcome,
-        evidence: evidence.clone(),
+        evidence,
         // An operator's verdict is certain: the program's confidence bound's top.
         confidence: Confidence::FULL,
     };
-    let status = resolve::record(state, &format!("admin:{}", operator.0), verdict)
+    // The verdict goes into the oracle audit log and the operators' log in one transaction.
+    let status = resolve::record(state, Resolver::Operator(operator), verdict)
         .await?
         .ok_or_else(|| {
             conflict(
@@ -135,16 +136,5 @@ pub async fn force_verdict(
                 "this narrative is resolved already or not open for resolution",
             )
         })?;
-    // The verdict itself is in the oracle audit log, written with it; this is the operators'
-    // own trail.
-    log(
-        state.store.db(),
-        operator,
-        "narrative.verdict",
-        &id.to_string(),
-        json!({"oracle_status": status.as_str(), "evidence": evidence}),
-        state.now(),
-    )
-    .await?;
     Ok(status)
 }

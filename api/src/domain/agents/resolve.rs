@@ -8,6 +8,7 @@ use poem::http::StatusCode;
 use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::json;
 
+use crate::domain::admin::{self, Operator};
 use crate::domain::agents::{agent_of, webhooks};
 use crate::domain::keys::Caller;
 use crate::domain::notifications;
@@ -44,22 +45,37 @@ pub async fn resolve(
     if !authorised {
         return Err(ApiError::ok_false(StatusCode::FORBIDDEN, refusal));
     }
-    record(state, &agent.id, verdict).await?.ok_or_else(|| {
-        ApiError::ok_false(
-            StatusCode::NOT_FOUND,
-            "narrative not found or not open for resolution",
-        )
-    })
+    record(state, Resolver::Agent(&agent.id), verdict)
+        .await?
+        .ok_or_else(|| {
+            ApiError::ok_false(
+                StatusCode::NOT_FOUND,
+                "narrative not found or not open for resolution",
+            )
+        })
 }
 
-/// Records `verdict` by `actor` (an agent's id, or `admin:<wallet>` for an operator's forced
-/// verdict): the status moves, the audit log, settlement, notices and the webhook follow, in one
-/// database transaction. `None` when the narrative is unknown or not open for resolution.
+/// Who gives a verdict.
+pub enum Resolver<'a> {
+    /// An oracle agent, by its id.
+    Agent(&'a str),
+    /// An operator forcing it (`admin:<wallet>` in the audit log, and a line in the operators'
+    /// own log).
+    Operator(&'a Operator),
+}
+
+/// Records `verdict` by `resolver`: the status moves, the audit log, settlement, notices, the
+/// webhook and, for an operator, the operators' log line follow, in one database transaction.
+/// `None` when the narrative is unknown or not open for resolution.
 pub async fn record(
     state: &AppState,
-    actor: &str,
+    resolver: Resolver<'_>,
     verdict: Verdict,
 ) -> Result<Option<OracleStatus>, ApiError> {
+    let actor = match resolver {
+        Resolver::Agent(id) => id.to_owned(),
+        Resolver::Operator(operator) => format!("admin:{}", operator.0),
+    };
     let evidence: String = verdict
         .evidence
         .unwrap_or_default()
@@ -88,10 +104,10 @@ pub async fn record(
     oracle_audit_log::Entity::insert(oracle_audit_log::ActiveModel {
         id: sea_orm::ActiveValue::NotSet,
         narrative_id: Set(id.clone()),
-        agent_id: Set(actor.to_owned()),
+        agent_id: Set(actor),
         resolution: Set(verdict.outcome == NarrativeSide::Yes),
         confidence: Set(verdict.confidence.get()),
-        evidence: Set(evidence),
+        evidence: Set(evidence.clone()),
         created_at: Set(now),
     })
     .exec_without_returning(&txn)
@@ -125,6 +141,17 @@ pub async fn record(
         now,
     )
     .await?;
+    if let Resolver::Operator(operator) = resolver {
+        admin::log(
+            &txn,
+            operator,
+            "narrative.verdict",
+            &id,
+            json!({"oracle_status": resolution.as_str(), "evidence": evidence}),
+            now,
+        )
+        .await?;
+    }
     txn.commit().await?;
     state.chain.jobs_wake.notify_one();
     Ok(Some(resolution))
