@@ -41,9 +41,26 @@ pub async fn enqueue<K: JobKind>(
     now: i64,
     run_at: i64,
 ) -> Result<i64, sea_orm::DbErr> {
-    let payload = serde_json::to_value(job)
-        .map_err(|e| sea_orm::DbErr::Custom(format!("job payload: {e}")))?;
+    let payload = payload_of(job)?;
     queue::insert(db, K::NAME, job.subject().as_deref(), payload, now, run_at).await
+}
+
+fn payload_of<K: JobKind>(job: &K) -> Result<serde_json::Value, sea_orm::DbErr> {
+    serde_json::to_value(job).map_err(|e| sea_orm::DbErr::Custom(format!("job payload: {e}")))
+}
+
+/// [`enqueue`] for many jobs of one kind, in a few statements.
+pub async fn enqueue_many<K: JobKind>(
+    db: &impl ConnectionTrait,
+    jobs: &[K],
+    now: i64,
+    run_at: i64,
+) -> Result<(), sea_orm::DbErr> {
+    let rows = jobs
+        .iter()
+        .map(|job| Ok((job.subject(), payload_of(job)?)))
+        .collect::<Result<Vec<_>, sea_orm::DbErr>>()?;
+    queue::insert_many(db, K::NAME, &rows, now, run_at).await
 }
 
 /// A kind of job meant to exist once and run for ever (it answers [`JobOutcome::Later`] with
@@ -60,8 +77,7 @@ pub async fn ensure_perpetual<K: PerpetualJob>(
     now: i64,
     run_at: i64,
 ) -> Result<(), sea_orm::DbErr> {
-    let payload = serde_json::to_value(K::default())
-        .map_err(|e| sea_orm::DbErr::Custom(format!("job payload: {e}")))?;
+    let payload = payload_of(&K::default())?;
     queue::ensure_singleton(db, K::NAME, K::SINGLETON, payload, now, run_at).await
 }
 

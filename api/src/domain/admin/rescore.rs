@@ -60,22 +60,26 @@ pub async fn recalculate(
         .into_iter()
         .flatten()
         .collect();
-    let ids: Vec<&String> = ids.iter().filter(|id| !waiting.contains(*id)).collect();
-    for id in &ids {
-        let narrative_id: NarrativeId = id.parse().map_err(ApiError::internal)?;
-        crate::jobs::enqueue(&txn, &ScoreNarrative { narrative_id }, now, now).await?;
-    }
+    let scorings = ids
+        .iter()
+        .filter(|id| !waiting.contains(*id))
+        .map(|id| {
+            let narrative_id: NarrativeId = id.parse().map_err(ApiError::internal)?;
+            Ok(ScoreNarrative { narrative_id })
+        })
+        .collect::<Result<Vec<_>, ApiError>>()?;
+    crate::jobs::enqueue_many(&txn, &scorings, now, now).await?;
     let subject = narrative.map_or_else(|| "open".to_owned(), |id| id.to_string());
     log(
         &txn,
         operator,
         "scores.recalculate",
         &subject,
-        json!({"queued": ids.len()}),
+        json!({"queued": scorings.len()}),
         now,
     )
     .await?;
     txn.commit().await?;
     state.chain.jobs_wake.notify_one();
-    Ok(ids.len() as u64)
+    Ok(scorings.len() as u64)
 }
