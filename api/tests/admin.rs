@@ -124,7 +124,7 @@ async fn operators_see_the_queue_and_moderate_narratives() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|h| h["component"] == "nft")
+        .find(|h| h["name"] == "nft")
         .cloned()
         .unwrap();
     assert_eq!(nft["halted"], false);

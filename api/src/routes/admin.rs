@@ -14,11 +14,10 @@ use crate::clock::iso;
 use crate::domain::admin::{dashboard, moderation, rescore, review, Operator};
 use crate::error::{refusals, Answer};
 use crate::http::auth::AdminAuth;
+use crate::routes::system::ComponentStatus;
 use crate::routes::{ConfirmRequest, Tag};
 use crate::state::AppState;
-use crate::values::{
-    Base58Signature, Component, CreationId, NarrativeId, NarrativeSide, PreparedId, Text,
-};
+use crate::values::{Base58Signature, CreationId, NarrativeId, NarrativeSide, PreparedId, Text};
 
 pub struct AdminApi {
     pub state: Arc<AppState>,
@@ -55,19 +54,13 @@ pub struct IndexerLagBody {
 }
 
 #[derive(Object)]
-pub struct HaltBody {
-    pub component: Component,
-    pub halted: bool,
-    pub reason: Option<String>,
-}
-
-#[derive(Object)]
 pub struct AdminDashboard {
     pub ok: bool,
     pub jobs: Vec<JobCountBody>,
     pub queue: QueueHealthBody,
     pub indexer: Vec<IndexerLagBody>,
-    pub halts: Vec<HaltBody>,
+    /// Each component's halt flag, as `GET /v1/system/status` shows it.
+    pub halts: Vec<ComponentStatus>,
     /// The Solana RPC node answered a blockhash request now.
     pub node_reachable: bool,
 }
@@ -236,11 +229,7 @@ impl AdminApi {
             halts: d
                 .components
                 .into_iter()
-                .map(|c| HaltBody {
-                    component: c.component,
-                    halted: c.halted,
-                    reason: c.reason,
-                })
+                .map(ComponentStatus::from)
                 .collect(),
             node_reachable: d.node_reachable,
         }))

@@ -6,7 +6,7 @@ use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
 
 use crate::clock::iso;
-use crate::domain::system;
+use crate::domain::system::{self, ComponentState};
 use crate::error::{refusals, Answer};
 use crate::http::auth::AdminAuth;
 use crate::routes::Tag;
@@ -24,6 +24,17 @@ pub struct ComponentStatus {
     pub reason: Option<String>,
     /// ISO 8601 UTC of the last change; null when never changed.
     pub updated_at: Option<String>,
+}
+
+impl From<ComponentState> for ComponentStatus {
+    fn from(c: ComponentState) -> Self {
+        ComponentStatus {
+            name: c.component,
+            halted: c.halted,
+            reason: c.reason,
+            updated_at: c.updated_at.map(iso),
+        }
+    }
 }
 
 #[derive(Object)]
@@ -79,12 +90,7 @@ impl SystemApi {
         let components: Vec<ComponentStatus> = system::status(&self.state)
             .await?
             .into_iter()
-            .map(|c| ComponentStatus {
-                name: c.component,
-                halted: c.halted,
-                reason: c.reason,
-                updated_at: c.updated_at.map(iso),
-            })
+            .map(ComponentStatus::from)
             .collect();
         Ok(SystemStatus {
             ok: true,
