@@ -566,6 +566,32 @@ async fn the_shield_gate_blocks_an_address_that_keeps_failing_until_an_operator_
     server.stop().await;
 }
 
+/// A node that takes the connection and never answers does not hold the dashboard: it says
+/// the node is unreachable once its probe's bound passes.
+#[tokio::test]
+async fn the_dashboard_answers_while_the_node_hangs() {
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", silent.local_addr().unwrap());
+    // Accepts every connection and keeps it open, unanswered, until the test ends.
+    let held = tokio::spawn(async move {
+        let mut connections = Vec::new();
+        while let Ok((connection, _)) = silent.accept().await {
+            connections.push(connection);
+        }
+    });
+    let server = TestServer::start(|c| c.solana_rpc_url = url.into()).await;
+    let (status, board) = tokio::time::timeout(
+        std::time::Duration::from_secs(15),
+        admin(&server, reqwest::Method::GET, "/v1/admin/dashboard", None),
+    )
+    .await
+    .expect("the dashboard answers within the probe's bound, not the RPC client's");
+    assert_eq!(status, StatusCode::OK, "{board}");
+    assert_eq!(board["node_reachable"], false);
+    held.abort();
+    server.stop().await;
+}
+
 /// The gate holds against an address only what it sent: attempts the service itself failed
 /// (503 while shield is halted) do not count toward a block.
 #[tokio::test]

@@ -61,7 +61,8 @@ pub struct AdminDashboard {
     pub indexer: Vec<IndexerLagBody>,
     /// Each component's halt flag, as `GET /v1/system/status` shows it.
     pub halts: Vec<ComponentStatus>,
-    /// The Solana RPC node answered a blockhash request now.
+    /// The Solana RPC node answered a blockhash request within 2 s (one the prepares fetched
+    /// in the last 10 s counts).
     pub node_reachable: bool,
 }
 

@@ -1,6 +1,8 @@
 //! The operators' dashboard (spec 5.6): the job queue's counts and health, how far behind the
 //! indexer's checkpoints are, the halt flags, and whether the ledger answers.
 
+use std::time::Duration;
+
 use narrative_store::entities::{indexer_checkpoints, jobs};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 
@@ -34,12 +36,16 @@ pub struct IndexerLag {
     pub lag_secs: i64,
 }
 
+/// How long the dashboard waits for the node's answer.
+pub const NODE_PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
 pub struct Dashboard {
     pub jobs: Vec<JobCount>,
     pub queue: QueueHealth,
     pub indexer: Vec<IndexerLag>,
     pub components: Vec<ComponentState>,
-    /// The ledger answered a blockhash request now.
+    /// The ledger answered a blockhash request within [`NODE_PROBE_TIMEOUT`] (a blockhash the
+    /// prepares fetched in the last 10 s counts).
     pub node_reachable: bool,
 }
 
@@ -102,7 +108,12 @@ pub async fn dashboard(state: &AppState) -> Result<Dashboard, ApiError> {
         })
         .collect();
     let components = system::status(state).await?;
-    let node_reachable = state.chain.ledger.latest_blockhash().await.is_ok();
+    // A node that accepts the connection and never answers would hold the dashboard for the
+    // RPC client's whole timeout, when the dashboard is most needed.
+    let node_reachable =
+        tokio::time::timeout(NODE_PROBE_TIMEOUT, state.chain.ledger.latest_blockhash())
+            .await
+            .is_ok_and(|answer| answer.is_ok());
     Ok(Dashboard {
         jobs,
         queue,
