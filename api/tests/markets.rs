@@ -78,6 +78,22 @@ impl Setup {
             .to_string()
     }
 
+    /// The admin signs and lands a prepared approval; the confirm's answer.
+    async fn land_approval(&self, prepared: &Value, admin: &Keypair) -> (StatusCode, Value) {
+        let signature = self
+            .ledger
+            .process(chain::sign(prepared, admin))
+            .await
+            .expect("approval lands")
+            .to_string();
+        self.admin(
+            reqwest::Method::POST,
+            "/v1/admin/markets/approval/confirm",
+            &json!({"prepared_id": prepared["prepared_id"], "signature": signature}),
+        )
+        .await
+    }
+
     fn body(&self, signer: &Keypair, variant: &str, fee_tx: &str, seed_yes: f64) -> Value {
         let deadline = chrono::Utc::now().timestamp() + 7 * 86_400;
         let question = "Will the \"Kestrel\" upgrade ship before the deadline?";
@@ -317,19 +333,7 @@ async fn a_classic_market_waits_for_review() {
         .await;
     assert_eq!(status, StatusCode::OK, "{prepared}");
     let admin = integration_tests::harness::keypair(1, 0);
-    let signature = s
-        .ledger
-        .process(chain::sign(&prepared, &admin))
-        .await
-        .expect("approval lands")
-        .to_string();
-    let (status, confirmed) = s
-        .admin(
-            reqwest::Method::POST,
-            "/v1/admin/markets/approval/confirm",
-            &json!({"prepared_id": prepared["prepared_id"], "signature": signature}),
-        )
-        .await;
+    let (status, confirmed) = s.land_approval(&prepared, &admin).await;
     assert_eq!(status, StatusCode::OK, "{confirmed}");
     assert_eq!(confirmed["market"]["status"], "open");
     let market: Market = s.ledger.harness.lock().await.account(address).await;
@@ -392,19 +396,7 @@ async fn a_classic_market_waits_for_review() {
         .await;
     assert_eq!(status, StatusCode::OK, "{rejected}");
     assert_eq!(rejected["market"]["status"], "rejected");
-    let signature = s
-        .ledger
-        .process(chain::sign(&prepared, &admin))
-        .await
-        .expect("approval lands")
-        .to_string();
-    let (status, confirmed) = s
-        .admin(
-            reqwest::Method::POST,
-            "/v1/admin/markets/approval/confirm",
-            &json!({"prepared_id": prepared["prepared_id"], "signature": signature}),
-        )
-        .await;
+    let (status, confirmed) = s.land_approval(&prepared, &admin).await;
     assert_eq!(status, StatusCode::OK, "{confirmed}");
     assert_eq!(confirmed["market"]["status"], "open");
     s.server.stop().await;

@@ -6,6 +6,7 @@
 mod common;
 
 use anchor_lang::solana_program::system_instruction;
+use common::bank::BankLedger;
 use common::chain::{sign, sign_send_confirm, start_on_bank_with};
 use common::TestServer;
 use integration_tests::harness::HarnessOptions;
@@ -39,6 +40,34 @@ async fn give_score(server: &TestServer, wallet: &Pubkey, first_market: i64, win
     for t in 0..wins {
         common::fixtures::settled(db, &wallet, first_market + t, "yes", &[(&wallet, "yes")]).await;
     }
+}
+
+/// `from` sends its NFT `mint` to `to`, on the ledger (creating `to`'s account).
+async fn give_nft(ledger: &BankLedger, from: &Keypair, to: &Pubkey, mint: &Pubkey) {
+    let transfer = spl_token_2022_interface::instruction::transfer_checked(
+        &TOKEN_2022_PROGRAM,
+        &associated_token_account(&from.pubkey(), mint, &TOKEN_2022_PROGRAM),
+        mint,
+        &associated_token_account(to, mint, &TOKEN_2022_PROGRAM),
+        &from.pubkey(),
+        &[],
+        1,
+        0,
+    )
+    .unwrap();
+    ledger
+        .harness
+        .lock()
+        .await
+        .process(
+            &[
+                create_associated_account(&from.pubkey(), to, mint),
+                transfer,
+            ],
+            &[from],
+        )
+        .await
+        .expect("the transfer lands");
 }
 
 async fn webhook(server: &TestServer, path: &str, payload: &Value) -> (StatusCode, Value) {
@@ -230,29 +259,7 @@ async fn a_wallet_mints_its_tier_nft_once_and_the_ledger_says_who_holds_it() {
     assert_eq!(profile["nft_tier"], Value::Null);
 
     // The minter sends it to the receiver, on the ledger.
-    {
-        let mut h = ledger.harness.lock().await;
-        let transfer = spl_token_2022_interface::instruction::transfer_checked(
-            &TOKEN_2022_PROGRAM,
-            &associated_token_account(&minter.pubkey(), &mint, &TOKEN_2022_PROGRAM),
-            &mint,
-            &associated_token_account(&receiver.pubkey(), &mint, &TOKEN_2022_PROGRAM),
-            &minter.pubkey(),
-            &[],
-            1,
-            0,
-        )
-        .unwrap();
-        h.process(
-            &[
-                create_associated_account(&minter.pubkey(), &receiver.pubkey(), &mint),
-                transfer,
-            ],
-            &[&minter],
-        )
-        .await
-        .expect("the transfer lands");
-    }
+    give_nft(&ledger, &minter, &receiver.pubkey(), &mint).await;
 
     // A webhook naming the mint and a wallet that does not hold it: the recorded holder is
     // asked too, the ledger shows neither holding it, so the NFT has no known holder now.
@@ -327,29 +334,7 @@ async fn a_wallet_mints_its_tier_nft_once_and_the_ledger_says_who_holds_it() {
     // The bystander's unconfirmed NFT goes to the receiver, a webhook records that, and only
     // then the bystander's confirm arrives: it records the mint, not a holder it no longer is.
     let bystander_mint: Pubkey = unconfirmed["mint"].as_str().unwrap().parse().unwrap();
-    {
-        let mut h = ledger.harness.lock().await;
-        let transfer = spl_token_2022_interface::instruction::transfer_checked(
-            &TOKEN_2022_PROGRAM,
-            &associated_token_account(&bystander.pubkey(), &bystander_mint, &TOKEN_2022_PROGRAM),
-            &bystander_mint,
-            &associated_token_account(&receiver.pubkey(), &bystander_mint, &TOKEN_2022_PROGRAM),
-            &bystander.pubkey(),
-            &[],
-            1,
-            0,
-        )
-        .unwrap();
-        h.process(
-            &[
-                create_associated_account(&bystander.pubkey(), &receiver.pubkey(), &bystander_mint),
-                transfer,
-            ],
-            &[&bystander],
-        )
-        .await
-        .expect("the transfer lands");
-    }
+    give_nft(&ledger, &bystander, &receiver.pubkey(), &bystander_mint).await;
     let (_, body) = webhook(
         &server,
         "/v1/nft/webhook/transfer",
