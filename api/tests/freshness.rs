@@ -109,15 +109,17 @@ async fn every_kind_of_write_is_in_the_next_read_of_both_processes() {
 
     // 1. A backing confirmed through this process's api.
     let wallet = ledger.harness.lock().await.wallets[0].insecure_clone();
+    let now = server.clock.now();
     let message = format!(
-        "narrative-market-service:shield-terms:2026-11:{}",
+        "narrative-market-service:shield-terms:2026-11:{}:issued-at:{now}",
         wallet.pubkey()
     );
     let (status, _) = server
         .post(
             "/v1/shield/terms-ack",
             &json!({"wallet": wallet.pubkey().to_string(),
-                    "signature": wallet.sign_message(message.as_bytes()).to_string()}),
+                    "signature": wallet.sign_message(message.as_bytes()).to_string(),
+                    "issued_at": now}),
         )
         .await;
     assert_eq!(status, StatusCode::OK);
@@ -408,8 +410,9 @@ async fn a_prepare_answers_the_terms_halts_and_coverages_committed_before_it() {
 
     // Terms acknowledged through the other process: the very next prepare here is accepted
     // (the refusal kept in memory is checked again after the barrier).
+    let now = server.clock.now();
     let message = format!(
-        "narrative-market-service:shield-terms:2026-11:{}",
+        "narrative-market-service:shield-terms:2026-11:{}:issued-at:{now}",
         wallet.pubkey()
     );
     let acknowledged = http
@@ -417,6 +420,7 @@ async fn a_prepare_answers_the_terms_halts_and_coverages_committed_before_it() {
         .json(&json!({
             "wallet": wallet.pubkey().to_string(),
             "signature": wallet.sign_message(message.as_bytes()).to_string(),
+            "issued_at": now,
         }))
         .send()
         .await
@@ -459,12 +463,14 @@ async fn a_block_committed_anywhere_refuses_the_next_prepare_and_leaves_no_row()
     let http = reqwest::Client::new();
     let wallet = Keypair::new();
     let address = wallet.pubkey().to_string();
-    let message = format!("narrative-market-service:shield-terms:2026-11:{address}");
+    let now = server.clock.now();
+    let message = format!("narrative-market-service:shield-terms:2026-11:{address}:issued-at:{now}");
     let (status, _) = server
         .post(
             "/v1/shield/terms-ack",
             &json!({"wallet": address,
-                    "signature": wallet.sign_message(message.as_bytes()).to_string()}),
+                    "signature": wallet.sign_message(message.as_bytes()).to_string(),
+                    "issued_at": now}),
         )
         .await;
     assert_eq!(status, StatusCode::OK);

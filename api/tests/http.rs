@@ -368,14 +368,15 @@ async fn terms_acknowledgement_needs_the_wallets_signature() {
     let server = TestServer::start(|c| c.shield_terms_version = "v7".into()).await;
     let key = SigningKey::generate(&mut rand::rngs::OsRng);
     let wallet = bs58::encode(key.verifying_key().to_bytes()).into_string();
-    let message = format!("narrative-market-service:shield-terms:v7:{wallet}");
+    let now = server.clock.now();
+    let message = format!("narrative-market-service:shield-terms:v7:{wallet}:issued-at:{now}");
     let signature = bs58::encode(key.sign(message.as_bytes()).to_bytes()).into_string();
 
     let forged = bs58::encode(key.sign(b"something else").to_bytes()).into_string();
     let (status, body) = server
         .post(
             "/v1/shield/terms-ack",
-            &json!({"wallet": wallet, "signature": forged}),
+            &json!({"wallet": wallet, "signature": forged, "issued_at": now}),
         )
         .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
@@ -384,7 +385,7 @@ async fn terms_acknowledgement_needs_the_wallets_signature() {
     let (status, body) = server
         .post(
             "/v1/shield/terms-ack",
-            &json!({"wallet": wallet, "signature": signature, "terms_version": "v6"}),
+            &json!({"wallet": wallet, "signature": signature, "issued_at": now, "terms_version": "v6"}),
         )
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "stale terms version");
@@ -393,7 +394,7 @@ async fn terms_acknowledgement_needs_the_wallets_signature() {
     let (status, body) = server
         .post(
             "/v1/shield/terms-ack",
-            &json!({"wallet": wallet, "signature": signature}),
+            &json!({"wallet": wallet, "signature": signature, "issued_at": now}),
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{body}");
@@ -401,10 +402,35 @@ async fn terms_acknowledgement_needs_the_wallets_signature() {
     assert_eq!(body["terms_version"], "v7");
     assert_eq!(body["wallet"], wallet);
 
+    // The same proof again is a replay, refused though its signature is good.
     let (status, body) = server
         .post(
             "/v1/shield/terms-ack",
-            &json!({"wallet": "zz", "signature": signature}),
+            &json!({"wallet": wallet, "signature": signature, "issued_at": now}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_eq!(body["error"], "invalid_signature");
+    assert!(body["message"].as_str().unwrap().contains("already used"), "{body}");
+
+    // A proof signed longer ago than the window is refused, and says the server's time.
+    let old = now - 301;
+    let stale = format!("narrative-market-service:shield-terms:v7:{wallet}:issued-at:{old}");
+    let stale = bs58::encode(key.sign(stale.as_bytes()).to_bytes()).into_string();
+    let (status, body) = server
+        .post(
+            "/v1/shield/terms-ack",
+            &json!({"wallet": wallet, "signature": stale, "issued_at": old}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_eq!(body["error"], "invalid_signature");
+    assert!(body["server_time"].as_i64().is_some(), "{body}");
+
+    let (status, body) = server
+        .post(
+            "/v1/shield/terms-ack",
+            &json!({"wallet": "zz", "signature": signature, "issued_at": now}),
         )
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
@@ -418,7 +444,7 @@ async fn terms_acknowledgement_needs_the_wallets_signature() {
     let (status, _) = server
         .post(
             "/v1/shield/terms-ack/",
-            &json!({"wallet": wallet, "signature": forged}),
+            &json!({"wallet": wallet, "signature": forged, "issued_at": now}),
         )
         .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
@@ -447,7 +473,7 @@ async fn terms_acknowledgement_needs_the_wallets_signature() {
         .json()
         .await
         .unwrap();
-    assert_eq!(log["total"], 5);
+    assert_eq!(log["total"], 7);
     let outcomes: Vec<&str> = log["entries"]
         .as_array()
         .unwrap()
@@ -459,15 +485,17 @@ async fn terms_acknowledgement_needs_the_wallets_signature() {
         [
             "invalid_signature",
             "invalid request body: wallet: must be a base58 public key of 32 bytes",
+            "invalid_signature",
+            "invalid_signature",
             "acknowledged",
             "terms_version must be the current version v7",
             "invalid_signature"
         ]
     );
     assert_eq!(log["entries"][0]["route"], "/v1/shield/terms-ack");
-    assert_eq!(log["entries"][2]["wallet"], wallet);
-    assert_eq!(log["entries"][2]["ip"], "127.0.0.1");
-    assert_eq!(log["entries"][2]["route"], "/v1/shield/terms-ack");
+    assert_eq!(log["entries"][4]["wallet"], wallet);
+    assert_eq!(log["entries"][4]["ip"], "127.0.0.1");
+    assert_eq!(log["entries"][4]["route"], "/v1/shield/terms-ack");
     server.stop().await;
 }
 

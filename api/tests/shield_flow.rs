@@ -58,8 +58,9 @@ impl Flow {
     }
 
     async fn accept_terms(&self, wallet: &Keypair) {
+        let now = self.server.clock.now();
         let message = format!(
-            "narrative-market-service:shield-terms:2026-11:{}",
+            "narrative-market-service:shield-terms:2026-11:{}:issued-at:{now}",
             wallet.pubkey()
         );
         let signature = wallet.sign_message(message.as_bytes());
@@ -67,7 +68,8 @@ impl Flow {
             .server
             .post(
                 "/v1/shield/terms-ack",
-                &json!({"wallet": wallet.pubkey().to_string(), "signature": signature.to_string()}),
+                &json!({"wallet": wallet.pubkey().to_string(), "signature": signature.to_string(),
+                        "issued_at": now}),
             )
             .await;
         assert_eq!(status, StatusCode::OK, "{body}");

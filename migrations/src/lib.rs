@@ -34,6 +34,7 @@ mod m20261125_000022_tier_nfts;
 mod m20261125_000023_admin_actions;
 mod m20261125_000024_shield_blocked_ips;
 mod m20261126_000025_probe_log_refusals;
+mod m20261127_000026_wallet_proofs;
 
 pub struct Migrator;
 
@@ -66,6 +67,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000023_admin_actions::Migration),
             Box::new(m20261125_000024_shield_blocked_ips::Migration),
             Box::new(m20261126_000025_probe_log_refusals::Migration),
+            Box::new(m20261127_000026_wallet_proofs::Migration),
         ]
     }
 }

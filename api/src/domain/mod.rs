@@ -22,3 +22,4 @@ pub mod terms;
 pub mod users;
 pub mod verify;
 pub mod waitlist;
+pub mod wallet_proof;

@@ -1,42 +1,39 @@
 //! The platform terms (spec 4.10's `GET /v1/terms/status/:wallet`): one current version
-//! (`TERMS_VERSION`), accepted by the wallet's signature of a message naming that version, once
-//! per wallet and version. The conviction profile's `terms_*` fields report the same record.
+//! (`TERMS_VERSION`), accepted by the wallet's signature of a message naming that version (a
+//! [`wallet_proof`] statement), once per wallet and version. The conviction profile's `terms_*` fields report the same record.
 //! (Shield backings need their own acknowledgement, of the shield terms: `shield::terms`.)
 
 use narrative_store::entities::terms_acceptances;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 
+use crate::domain::wallet_proof::{self, Proof, Statement};
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::values::{Base58Signature, Wallet};
+use crate::values::Wallet;
 
-/// What a wallet signs to accept `version` of the terms.
-pub fn message(version: &str, wallet: &Wallet) -> String {
-    format!("narrative-market-service:terms:{version}:{wallet}")
+/// What a wallet signs to accept `version` of the terms (with its issued-at time).
+pub fn statement(version: &str, wallet: impl std::fmt::Display) -> Statement {
+    Statement::new("terms").field(version).field(wallet)
 }
 
 /// Checks a wallet's signed acceptance of terms whose current version is `current`: the
-/// `version` named, if any, must be it (400), and `signature` must be the wallet's signature of
-/// `message` (401 `invalid_signature`). Shared by the platform terms and the shield's.
-pub fn check_signed(
+/// `version` named, if any, must be it (400), and `proof` must be the wallet's fresh, unused
+/// signature of `statement` (401 `invalid_signature`), which it then uses up. Shared by the
+/// platform terms and the shield's.
+pub async fn check_signed(
+    state: &AppState,
     current: &str,
     version: Option<&str>,
-    wallet: &Wallet,
-    signature: &Base58Signature,
-    message: &str,
+    statement: &Statement,
+    proof: Proof<'_>,
 ) -> Result<(), ApiError> {
     if version.is_some_and(|v| v != current) {
         return Err(ApiError::validation(format!(
             "terms_version must be the current version {current}"
         )));
     }
-    if !signature.signs(wallet, message.as_bytes()) {
-        return Err(ApiError::invalid_signature(
-            "signature is not the wallet's signature of the terms message",
-        ));
-    }
-    Ok(())
+    wallet_proof::prove(state, statement, proof).await
 }
 
 /// Where a wallet stands with the terms.
@@ -78,18 +75,20 @@ pub async fn status(state: &AppState, wallet: &Wallet) -> Result<TermsStatus, Ap
 /// be it). Accepting again answers the first acceptance and writes nothing.
 pub async fn accept(
     state: &AppState,
-    wallet: &Wallet,
-    signature: &Base58Signature,
+    proof: Proof<'_>,
     version: Option<&str>,
 ) -> Result<terms_acceptances::Model, ApiError> {
     let current = &state.terms_version;
+    let wallet = proof.wallet;
+    let signature = proof.signature;
     check_signed(
+        state,
         current,
         version,
-        wallet,
-        signature,
-        &message(current, wallet),
-    )?;
+        &statement(current, wallet),
+        proof,
+    )
+    .await?;
     terms_acceptances::Entity::insert(terms_acceptances::ActiveModel {
         wallet: Set(wallet.to_string()),
         terms_version: Set(current.clone()),

@@ -15,13 +15,15 @@ use crate::domain::admin::Operator;
 use crate::domain::shield::backing::{self, BackShield, ShieldAmount};
 use crate::domain::shield::partners::{self, Application};
 use crate::domain::shield::{gate, probe_log, protocols, resolution, terms};
+use crate::domain::wallet_proof::Proof;
 use crate::error::{refusals, Answer};
 use crate::http::auth::AdminAuth;
 use crate::http::cache::fresh_until;
 use crate::routes::{BackRefusals, ConfirmRefusals, ConfirmRequest, Tag};
 use crate::state::AppState;
 use crate::values::{
-    page, sol, sol_u64, Base58Signature, PreparedId, ProtocolId, ShieldSide, Text, Wallet,
+    page, sol, sol_u64, Base58Signature, PreparedId, ProtocolId, ShieldSide, Text, UnixSeconds,
+    Wallet,
 };
 
 pub struct ShieldApi {
@@ -124,8 +126,11 @@ pub struct TermsAck {
     /// The backer's wallet.
     pub wallet: Wallet,
     /// The wallet's signature of
-    /// `narrative-market-service:shield-terms:<terms_version>:<wallet>`.
+    /// `narrative-market-service:shield-terms:<terms_version>:<wallet>:issued-at:<issued_at>`.
     pub signature: Base58Signature,
+    /// When the wallet signed (unix seconds): accepted within 300 s before the server's time
+    /// (60 s after), once.
+    pub issued_at: UnixSeconds,
     /// Defaults to the current version; another version is refused.
     pub terms_version: Option<Text<100>>,
 }
@@ -370,8 +375,11 @@ impl ShieldApi {
         let body = body.0;
         let at = terms::acknowledge(
             &self.state,
-            &body.wallet,
-            &body.signature,
+            Proof {
+                wallet: &body.wallet,
+                signature: &body.signature,
+                issued_at: body.issued_at,
+            },
             body.terms_version.as_ref().map(Text::as_str),
         )
         .await?;

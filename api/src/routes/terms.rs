@@ -9,10 +9,11 @@ use poem_openapi::{Object, OpenApi};
 
 use crate::clock::iso;
 use crate::domain::terms;
+use crate::domain::wallet_proof::Proof;
 use crate::error::{refusals, Answer};
 use crate::routes::Tag;
 use crate::state::AppState;
-use crate::values::{Base58Signature, Text, Wallet};
+use crate::values::{Base58Signature, Text, UnixSeconds, Wallet};
 
 pub struct TermsApi {
     pub state: Arc<AppState>,
@@ -22,7 +23,8 @@ pub struct TermsApi {
 pub struct CurrentTerms {
     pub ok: bool,
     pub terms_version: String,
-    /// What a wallet signs to accept them, `<wallet>` standing for its address.
+    /// What a wallet signs to accept them, `<wallet>` standing for its address and
+    /// `<issued_at>` for the unix seconds it signs at.
     pub message_template: String,
 }
 
@@ -44,8 +46,11 @@ pub struct TermsStatus {
 pub struct TermsAccept {
     pub wallet: Wallet,
     /// The wallet's ed25519 signature (base58) of
-    /// `narrative-market-service:terms:<terms_version>:<wallet>`.
+    /// `narrative-market-service:terms:<terms_version>:<wallet>:issued-at:<issued_at>`.
     pub signature: Base58Signature,
+    /// When the wallet signed (unix seconds): accepted within 300 s before the server's time
+    /// (60 s after), once.
+    pub issued_at: UnixSeconds,
     /// The version accepted; must be the current one.
     pub terms_version: Option<Text<64>>,
 }
@@ -73,7 +78,7 @@ impl TermsApi {
         let version = self.state.terms_version.clone();
         Ok(Json(CurrentTerms {
             ok: true,
-            message_template: format!("narrative-market-service:terms:{version}:<wallet>"),
+            message_template: terms::statement(&version, &"<wallet>").template(),
             terms_version: version,
         }))
     }
@@ -99,8 +104,11 @@ impl TermsApi {
         let body = body.0;
         let accepted = terms::accept(
             &self.state,
-            &body.wallet,
-            &body.signature,
+            Proof {
+                wallet: &body.wallet,
+                signature: &body.signature,
+                issued_at: body.issued_at,
+            },
             body.terms_version.as_ref().map(Text::as_str),
         )
         .await?;

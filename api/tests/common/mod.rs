@@ -39,6 +39,12 @@ impl SigningWallet {
         use ed25519_dalek::Signer;
         bs58::encode(self.key.sign(message.as_bytes()).to_bytes()).into_string()
     }
+
+    /// Its signature of `statement` issued at `issued_at`, as the service's signed messages
+    /// end (`<statement>:issued-at:<unix seconds>`).
+    pub fn sign_at(&self, statement: &str, issued_at: i64) -> String {
+        self.sign(&format!("{statement}:issued-at:{issued_at}"))
+    }
 }
 
 pub const ADMIN_WALLET: &str = "AdminWa11et1111111111111111111111111111111";

@@ -56,6 +56,7 @@ pub mod shield_terms_acknowledgements;
 pub mod shield_votes;
 pub mod system_components;
 pub mod terms_acceptances;
+pub mod used_wallet_signatures;
 pub mod tier_nfts;
 pub mod waitlist_entries;
 pub mod wallet_screenings;

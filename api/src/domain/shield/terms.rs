@@ -8,13 +8,14 @@ use sea_orm::{ActiveValue::Set, EntityTrait};
 
 use crate::domain::system::ensure_running;
 use crate::domain::terms::check_signed;
+use crate::domain::wallet_proof::{Proof, Statement};
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::values::{Base58Signature, Component, Wallet};
+use crate::values::{Component, Wallet};
 
-/// What a wallet signs to acknowledge the shield terms.
-pub fn message(terms_version: &str, wallet: &Wallet) -> String {
-    format!("narrative-market-service:shield-terms:{terms_version}:{wallet}")
+/// What a wallet signs to acknowledge the shield terms (with its issued-at time).
+pub fn statement(terms_version: &str, wallet: &Wallet) -> Statement {
+    Statement::new("shield-terms").field(terms_version).field(wallet)
 }
 
 /// Whether `wallet` acknowledged the current terms, as of generations `now` (from the memo
@@ -43,20 +44,21 @@ pub async fn acknowledged_as_of(
 /// must be it); the time it was recorded.
 pub async fn acknowledge(
     state: &AppState,
-    wallet: &Wallet,
-    signature: &Base58Signature,
+    proof: Proof<'_>,
     terms_version: Option<&str>,
 ) -> Result<i64, ApiError> {
     let db = state.store.db();
     ensure_running(db, Component::Shield).await?;
     let current = &state.shield_terms_version;
+    let wallet = proof.wallet;
     check_signed(
+        state,
         current,
         terms_version,
-        wallet,
-        signature,
-        &message(current, wallet),
-    )?;
+        &statement(current, wallet),
+        proof,
+    )
+    .await?;
     let at = state.now();
     shield_terms_acknowledgements::Entity::insert(shield_terms_acknowledgements::ActiveModel {
         wallet: Set(wallet.to_string()),
