@@ -65,7 +65,11 @@ async fn leaderboards_over_ten_thousand_wallets_rank_in_sql_and_are_served_from_
                 )
             })
             .collect();
-        assert_eq!(got, expected[offset..offset + 100].to_vec(), "offset {offset}");
+        assert_eq!(
+            got,
+            expected[offset..offset + 100].to_vec(),
+            "offset {offset}"
+        );
         assert_eq!(body["leaderboard"][0]["rank"], offset as u64 + 1);
     }
 
@@ -78,7 +82,8 @@ async fn leaderboards_over_ten_thousand_wallets_rank_in_sql_and_are_served_from_
         .map(wallet)
         .chain(scores.keys().cloned())
         .collect();
-    let completed: BTreeMap<String, usize> = (0..WALLETS).map(|i| (wallet(i), missions(i))).collect();
+    let completed: BTreeMap<String, usize> =
+        (0..WALLETS).map(|i| (wallet(i), missions(i))).collect();
     let by_missions = ranked(
         universe
             .iter()

@@ -76,7 +76,9 @@ impl MigrationTrait for Migration {
                     String::new()
                 };
                 m.get_connection()
-                    .execute_unprepared(&format!("DROP TRIGGER IF EXISTS nms_gen_{table}_{tag}{on}"))
+                    .execute_unprepared(&format!(
+                        "DROP TRIGGER IF EXISTS nms_gen_{table}_{tag}{on}"
+                    ))
                     .await?;
             }
         }

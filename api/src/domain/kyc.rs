@@ -139,8 +139,7 @@ async fn screened(
     let row = match kept {
         Some(row) => row,
         None => {
-            quota::charge_cost_per_ip(state, &state.cost_caps.screening, ip, "screenings")
-                .await?;
+            quota::charge_cost_per_ip(state, &state.cost_caps.screening, ip, "screenings").await?;
             let screened = state.screening.screen(&key).await.map_err(|e| {
                 ApiError::provider_unavailable(
                     "screening_unavailable",

@@ -511,8 +511,7 @@ pub async fn check_holder(
     let found = match state.holder_checks.get(&key, now) {
         Some(kept) => kept,
         None => {
-            quota::charge_cost_per_ip(state, &state.cost_caps.holder, ip, "holder checks")
-                .await?;
+            quota::charge_cost_per_ip(state, &state.cost_caps.holder, ip, "holder checks").await?;
             let found = holding(
                 state.chain.ledger.as_ref(),
                 &wallet.pubkey(),

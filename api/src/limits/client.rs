@@ -45,7 +45,9 @@ impl Network {
     pub fn contains(&self, ip: IpAddr) -> bool {
         match (self.address, ip.to_canonical()) {
             (IpAddr::V4(net), IpAddr::V4(ip)) => {
-                let mask = u32::MAX.checked_shl(32 - u32::from(self.prefix)).unwrap_or(0);
+                let mask = u32::MAX
+                    .checked_shl(32 - u32::from(self.prefix))
+                    .unwrap_or(0);
                 u32::from(net) & mask == u32::from(ip) & mask
             }
             (IpAddr::V6(net), IpAddr::V6(ip)) => {
@@ -269,7 +271,10 @@ mod tests {
         assert_eq!(forwarded_for_entry(" 1.2.3.4 "), Some(ip("1.2.3.4")));
         assert_eq!(forwarded_for_entry("1.2.3.4:8080"), Some(ip("1.2.3.4")));
         assert_eq!(forwarded_for_entry("2001:db8::1"), Some(ip("2001:db8::1")));
-        assert_eq!(forwarded_for_entry("[2001:db8::1]:80"), Some(ip("2001:db8::1")));
+        assert_eq!(
+            forwarded_for_entry("[2001:db8::1]:80"),
+            Some(ip("2001:db8::1"))
+        );
         assert_eq!(forwarded_for_entry("unknown"), None);
         assert_eq!(
             forwarded_element("for=192.0.2.60;proto=http;by=203.0.113.43"),

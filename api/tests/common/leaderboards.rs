@@ -3,8 +3,8 @@
 //! resolved backings (a conviction score) and an agent whose claimed backing realised a PnL, all
 //! from formulas of `i` with many ties, so a test can compute the expected rankings.
 
-use narrative_store::entities::{agents, mission_completions, point_awards};
 use narrative_sdk::Pubkey;
+use narrative_store::entities::{agents, mission_completions, point_awards};
 use sea_orm::{DatabaseConnection, EntityTrait, IntoActiveModel};
 
 use super::fixtures;

@@ -4,9 +4,7 @@
 use std::collections::HashMap;
 
 use narrative_store::entities::{agents, backings, markets, narratives};
-use sea_orm::{
-    ColumnTrait, EntityTrait, FromQueryResult, QueryFilter, QueryOrder, Statement,
-};
+use sea_orm::{ColumnTrait, EntityTrait, FromQueryResult, QueryFilter, QueryOrder, Statement};
 
 use crate::error::ApiError;
 use crate::state::AppState;
