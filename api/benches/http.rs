@@ -10,7 +10,9 @@
 //! (default 32) connections on 2 threads: `GET /hello`, `GET /v1/shield/protocols`,
 //! `GET /v1/narratives` (the public feed over `BENCH_NARRATIVES`, default 5,000, narratives with
 //! their indexed markets and backings), `POST /v1/shield/back` (a prepared `back_shield`,
-//! stored like every prepare, for `BENCH_WALLETS`, default 64, wallets in turn) and the broad listing `GET /v1/narratives?broad=true&limit=5000`,
+//! stored like every prepare, for `BENCH_WALLETS`, default 64, wallets in turn), the missions,
+//! points and agents leaderboards (over `BENCH_LEADERBOARD_WALLETS`, default 10,000, wallets
+//! each) and the broad listing `GET /v1/narratives?broad=true&limit=5000`,
 //! whose first (uncached) answer is also timed alone, with the process's memory before and
 //! after. `BENCH_ONLY=<text>` runs the hello-world baseline and the runs whose name contains
 //! the text; `BENCH_CACHE_MB` sets the response cache (default 64; 0: off). Anonymous rate limits are raised out of the way; their check still runs on every
@@ -33,6 +35,10 @@ use serde_json::{json, Value};
 #[path = "../tests/common/fixtures.rs"]
 #[allow(dead_code)]
 mod fixtures;
+// The leaderboards' wallets, as the tests seed them.
+#[path = "../tests/common/leaderboards.rs"]
+#[allow(dead_code)]
+mod leaderboards;
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -272,6 +278,10 @@ async fn main() {
     insert_all(db.store.db(), market_rows).await;
     insert_all(db.store.db(), backing_rows).await;
     insert_all(db.store.db(), narrative_rows).await;
+    // The points, missions and agents leaderboards rank `BENCH_LEADERBOARD_WALLETS` (default
+    // 10,000) wallets each.
+    let ranked = env_usize("BENCH_LEADERBOARD_WALLETS", 10_000);
+    leaderboards::seed(db.store.db(), ranked, now).await;
     // Prepares come from `BENCH_WALLETS` (default 64) wallets in turn, each with the terms
     // acknowledged: a wallet's backing address takes as many bump tries as its seeds need (one
     // wallet can need twice the average), so many wallets measure what a prepare costs on
@@ -373,6 +383,21 @@ async fn main() {
             ),
             format!("{base}/v1/shield/back"),
             Some(script.as_path()),
+        ),
+        (
+            format!("`GET /v1/missions/leaderboard` ({ranked} wallets)"),
+            format!("{base}/v1/missions/leaderboard"),
+            None,
+        ),
+        (
+            format!("`GET /v1/points/leaderboard` ({ranked} wallets)"),
+            format!("{base}/v1/points/leaderboard"),
+            None,
+        ),
+        (
+            format!("`GET /v1/agent/leaderboard` ({ranked} agents)"),
+            format!("{base}/v1/agent/leaderboard"),
+            None,
         ),
         (
             format!("`GET /v1/narratives?broad=true&limit=5000` ({narratives} narratives)"),

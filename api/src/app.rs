@@ -238,7 +238,8 @@ async fn serve_metrics(
             let text = metrics.render()
                 + &state.caches.render()
                 + &state.chain.writer.render()
-                + &state.push_deliveries.render();
+                + &state.push_deliveries.render()
+                + &state.key_memory.render();
             match state.indexer_metrics.get() {
                 Some(indexer) => text + &indexer.render(),
                 None => text,

@@ -25,8 +25,10 @@ use crate::domain::narratives::scoring::Scorer;
 use crate::domain::notifications::announcements::Announcer;
 use crate::domain::notifications::follower::EventFollower;
 use crate::domain::notifications::push::{self, PushSender};
+use crate::domain::retention::Retainer;
 use crate::jobs::echo_keeper::EchoKeeper;
 use crate::jobs::follow_events::FollowEvents;
+use crate::jobs::retention::Retention;
 use crate::jobs::{ensure_perpetual, Registry, Worker};
 use crate::state::AppState;
 
@@ -80,6 +82,10 @@ fn registry(state: &AppState) -> Registry {
             store: state.store.clone(),
             clock: state.clock.clone(),
         })
+        .with(Retainer {
+            store: state.store.clone(),
+            clock: state.clock.clone(),
+        })
         .with(PushSender {
             store: state.store.clone(),
             outbound: state.outbound.clone(),
@@ -101,6 +107,7 @@ async fn start_up(state: &AppState) -> anyhow::Result<()> {
     let db = state.store.db();
     let now = state.now();
     ensure_perpetual::<FollowEvents>(db, now, now).await?;
+    ensure_perpetual::<Retention>(db, now, now).await?;
     if state.keeper.is_some() {
         ensure_perpetual::<EchoKeeper>(db, now, now).await?;
     }

@@ -70,6 +70,28 @@ pub struct Config {
     #[arg(long, env = "ANON_RATE_PER_MIN", default_value_t = 120)]
     pub anon_rate_per_min: u32,
 
+    /// Networks of the reverse proxies in front of the service (comma-separated CIDRs, e.g.
+    /// `10.0.0.0/8,::1/128`), whose `Forwarded` / `X-Forwarded-For` headers name the caller.
+    /// None by default: the socket peer is the caller and those headers are ignored.
+    #[arg(long, env = "TRUSTED_PROXIES", value_delimiter = ',')]
+    pub trusted_proxies: Vec<String>,
+
+    /// AI polishes (text and voice) per IP per UTC day, beside the 3 per wallet.
+    #[arg(long, env = "POLISH_PER_IP_DAILY", default_value_t = 20)]
+    pub polish_per_ip_daily: u32,
+
+    /// Wallet screenings with the screening provider per IP per UTC day.
+    #[arg(long, env = "SCREENING_PER_IP_DAILY", default_value_t = 20)]
+    pub screening_per_ip_daily: u32,
+
+    /// Passport score checks with the passport provider per IP per UTC day.
+    #[arg(long, env = "PASSPORT_PER_IP_DAILY", default_value_t = 30)]
+    pub passport_per_ip_daily: u32,
+
+    /// Holder checks that read the ledger, per IP per UTC day (a cached answer is free).
+    #[arg(long, env = "HOLDER_PER_IP_DAILY", default_value_t = 30)]
+    pub holder_per_ip_daily: u32,
+
     /// JSON-RPC endpoint of the ledger (blockhashes, confirmations, account reads).
     #[arg(long, env = "SOLANA_RPC_URL", hide_env_values = true, default_value = DEFAULT_RPC_URL, value_parser = secret)]
     pub solana_rpc_url: SecretString,

@@ -219,6 +219,44 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
     }
 }
 
+/// Values kept until a time (unix seconds, on the injected clock), for answers that are allowed
+/// to be a little old, such as a holder check's ledger walk; at most `max_entries` (past that,
+/// the expired ones go, then all).
+pub struct Expiring<K, V> {
+    max_entries: usize,
+    entries: Mutex<HashMap<K, (i64, V)>>,
+}
+
+impl<K: Eq + Hash, V: Clone> Expiring<K, V> {
+    pub fn new(max_entries: usize) -> Expiring<K, V> {
+        Expiring {
+            max_entries,
+            entries: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// `key`'s value, if it was kept until after `now`.
+    pub fn get(&self, key: &K, now: i64) -> Option<V> {
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries
+            .get(key)
+            .filter(|(until, _)| now < *until)
+            .map(|(_, value)| value.clone())
+    }
+
+    /// Keeps `value` for `key` until `until`.
+    pub fn put(&self, key: K, value: V, now: i64, until: i64) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if entries.len() >= self.max_entries {
+            entries.retain(|_, (kept_until, _)| now < *kept_until);
+            if entries.len() >= self.max_entries {
+                entries.clear();
+            }
+        }
+        entries.insert(key, (until, value));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,7 +21,8 @@ use crate::clock::{SharedClock, SystemClock};
 use crate::config::{Config, ExposeSecret, SecretString};
 use crate::error::ApiError;
 use crate::freshness::{Caches, Freshness, Memo};
-use crate::limits::{Limiter, MemoryLimiter, Policy, RedisLimiter};
+use crate::limits::client::TrustedProxies;
+use crate::limits::{per_ip_daily, KeyMemory, Limiter, MemoryLimiter, Policy, RedisLimiter};
 use crate::providers::chat::ChatModel;
 use crate::providers::drafter::{ChatGenerator, Generator, LocalGenerator};
 use crate::providers::human::{HumanVerifier, LocalVerifier, TurnstileVerifier};
@@ -70,6 +71,14 @@ pub struct AppState {
     pub limiter: Limiter,
     /// Anonymous callers' limit, per IP.
     pub anon_policy: Policy,
+    /// Whose forwarding headers name the caller (`TRUSTED_PROXIES`).
+    pub trusted_proxies: TrustedProxies,
+    /// The API keys the limiter looked up lately (unknown ones are not looked up again).
+    pub key_memory: KeyMemory,
+    /// Per-IP daily caps of the routes that cost money per call.
+    pub cost_caps: CostCaps,
+    /// Holder checks answered lately, per wallet.
+    pub holder_checks: crate::freshness::Expiring<String, crate::chain::holdings::Holding>,
     /// Bytes of answers the response cache may hold (0: no cache).
     pub response_cache_bytes: usize,
     /// The response caches, told of commits other processes make (`Background` listens).
@@ -215,6 +224,8 @@ const LOCAL_KYC_PAGE: &str = "https://kyc.invalid/local-provider";
 
 /// Wallets whose shield terms are kept; past it the memo starts over (see `Memo::new`).
 const MEMO_WALLETS: usize = 100_000;
+/// Wallets whose holder check is kept (for `verify::HOLDER_CHECK_TTL_SECS`).
+const HOLDER_CHECKS_KEPT: usize = 10_000;
 /// Coverages kept: one per protocol with an open period.
 const MEMO_COVERAGES: usize = 10_000;
 
@@ -225,6 +236,27 @@ impl Default for Memos {
             shield_terms: Memo::new(Topic::Terms, MEMO_WALLETS),
             coverages: Memo::new(Topic::Shield, MEMO_COVERAGES),
             blocked_ips: Memo::new(Topic::Terms, MEMO_WALLETS),
+        }
+    }
+}
+
+/// Per-IP daily caps of the routes that spend money per call on outside providers or the
+/// ledger, beside their per-wallet ones (configurable: `*_PER_IP_DAILY`).
+#[derive(Debug, Clone, Copy)]
+pub struct CostCaps {
+    pub polish: Policy,
+    pub screening: Policy,
+    pub passport: Policy,
+    pub holder: Policy,
+}
+
+impl CostCaps {
+    fn from_config(config: &Config) -> CostCaps {
+        CostCaps {
+            polish: per_ip_daily("ai_polish_ip", config.polish_per_ip_daily),
+            screening: per_ip_daily("screening_ip", config.screening_per_ip_daily),
+            passport: per_ip_daily("passport_ip", config.passport_per_ip_daily),
+            holder: per_ip_daily("holder_ip", config.holder_per_ip_daily),
         }
     }
 }
@@ -529,6 +561,11 @@ impl AppState {
                 limit: config.anon_rate_per_min,
                 window_secs: 60,
             },
+            trusted_proxies: TrustedProxies::parse(&config.trusted_proxies)
+                .map_err(|e| anyhow::anyhow!("TRUSTED_PROXIES: {e}"))?,
+            key_memory: KeyMemory::default(),
+            cost_caps: CostCaps::from_config(config),
+            holder_checks: crate::freshness::Expiring::new(HOLDER_CHECKS_KEPT),
             response_cache_bytes: config.response_cache_mb.saturating_mul(1024 * 1024),
             caches: Arc::default(),
             freshness,

@@ -35,15 +35,19 @@ pub enum Topic {
     System,
     /// Who may write: terms acceptances (platform and shield) and wallet blocks.
     Terms,
+    /// What the leaderboards rank besides markets: point awards, mission completions, agents
+    /// and Echo Pool allocations.
+    Engagement,
 }
 
 impl Topic {
-    pub const ALL: [Topic; 5] = [
+    pub const ALL: [Topic; 6] = [
         Topic::Markets,
         Topic::Shield,
         Topic::Echo,
         Topic::System,
         Topic::Terms,
+        Topic::Engagement,
     ];
 
     pub fn name(self) -> &'static str {
@@ -53,6 +57,7 @@ impl Topic {
             Topic::Echo => "echo",
             Topic::System => "system",
             Topic::Terms => "terms",
+            Topic::Engagement => "engagement",
         }
     }
 

@@ -160,13 +160,26 @@ pub async fn revoke_by_owner(
     Ok(())
 }
 
+/// The SHA-256 digest of a key, as [`verify_digest`] looks it up.
+pub fn digest(key: &str) -> [u8; 32] {
+    Sha256::digest(key.trim().as_bytes()).into()
+}
+
 /// The caller behind `key`, if it is a live key of this service.
 pub async fn verify(db: &DatabaseConnection, key: &str) -> Result<Option<Caller>, ApiError> {
     let key = key.trim();
     if !well_formed(key) {
         return Ok(None);
     }
-    let digest = digest_hex(key);
+    verify_digest(db, &digest(key)).await
+}
+
+/// The caller behind the key whose digest is `digest` (of a well-formed key), if it is live.
+pub async fn verify_digest(
+    db: &DatabaseConnection,
+    digest: &[u8; 32],
+) -> Result<Option<Caller>, ApiError> {
+    let digest: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     let Some(row) = api_keys::Entity::find()
         .filter(api_keys::Column::KeyHash.eq(digest.clone()))
         .one(db)

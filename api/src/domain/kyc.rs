@@ -12,6 +12,8 @@
 //! KYC, until an operator lifts the block. A lifted block stays lifted: the operator's review
 //! stands over later screenings of the same wallet.
 
+use std::net::IpAddr;
+
 use narrative_store::entities::{
     blocked_wallets, kyc_inquiries, kyc_verifications, wallet_screenings,
 };
@@ -22,6 +24,7 @@ use sea_orm::{
 
 use crate::chain::blocks::{is_blocked, wallet_blocked};
 use crate::domain::notifications::{notices, notify};
+use crate::domain::quota;
 use crate::error::ApiError;
 use crate::providers::kyc::{verify_signature, InquiryEvent, OpenedInquiry};
 use crate::state::AppState;
@@ -107,6 +110,25 @@ pub struct Screening {
 /// flagged wallet is blocked unless an operator lifted its block. 503
 /// `screening_unavailable` when the provider does not answer.
 pub async fn screen(state: &AppState, wallet: &Wallet) -> Result<Screening, ApiError> {
+    screened(state, None, wallet).await
+}
+
+/// [`screen`] asked by the caller at `ip` (`POST /v1/kyc/screen`): a screening that asks the
+/// provider counts against the IP's daily cap (`SCREENING_PER_IP_DAILY`; one that stands is
+/// free, which is the per-wallet bound: one provider call per wallet per day).
+pub async fn screen_for(
+    state: &AppState,
+    ip: Option<IpAddr>,
+    wallet: &Wallet,
+) -> Result<Screening, ApiError> {
+    screened(state, ip, wallet).await
+}
+
+async fn screened(
+    state: &AppState,
+    ip: Option<IpAddr>,
+    wallet: &Wallet,
+) -> Result<Screening, ApiError> {
     let db = state.store.db();
     let key = wallet.to_string();
     let now = state.now();
@@ -117,6 +139,7 @@ pub async fn screen(state: &AppState, wallet: &Wallet) -> Result<Screening, ApiE
     let row = match kept {
         Some(row) => row,
         None => {
+            quota::charge_cost_per_ip(state, &state.cost_caps.screening, ip, "screenings").await?;
             let screened = state.screening.screen(&key).await.map_err(|e| {
                 ApiError::provider_unavailable(
                     "screening_unavailable",

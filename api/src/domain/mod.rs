@@ -16,6 +16,7 @@ pub mod notifications;
 pub mod points;
 pub mod profiles;
 pub mod quota;
+pub mod retention;
 pub mod shield;
 pub mod system;
 pub mod terms;

@@ -108,9 +108,14 @@ pub async fn leaderboard(
         .distinct()
         .count(db)
         .await?;
+    // Ties by wallet in byte order, whatever the database's locale.
+    let by_wallet = format!(
+        "wallet {}",
+        narrative_store::sql::bytewise(db.get_database_backend())
+    );
     let rows: Vec<(String, i64)> = totals
         .order_by_desc(Expr::col(sea_orm::sea_query::Alias::new("total")))
-        .order_by_asc(point_awards::Column::Wallet)
+        .order_by(Expr::cust(by_wallet), sea_orm::Order::Asc)
         .limit(limit)
         .offset(offset)
         .into_tuple()

@@ -14,6 +14,8 @@
 //! `holder` is apart from the three: a loyalty-token balance held for [`HOLD_DAYS`], read from
 //! the ledger, which unlocks the boosts of [`HolderBoosts`].
 
+use std::net::IpAddr;
+
 use narrative_sdk::Pubkey;
 use narrative_store::entities::wallet_verifications;
 use poem::http::StatusCode;
@@ -23,7 +25,9 @@ use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter};
 use crate::chain::attestations::{attestations_of, Attestation};
 use crate::chain::holdings::{holding, Holding};
 use crate::clock::DAY_SECS;
+use crate::domain::quota;
 use crate::error::ApiError;
+use crate::limits::Policy;
 use crate::providers::identity_pass::PassCheck;
 use crate::state::AppState;
 use crate::values::{ChainAddress, VerifyMethod, Wallet};
@@ -41,6 +45,17 @@ pub fn passport_passes(score: f64) -> bool {
 
 /// How long a holder keeps the minimum balance (spec 8).
 pub const HOLD_DAYS: i64 = 45;
+
+/// How long a holder check's ledger reading is reused for the same wallet: a hold is counted in
+/// days, so five minutes changes nothing worth another walk of the ledger.
+pub const HOLDER_CHECK_TTL_SECS: i64 = 300;
+
+/// Passport checks (each asks the provider) per wallet per UTC day.
+pub const PASSPORT_PER_WALLET: Policy = Policy {
+    name: "passport_wallet",
+    limit: 10,
+    window_secs: 86_400,
+};
 
 /// What a holder gets, in basis points (decided; `docs/decisions.md`, "Verification").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -333,6 +348,29 @@ pub async fn check_passport(state: &AppState, address: &ChainAddress) -> Result<
     Ok(score)
 }
 
+/// `GET /v1/verify/passport/:wallet` from `ip`: [`check_passport`] after the per-IP daily cap
+/// (`PASSPORT_PER_IP_DAILY`) and the per-wallet one ([`PASSPORT_PER_WALLET`]), since each
+/// asks the provider.
+pub async fn passport_for(
+    state: &AppState,
+    ip: Option<IpAddr>,
+    address: &ChainAddress,
+) -> Result<f64, ApiError> {
+    quota::charge_cost_per_ip(state, &state.cost_caps.passport, ip, "passport checks").await?;
+    quota::charge_cost(
+        state,
+        &PASSPORT_PER_WALLET,
+        &address.to_string(),
+        "daily_limit_reached",
+        format!(
+            "{} passport checks per wallet per day",
+            PASSPORT_PER_WALLET.limit
+        ),
+    )
+    .await?;
+    check_passport(state, address).await
+}
+
 /// Keeps a wallet's request for SAS verification (`coming_soon`); a verified wallet stays
 /// verified. Whether the request was new.
 pub async fn request_sas(
@@ -451,7 +489,15 @@ pub struct HolderCheck {
 /// Reads the wallet's loyalty tokens from the ledger: it qualifies with at least the minimum
 /// held for [`HOLD_DAYS`]. The answer is recorded (`holder`). 503
 /// `holder_check_unavailable` while no loyalty mint is configured.
-pub async fn check_holder(state: &AppState, wallet: &Wallet) -> Result<HolderCheck, ApiError> {
+///
+/// What the ledger said is kept per wallet for [`HOLDER_CHECK_TTL_SECS`]: a check within it
+/// reads nothing. A check that reads the ledger counts against the caller's per-IP daily cap
+/// (`HOLDER_PER_IP_DAILY`), and its walk is bounded (`chain::holdings`).
+pub async fn check_holder(
+    state: &AppState,
+    ip: Option<IpAddr>,
+    wallet: &Wallet,
+) -> Result<HolderCheck, ApiError> {
     let mint: Pubkey = state.verify.loyalty_mint.ok_or_else(|| {
         ApiError::unavailable(
             "holder_check_unavailable",
@@ -461,27 +507,39 @@ pub async fn check_holder(state: &AppState, wallet: &Wallet) -> Result<HolderChe
     let now = state.now();
     let period_start = now - HOLD_DAYS * DAY_SECS;
     let minimum = state.verify.loyalty_min_balance;
-    let found = holding(
-        state.chain.ledger.as_ref(),
-        &wallet.pubkey(),
-        &mint,
-        minimum,
-        period_start,
-    )
-    .await?;
+    let key = wallet.to_string();
+    let found = match state.holder_checks.get(&key, now) {
+        Some(kept) => kept,
+        None => {
+            quota::charge_cost_per_ip(state, &state.cost_caps.holder, ip, "holder checks").await?;
+            let found = holding(
+                state.chain.ledger.as_ref(),
+                &wallet.pubkey(),
+                &mint,
+                minimum,
+                period_start,
+            )
+            .await?;
+            let qualifies = found.held_since.is_some_and(|since| since <= period_start);
+            write(
+                state,
+                &key,
+                Finding {
+                    method: HOLDER,
+                    status: if qualifies { VERIFIED } else { UNVERIFIED },
+                    score: None,
+                    reference: Some(found.balance.to_string()),
+                    expires_at: None,
+                },
+            )
+            .await?;
+            state
+                .holder_checks
+                .put(key, found.clone(), now, now + HOLDER_CHECK_TTL_SECS);
+            found
+        }
+    };
     let qualifies = found.held_since.is_some_and(|since| since <= period_start);
-    write(
-        state,
-        &wallet.to_string(),
-        Finding {
-            method: HOLDER,
-            status: if qualifies { VERIFIED } else { UNVERIFIED },
-            score: None,
-            reference: Some(found.balance.to_string()),
-            expires_at: None,
-        },
-    )
-    .await?;
     Ok(HolderCheck {
         held_days: found
             .held_since

@@ -1,5 +1,6 @@
 //! The response cache of the hot reads (the feed and its companions, narrative and group reads,
-//! shield listings, profiles and leaderboards, the Echo Pool's history, the system status):
+//! shield listings, profiles and leaderboards (conviction, creators, points, agents, missions),
+//! the Echo Pool's history, the system status):
 //! their `200` answers are kept in memory and served again while nothing they read has changed,
 //! with an `ETag`, and `304 Not Modified` for a client that sends it back.
 //!
@@ -56,6 +57,9 @@ fn topics_of(template: &str) -> Option<&'static [Topic]> {
         "/v1/conviction/epoch/history" => &[Topic::Echo],
         "/v1/conviction/{wallet}" => &[Topic::Markets, Topic::Terms],
         "/v1/shield/protocols" | "/v1/shield/protocols/{id}" => &[Topic::Shield],
+        "/v1/points/leaderboard" => &[Topic::Engagement],
+        "/v1/agent/leaderboard" => &[Topic::Markets, Topic::Engagement],
+        "/v1/missions/leaderboard" => &[Topic::Markets, Topic::Echo, Topic::Engagement],
         "/v1/system/status" => &[Topic::System],
         _ => return None,
     })

@@ -18,6 +18,7 @@ pub mod follow_events;
 pub mod generate_narrative;
 pub mod queue;
 pub mod refresh_accounts;
+pub mod retention;
 pub mod score_narrative;
 pub mod settle_narrative;
 pub mod worker;

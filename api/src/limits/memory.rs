@@ -1,4 +1,5 @@
-//! One process's counters.
+//! One process's counters. A hit of a subject already counted allocates nothing (the subject
+//! is looked up by `&str`); only a new subject is copied.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -8,8 +9,12 @@ use super::{window, Decision, Policy};
 /// Past this many live counters, finished windows are swept on the next hit.
 const SWEEP_AT: usize = 100_000;
 
-/// (policy name, subject) → (window index, hits in it).
-type Counters = HashMap<(&'static str, String), (u64, u64)>;
+/// Per policy name: subject → (window index, hits in it).
+#[derive(Default)]
+struct Counters {
+    by_policy: HashMap<&'static str, HashMap<Box<str>, (u64, u64)>>,
+    len: usize,
+}
 
 #[derive(Default)]
 pub struct MemoryLimiter {
@@ -19,13 +24,23 @@ pub struct MemoryLimiter {
 impl MemoryLimiter {
     pub fn hit(&self, policy: &Policy, subject: &str, now: u64) -> Decision {
         let (index, retry_after_secs) = window(now, policy.window_secs);
-        let mut counters = self.counters.lock().unwrap_or_else(|p| p.into_inner());
-        if counters.len() >= SWEEP_AT {
-            counters.retain(|(name, _), (w, _)| *name != policy.name || *w == index);
+        let mut guard = self.counters.lock().unwrap_or_else(|p| p.into_inner());
+        let counters = &mut *guard;
+        if counters.len >= SWEEP_AT {
+            if let Some(subjects) = counters.by_policy.get_mut(policy.name) {
+                let before = subjects.len();
+                subjects.retain(|_, (w, _)| *w == index);
+                counters.len -= before - subjects.len();
+            }
         }
-        let entry = counters
-            .entry((policy.name, subject.to_owned()))
-            .or_insert((index, 0));
+        let subjects = counters.by_policy.entry(policy.name).or_default();
+        let entry = match subjects.get_mut(subject) {
+            Some(entry) => entry,
+            None => {
+                counters.len += 1;
+                subjects.entry(subject.into()).or_insert((index, 0))
+            }
+        };
         if entry.0 != index {
             *entry = (index, 0);
         }
@@ -34,6 +49,7 @@ impl MemoryLimiter {
             allowed: entry.1 <= u64::from(policy.limit),
             count: entry.1,
             retry_after_secs,
+            limiter_down: false,
         }
     }
 }
@@ -62,7 +78,8 @@ mod tests {
             Decision {
                 allowed: false,
                 count: 4,
-                retry_after_secs: 50
+                retry_after_secs: 50,
+                limiter_down: false,
             }
         );
         assert!(

@@ -1,9 +1,17 @@
 //! Rate limits of spec 8: fixed one-window counters per subject (an IP, an API key), in memory
 //! for one process or in Redis when several processes must share them.
+//!
+//! When Redis cannot be reached a hit is let through but marked [`Decision::limiter_down`]:
+//! plain rate limits stay open (a limiter outage must not take the API down), while the daily
+//! caps of routes that spend money on outside providers or the ledger refuse (fail closed,
+//! `domain::quota::charge_cost`), so an outage cannot be turned into an unbounded bill.
 
+pub mod client;
+mod keys;
 mod memory;
 mod redis_store;
 
+pub use keys::KeyMemory;
 pub use memory::MemoryLimiter;
 pub use redis_store::RedisLimiter;
 
@@ -43,6 +51,17 @@ pub const AI_GENERATE_PER_IP: Policy = Policy {
     window_secs: 86_400,
 };
 
+/// Per-IP daily caps of the routes that cost money per call (AI polish, wallet screening, the
+/// passport score, the holder check's ledger walk), beside their per-wallet ones: fresh wallet
+/// addresses do not buy more calls. Their limits are configuration (`*_PER_IP_DAILY`).
+pub fn per_ip_daily(name: &'static str, limit: u32) -> Policy {
+    Policy {
+        name,
+        limit,
+        window_secs: 86_400,
+    }
+}
+
 /// Agent feed: about 60 per minute per API key.
 pub const AGENT_FEED: Policy = Policy {
     name: "agent_feed",
@@ -57,6 +76,9 @@ pub struct Decision {
     pub count: u64,
     /// Seconds until the window resets.
     pub retry_after_secs: u64,
+    /// The shared counters could not be reached: the hit was not counted. `allowed` is then
+    /// true; a cost quota refuses it anyway (see the module's notes).
+    pub limiter_down: bool,
 }
 
 /// The window a moment falls in, and the seconds left in it.

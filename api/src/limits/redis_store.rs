@@ -1,6 +1,7 @@
 //! Counters shared by every process through Redis: `INCR` and `EXPIRE` in one MULTI per hit, on
 //! a key per window, so processes agree without coordinating. If Redis cannot be reached the
-//! request is let through (and logged): a limiter outage must not take the API down with it.
+//! hit is let through (and logged) marked `limiter_down`: a limiter outage must not take the API
+//! down with it, but the cost quotas refuse such a hit (they fail closed; see `limits`).
 
 use redis::aio::ConnectionManager;
 
@@ -42,13 +43,15 @@ impl RedisLimiter {
                 allowed: count <= u64::from(policy.limit),
                 count,
                 retry_after_secs,
+                limiter_down: false,
             },
             Err(e) => {
-                tracing::warn!(error = %e, policy = policy.name, "rate limiter unavailable; request let through");
+                tracing::warn!(error = %e, policy = policy.name, "rate limiter unavailable");
                 Decision {
                     allowed: true,
                     count: 0,
                     retry_after_secs,
+                    limiter_down: true,
                 }
             }
         }

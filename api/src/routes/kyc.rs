@@ -14,6 +14,7 @@ use crate::clock::iso;
 use crate::domain::kyc::{self, Recorded, Started};
 use crate::error::{refusals, Answer};
 use crate::http::auth::AdminAuth;
+use crate::http::client_ip::client_ip;
 use crate::routes::Tag;
 use crate::state::AppState;
 use crate::values::{Base58Signature, Wallet};
@@ -222,10 +223,11 @@ impl KycApi {
     #[oai(path = "/kyc/screen", method = "post")]
     async fn screen(
         &self,
+        req: &Request,
         body: Json<ScreenRequest>,
     ) -> Answer<Json<ScreeningResult>, ScreenRefusals> {
         let wallet = body.0.wallet;
-        let screening = kyc::screen(&self.state, &wallet).await?;
+        let screening = kyc::screen_for(&self.state, client_ip(req), &wallet).await?;
         Ok(Json(ScreeningResult {
             ok: true,
             wallet,

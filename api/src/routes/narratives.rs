@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use poem::Request;
 use poem_openapi::param::{Path, Query};
 use poem_openapi::payload::{Json, Response};
 use poem_openapi::{Object, OpenApi};
@@ -16,6 +17,7 @@ use crate::domain::narratives::feed::{self, FeedFilter, FeedQuery, FeedSort, Nar
 use crate::domain::narratives::{originality, polish};
 use crate::error::{refusals, Answer};
 use crate::http::cache::fresh_until;
+use crate::http::client_ip::client_ip;
 use crate::routes::binary::{BinaryConfirmed, BinaryPrepared};
 use crate::routes::Tag;
 use crate::routes::{BackRefusals, ConfirmRefusals, ConfirmRequest};
@@ -225,10 +227,19 @@ impl NarrativesApi {
     /// Polish a thesis into one clear, falsifiable statement, in its own language (shares a
     /// pool of 3 per wallet per day with polish-voice).
     #[oai(path = "/polish-text", method = "post")]
-    async fn polish_text(&self, body: Json<PolishText>) -> Answer<Json<Polished>, PolishRefusals> {
+    async fn polish_text(
+        &self,
+        req: &Request,
+        body: Json<PolishText>,
+    ) -> Answer<Json<Polished>, PolishRefusals> {
         let body = body.0;
-        let polished =
-            polish::polish(&self.state, &body.wallet_address, body.thesis.as_str()).await?;
+        let polished = polish::polish(
+            &self.state,
+            client_ip(req),
+            &body.wallet_address,
+            body.thesis.as_str(),
+        )
+        .await?;
         Ok(Json(Polished {
             ok: true,
             polished,
@@ -240,11 +251,17 @@ impl NarrativesApi {
     #[oai(path = "/polish-voice", method = "post")]
     async fn polish_voice(
         &self,
+        req: &Request,
         body: Json<PolishVoice>,
     ) -> Answer<Json<Polished>, PolishRefusals> {
         let body = body.0;
-        let polished =
-            polish::polish(&self.state, &body.wallet_address, body.transcript.as_str()).await?;
+        let polished = polish::polish(
+            &self.state,
+            client_ip(req),
+            &body.wallet_address,
+            body.transcript.as_str(),
+        )
+        .await?;
         Ok(Json(Polished {
             ok: true,
             polished,

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use poem::Request;
 use poem_openapi::param::Path;
 use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
@@ -12,6 +13,7 @@ use crate::clock::iso;
 use crate::domain::verify::{self, HOLD_DAYS};
 use crate::error::{refusals, Answer};
 use crate::http::auth::WebhookAuth;
+use crate::http::client_ip::client_ip;
 use crate::routes::Tag;
 use crate::state::AppState;
 use crate::values::{ChainAddress, Text, VerifyMethod, Wallet};
@@ -287,9 +289,10 @@ impl VerifyApi {
     #[oai(path = "/verify/passport/:wallet", method = "get")]
     async fn passport(
         &self,
+        req: &Request,
         wallet: Path<ChainAddress>,
     ) -> Answer<Json<PassportScore>, PassportRefusals> {
-        let score = verify::check_passport(&self.state, &wallet.0).await?;
+        let score = verify::passport_for(&self.state, client_ip(req), &wallet.0).await?;
         Ok(Json(PassportScore {
             ok: true,
             verified: verify::passport_passes(score),
@@ -379,8 +382,12 @@ impl VerifyApi {
     /// Whether the wallet holds the loyalty token (at least the minimum for 45 days), read from
     /// the ledger, and the boosts that unlocks.
     #[oai(path = "/verify/holder/:wallet", method = "get")]
-    async fn holder(&self, wallet: Path<Wallet>) -> Answer<Json<HolderStatus>, HolderRefusals> {
-        let check = verify::check_holder(&self.state, &wallet.0).await?;
+    async fn holder(
+        &self,
+        req: &Request,
+        wallet: Path<Wallet>,
+    ) -> Answer<Json<HolderStatus>, HolderRefusals> {
+        let check = verify::check_holder(&self.state, client_ip(req), &wallet.0).await?;
         Ok(Json(HolderStatus {
             ok: true,
             wallet_address: wallet.0,

@@ -18,6 +18,7 @@ use serde_json::Value;
 pub mod bank;
 pub mod chain;
 pub mod fixtures;
+pub mod leaderboards;
 pub mod push_service;
 
 /// A wallet that signs the service's messages (ed25519, base58 as wallets' `signMessage`).

@@ -164,7 +164,10 @@ impl Ledger for RpcLedger {
     ) -> Result<Vec<BalanceChange>, LedgerError> {
         let mut changes = Vec::new();
         let mut before: Option<String> = None;
-        loop {
+        // Failed transactions are skipped without counting towards `limit`, so the pages of
+        // signatures are bounded on their own: a walk reads at most this many.
+        let max_pages = limit.div_ceil(SIGNATURES_PER_PAGE) + 1;
+        for _ in 0..max_pages {
             let mut options = json!({"limit": SIGNATURES_PER_PAGE, "commitment": "confirmed"});
             if let Some(before) = &before {
                 options["before"] = json!(before);
@@ -200,6 +203,9 @@ impl Ledger for RpcLedger {
                 return Ok(changes);
             }
         }
+        Err(LedgerError::Unavailable(format!(
+            "more than {max_pages} pages of signatures of the token account in the period"
+        )))
     }
 }
 

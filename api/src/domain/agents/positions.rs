@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use narrative_store::entities::{agents, backings, markets, narratives};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+use sea_orm::{ColumnTrait, EntityTrait, FromQueryResult, QueryFilter, QueryOrder, Statement};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -77,48 +77,56 @@ pub struct Standing {
     pub pnl: i64,
 }
 
-/// Agents ranked by realised PnL (ties by id), a page of them.
+/// Agents ranked by realised PnL (ties by id), a page of them: aggregated and paged in one SQL
+/// statement, so the cost does not grow with the agents that are not on the page.
 pub async fn leaderboard(
     state: &AppState,
     limit: u64,
     offset: u64,
 ) -> Result<Vec<Standing>, ApiError> {
     let db = state.store.db();
-    let all = agents::Entity::find().all(db).await?;
-    let wallets: Vec<String> = all.iter().map(|a| a.wallet_address.clone()).collect();
-    // (backings, staked, realised) per wallet.
-    let mut totals: HashMap<String, (u64, i64, i64)> = HashMap::new();
-    for b in backings::Entity::find()
-        .filter(backings::Column::Backer.is_in(wallets))
+    let backend = db.get_database_backend();
+    let bytewise = narrative_store::sql::bytewise(backend);
+    let (limit, offset) = (limit.min(i64::MAX as u64), offset.min(i64::MAX as u64));
+    // Only numbers are written into the statement.
+    let sql = format!(
+        "SELECT a.id AS id,
+       CAST(COUNT(b.address) AS BIGINT) AS total_backings,
+       CAST(COALESCE(SUM(b.amount), 0) AS BIGINT) AS volume,
+       CAST(COALESCE(SUM(CASE WHEN b.claimed THEN b.payout - b.amount ELSE 0 END), 0) AS BIGINT)
+         AS pnl
+FROM agents a LEFT JOIN backings b ON b.backer = a.wallet_address
+GROUP BY a.id
+ORDER BY pnl DESC, a.id {bytewise} ASC LIMIT {limit} OFFSET {offset}"
+    );
+    let rows = Ranked::find_by_statement(Statement::from_string(backend, sql))
+        .all(db)
+        .await?;
+    // The page's agents, read whole.
+    let mut agents: HashMap<String, agents::Model> = agents::Entity::find()
+        .filter(agents::Column::Id.is_in(rows.iter().map(|row| row.id.clone())))
         .all(db)
         .await?
-    {
-        let t = totals.entry(b.backer).or_default();
-        t.0 += 1;
-        t.1 = t.1.saturating_add(b.amount);
-        if b.claimed {
-            t.2 = t.2.saturating_add(b.payout.saturating_sub(b.amount));
-        }
-    }
-    let mut standings: Vec<Standing> = all
         .into_iter()
-        .map(|agent| {
-            let (total_backings, volume, pnl) = totals
-                .get(&agent.wallet_address)
-                .copied()
-                .unwrap_or_default();
-            Standing {
-                agent,
-                total_backings,
-                volume,
-                pnl,
-            }
-        })
+        .map(|agent| (agent.id.clone(), agent))
         .collect();
-    standings.sort_by(|a, b| b.pnl.cmp(&a.pnl).then_with(|| a.agent.id.cmp(&b.agent.id)));
-    Ok(standings
+    Ok(rows
         .into_iter()
-        .skip(offset as usize)
-        .take(limit as usize)
+        .filter_map(|row| {
+            Some(Standing {
+                agent: agents.remove(&row.id)?,
+                total_backings: u64::try_from(row.total_backings).unwrap_or(0),
+                volume: row.volume,
+                pnl: row.pnl,
+            })
+        })
         .collect())
+}
+
+#[derive(FromQueryResult)]
+struct Ranked {
+    id: String,
+    total_backings: i64,
+    volume: i64,
+    pnl: i64,
 }

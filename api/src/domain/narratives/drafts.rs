@@ -58,16 +58,16 @@ pub async fn start(
     request: GenerateRequest,
 ) -> Result<GenerationId, ApiError> {
     if let Some(ip) = ip {
-        quota::charge(
+        quota::charge_cost(
             state,
             &AI_GENERATE_PER_IP,
-            &ip.to_string(),
+            crate::limits::client::Subject::of(ip).as_str(),
             "daily_limit_reached",
             "20 drafts per IP per day",
         )
         .await?;
     }
-    quota::charge(
+    quota::charge_cost(
         state,
         &AI_GENERATE,
         &request.wallet.to_string(),

@@ -1,6 +1,9 @@
 //! Polishing a thesis or a voice transcript (spec 4.1): one pool of 3 per wallet per UTC day
-//! for both, counted before the provider is asked, then the provider's answer in the input's
-//! language.
+//! for both, and a per-IP daily cap beside it (`POLISH_PER_IP_DAILY`), counted before the
+//! provider is asked (failing closed when they cannot be counted), then the provider's answer in
+//! the input's language.
+
+use std::net::IpAddr;
 
 use crate::domain::quota;
 use crate::error::ApiError;
@@ -8,8 +11,14 @@ use crate::limits::AI_POLISH;
 use crate::state::AppState;
 use crate::values::Wallet;
 
-pub async fn polish(state: &AppState, wallet: &Wallet, text: &str) -> Result<String, ApiError> {
-    quota::charge(
+pub async fn polish(
+    state: &AppState,
+    ip: Option<IpAddr>,
+    wallet: &Wallet,
+    text: &str,
+) -> Result<String, ApiError> {
+    quota::charge_cost_per_ip(state, &state.cost_caps.polish, ip, "polishes").await?;
+    quota::charge_cost(
         state,
         &AI_POLISH,
         &wallet.to_string(),

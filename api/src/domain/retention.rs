@@ -1,0 +1,111 @@
+//! Retention of the tables anonymous calls grow: each run deletes what is past its period, and
+//! the job runs again an hour later. The periods:
+//!
+//! - prepared transactions never confirmed: [`UNCONFIRMED_PREPARED_SECS`] (1 day) after they
+//!   were prepared. Their blockhash lapsed within minutes, so none of them can still land;
+//!   confirmed ones are the record of what landed and stay.
+//! - the shield probe log: [`PROBE_LOG_SECS`] (30 days), far past the gate's ten-minute window.
+//!   The newest row always stays, so its id (which lifted blocks are fenced by) keeps rising.
+//! - shield partner applications: [`PARTNER_APPLICATION_SECS`] (90 days) for an operator to
+//!   read them.
+//! - finished jobs (`done`, `cancelled`): [`FINISHED_JOB_SECS`] (14 days) after they finished,
+//!   except settlements, whose row is the narrative's settlement progress. `dead` jobs wait for
+//!   an operator and stay.
+//! - used wallet signatures: once the issued-at window refuses them anyway
+//!   (`wallet_proof::forget_expired`).
+
+use narrative_store::entities::{
+    jobs, prepared_transactions, shield_partner_applications, shield_probe_log,
+};
+use narrative_store::Store;
+use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QuerySelect};
+
+use crate::clock::{SharedClock, DAY_SECS};
+use crate::domain::wallet_proof;
+use crate::jobs::retention::Retention;
+use crate::jobs::settle_narrative::SettleNarrative;
+use crate::jobs::{Handler, JobKind, JobOutcome, Leased};
+
+pub const UNCONFIRMED_PREPARED_SECS: i64 = DAY_SECS;
+pub const PROBE_LOG_SECS: i64 = 30 * DAY_SECS;
+pub const PARTNER_APPLICATION_SECS: i64 = 90 * DAY_SECS;
+pub const FINISHED_JOB_SECS: i64 = 14 * DAY_SECS;
+/// How often the job runs.
+pub const EVERY_SECS: i64 = 3_600;
+
+/// Rows each rule deleted in a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Deleted {
+    pub prepared_transactions: u64,
+    pub probe_log: u64,
+    pub partner_applications: u64,
+    pub jobs: u64,
+    pub wallet_signatures: u64,
+}
+
+/// Deletes what is past its period at `now`.
+pub async fn apply(db: &impl ConnectionTrait, now: i64) -> Result<Deleted, DbErr> {
+    let prepared_transactions = prepared_transactions::Entity::delete_many()
+        .filter(prepared_transactions::Column::Status.eq("prepared"))
+        .filter(prepared_transactions::Column::CreatedAt.lt(now - UNCONFIRMED_PREPARED_SECS))
+        .exec(db)
+        .await?
+        .rows_affected;
+    let newest_probe: Option<i64> = shield_probe_log::Entity::find()
+        .select_only()
+        .column_as(shield_probe_log::Column::Id.max(), "newest")
+        .into_tuple()
+        .one(db)
+        .await?
+        .flatten();
+    let probe_log = match newest_probe {
+        None => 0,
+        Some(newest) => {
+            shield_probe_log::Entity::delete_many()
+                .filter(shield_probe_log::Column::CreatedAt.lt(now - PROBE_LOG_SECS))
+                .filter(shield_probe_log::Column::Id.lt(newest))
+                .exec(db)
+                .await?
+                .rows_affected
+        }
+    };
+    let partner_applications = shield_partner_applications::Entity::delete_many()
+        .filter(shield_partner_applications::Column::CreatedAt.lt(now - PARTNER_APPLICATION_SECS))
+        .exec(db)
+        .await?
+        .rows_affected;
+    let jobs = jobs::Entity::delete_many()
+        .filter(jobs::Column::Status.is_in(["done", "cancelled"]))
+        .filter(jobs::Column::UpdatedAt.lt(now - FINISHED_JOB_SECS))
+        .filter(jobs::Column::Kind.ne(SettleNarrative::NAME))
+        .filter(jobs::Column::Singleton.is_null())
+        .exec(db)
+        .await?
+        .rows_affected;
+    let wallet_signatures = wallet_proof::forget_expired(db, now).await?;
+    Ok(Deleted {
+        prepared_transactions,
+        probe_log,
+        partner_applications,
+        jobs,
+        wallet_signatures,
+    })
+}
+
+/// Runs [`apply`] every [`EVERY_SECS`].
+pub struct Retainer {
+    pub store: Store,
+    pub clock: SharedClock,
+}
+
+#[async_trait::async_trait]
+impl Handler<Retention> for Retainer {
+    async fn run(&self, _: Leased<Retention>) -> anyhow::Result<JobOutcome> {
+        let now = self.clock.now();
+        let deleted = apply(self.store.db(), now).await?;
+        if deleted != Deleted::default() {
+            tracing::info!(?deleted, "retention: old rows deleted");
+        }
+        Ok(JobOutcome::Later(now + EVERY_SECS))
+    }
+}
