@@ -63,7 +63,7 @@ impl PushServices {
     /// Whether `host` (a URL's host) is a known push service's.
     pub fn allows(&self, host: &str) -> bool {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
-        self.exact.iter().any(|h| *h == host)
+        self.exact.contains(&host)
             || self
                 .suffixes
                 .iter()
