@@ -1,5 +1,7 @@
-//! Work the api process runs beside the HTTP server: the job worker with a handler for every
-//! job kind (and the perpetual jobs queued: the event follower, the Echo Pool keeper when a key
+//! Work the api process runs beside the HTTP server: the job workers with a handler for every
+//! job kind, in two lanes (one worker for the core jobs, `OUTBOUND_WORKERS` for push
+//! deliveries and agent webhooks, so a receiver that never answers cannot hold up settlement),
+//! the perpetual jobs queued (the event follower, retention, the Echo Pool keeper when a key
 //! is configured), and the indexer when a source is configured (`INDEXER_SOURCE`), both stopped
 //! with the server.
 
@@ -29,8 +31,10 @@ use crate::domain::retention::Retainer;
 use crate::jobs::echo_keeper::EchoKeeper;
 use crate::jobs::follow_events::FollowEvents;
 use crate::jobs::retention::Retention;
+use crate::jobs::worker::Lane;
 use crate::jobs::{ensure_perpetual, Registry, Worker};
 use crate::state::AppState;
+use tokio::sync::Notify;
 
 pub struct Background {
     stop: watch::Sender<bool>,
@@ -93,6 +97,7 @@ fn registry(state: &AppState) -> Registry {
             vapid: state.vapid.clone(),
             subject: state.vapid_subject.clone(),
             counts: state.push_deliveries.clone(),
+            services: state.push_services.clone(),
         })
 }
 
@@ -148,21 +153,56 @@ async fn follow_changes(state: Arc<AppState>, stop: impl std::future::Future<Out
     }
 }
 
-/// The worker that runs `state`'s queue.
-fn worker(state: &AppState) -> Worker {
-    Worker::new(
-        state.store.clone(),
-        Arc::new(registry(state)),
-        state.clock.clone(),
-        state.chain.jobs_wake.clone(),
-    )
+/// The workers that run `state`'s queue: one for the core lane, `outbound_workers` for the
+/// outbound lane (its concurrency bound), each woken by a wake-up of its own.
+fn workers(state: &AppState) -> Vec<(Worker, Arc<Notify>)> {
+    let registry = Arc::new(registry(state));
+    std::iter::once(Lane::Core)
+        .chain(std::iter::repeat_n(Lane::Outbound, state.outbound_workers))
+        .map(|lane| {
+            let wake = Arc::new(Notify::new());
+            let worker = Worker::new(
+                state.store.clone(),
+                registry.clone(),
+                state.clock.clone(),
+                wake.clone(),
+            )
+            .in_lane(lane);
+            (worker, wake)
+        })
+        .collect()
+}
+
+/// Passes each wake-up of the queue (work was enqueued) to every worker, until `stop`: each
+/// keeps it until it next waits, so none misses work enqueued while it was busy.
+async fn relay_wakes(
+    wake: Arc<Notify>,
+    workers: Vec<Arc<Notify>>,
+    stop: impl std::future::Future<Output = ()>,
+) {
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            _ = &mut stop => return,
+            _ = wake.notified() => workers.iter().for_each(|w| w.notify_one()),
+        }
+    }
 }
 
 impl Background {
     pub fn start(state: &Arc<AppState>, config: &Config) -> Background {
         let (stop, rx) = watch::channel(false);
         let mut tasks = Vec::new();
-        tasks.push(tokio::spawn(worker(state).run(stopped(rx.clone()))));
+        let mut wakes = Vec::new();
+        for (worker, wake) in workers(state) {
+            wakes.push(wake);
+            tasks.push(tokio::spawn(worker.run(stopped(rx.clone()))));
+        }
+        tasks.push(tokio::spawn(relay_wakes(
+            state.chain.jobs_wake.clone(),
+            wakes,
+            stopped(rx.clone()),
+        )));
         let perpetual_state = state.clone();
         let mut perpetual_stop = rx.clone();
         tasks.push(tokio::spawn(async move {

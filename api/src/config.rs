@@ -20,6 +20,16 @@ fn secret(value: &str) -> Result<SecretString, std::convert::Infallible> {
 pub const DEFAULT_CORS_ORIGINS: &str =
     "http://localhost:3000,http://127.0.0.1:3000,http://localhost:5173";
 
+/// The push services' hosts push endpoints may be at when none are configured: Chrome, Opera,
+/// Samsung Internet and other Chromium browsers (Firebase Cloud Messaging), Firefox (Mozilla's
+/// autopush), Edge (Windows Push Notification Services, a host per region) and Safari (Apple).
+pub const DEFAULT_PUSH_SERVICE_HOSTS: &str =
+    "fcm.googleapis.com,updates.push.services.mozilla.com,*.notify.windows.com,web.push.apple.com";
+
+/// The shortest admin or inbound webhook secret the service starts with: 16 characters (of a
+/// random string, 2^64 guesses and more), so the secret cannot be guessed over the network.
+pub const MIN_SECRET_CHARS: usize = 16;
+
 /// The ledger a service started without `SOLANA_RPC_URL` asks: a local validator.
 pub const DEFAULT_RPC_URL: &str = "http://127.0.0.1:8899";
 
@@ -203,10 +213,38 @@ pub struct Config {
     #[arg(long, env = "OUTBOUND_ALLOW_LOCAL", default_value_t = false)]
     pub outbound_allow_local: bool,
 
+    /// Hosts push subscription endpoints may be at (comma-separated; `*.<domain>` for any name
+    /// under it): the known push services. Other endpoints are refused (403 `url_not_allowed`).
+    #[arg(long, env = "PUSH_SERVICE_HOSTS", value_delimiter = ',', default_value = DEFAULT_PUSH_SERVICE_HOSTS)]
+    pub push_service_hosts: Vec<String>,
+
+    /// Push deliveries and agent webhooks sent at once, by their own workers apart from the
+    /// money jobs (settlement, the Echo Pool keeper, account refreshes, scoring).
+    #[arg(long, env = "OUTBOUND_WORKERS", default_value_t = 4,
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub outbound_workers: u32,
+
+    /// Seconds a push delivery or webhook request may take, connection included.
+    #[arg(long, env = "OUTBOUND_TIMEOUT_SECS", default_value_t = 5,
+          value_parser = clap::value_parser!(u64).range(1..=30))]
+    pub outbound_timeout_secs: u64,
+
+    /// Consecutive failures (no answer in time, no connection, a 5xx) after which a push
+    /// service's or webhook receiver's host is skipped for `OUTBOUND_BREAKER_COOLDOWN_SECS`;
+    /// its deliveries wait and are sent afterwards.
+    #[arg(long, env = "OUTBOUND_BREAKER_FAILURES", default_value_t = 5,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub outbound_breaker_failures: u32,
+
+    /// Seconds a failing host is skipped.
+    #[arg(long, env = "OUTBOUND_BREAKER_COOLDOWN_SECS", default_value_t = 120,
+          value_parser = clap::value_parser!(i64).range(1..=86_400))]
+    pub outbound_breaker_cooldown_secs: i64,
+
     /// Persona's API key (its sandbox key ahead of mainnet): KYC inquiries open with Persona.
     /// Without it a local provider opens them in the service's own records; either way only a
     /// signed webhook verifies anyone.
-    #[arg(long, env = "PERSONA_API_KEY", value_parser = secret)]
+    #[arg(long, env = "PERSONA_API_KEY", hide_env_values = true, value_parser = secret)]
     pub persona_api_key: Option<SecretString>,
 
     /// Persona's API (tests point it at a local server).
@@ -227,12 +265,12 @@ pub struct Config {
 
     /// The KYC webhook's signing secret (`Persona-Signature`); the webhook answers 401 while
     /// it is unset.
-    #[arg(long, env = "KYC_WEBHOOK_SECRET", value_parser = secret)]
+    #[arg(long, env = "KYC_WEBHOOK_SECRET", hide_env_values = true, value_parser = secret)]
     pub kyc_webhook_secret: Option<SecretString>,
 
     /// Chainalysis's sanctions screening API key: wallets are screened with Chainalysis.
     /// Without it the local list `SCREENING_BLOCKLIST` is the screening.
-    #[arg(long, env = "CHAINALYSIS_API_KEY", value_parser = secret)]
+    #[arg(long, env = "CHAINALYSIS_API_KEY", hide_env_values = true, value_parser = secret)]
     pub chainalysis_api_key: Option<SecretString>,
 
     /// Chainalysis's API (tests point it at a local server).
@@ -253,7 +291,7 @@ pub struct Config {
     pub idpass_client_id: String,
 
     /// This service's client secret at the identity pass provider (HTTP Basic password).
-    #[arg(long, env = "IDPASS_CLIENT_SECRET", value_parser = secret)]
+    #[arg(long, env = "IDPASS_CLIENT_SECRET", hide_env_values = true, value_parser = secret)]
     pub idpass_client_secret: Option<SecretString>,
 
     /// The identity pass provider's page where a user obtains a pass (`/v1/verify/initiate`).
@@ -265,12 +303,12 @@ pub struct Config {
     pub idpass_flow_url: String,
 
     /// Development and tests: the one token the local identity pass accepts.
-    #[arg(long, env = "IDPASS_LOCAL_TOKEN", value_parser = secret)]
+    #[arg(long, env = "IDPASS_LOCAL_TOKEN", hide_env_values = true, value_parser = secret)]
     pub idpass_local_token: Option<SecretString>,
 
     /// Human Passport's API key: passport scores come from its Stamps API. Without it,
     /// `PASSPORT_LOCAL_SCORES` are the scores.
-    #[arg(long, env = "PASSPORT_API_KEY", value_parser = secret)]
+    #[arg(long, env = "PASSPORT_API_KEY", hide_env_values = true, value_parser = secret)]
     pub passport_api_key: Option<SecretString>,
 
     /// The Human Passport scorer whose scores are read (required with `PASSPORT_API_KEY`).

@@ -18,7 +18,7 @@ use crate::chain::ledger::{Ledger, RpcLedger};
 use crate::chain::prepared_writer::PreparedWriter;
 use crate::chain::{Chain, ConfirmWait};
 use crate::clock::{SharedClock, SystemClock};
-use crate::config::{Config, ExposeSecret, SecretString};
+use crate::config::{Config, ExposeSecret, SecretString, MIN_SECRET_CHARS};
 use crate::error::ApiError;
 use crate::freshness::{Caches, Freshness, Memo};
 use crate::limits::client::TrustedProxies;
@@ -28,13 +28,15 @@ use crate::providers::drafter::{ChatGenerator, Generator, LocalGenerator};
 use crate::providers::human::{HumanVerifier, LocalVerifier, TurnstileVerifier};
 use crate::providers::identity_pass::{IdentityPass, IntrospectedPass, LocalPass};
 use crate::providers::kyc::{KycProvider, LocalKyc, PersonaClient};
-use crate::providers::outbound::{Outbound, OutboundPolicy, Resolve, SystemResolver};
+use crate::providers::outbound::{
+    BreakerPolicy, Outbound, OutboundPolicy, Resolve, SystemResolver,
+};
 use crate::providers::passport::{HumanPassport, LocalPassport, PassportScorer};
 use crate::providers::polisher::{ChatPolisher, LocalPolisher, Polisher};
 use crate::providers::prices::{CoinGeckoFeed, FixedPrice, PriceFeed};
 use crate::providers::reviewer::{ChatReviewer, LocalReviewer, Reviewer};
 use crate::providers::screening::{ChainalysisScreening, LocalScreening, WalletScreening};
-use crate::providers::web_push::{DeliveryCounts, Vapid};
+use crate::providers::web_push::{DeliveryCounts, PushServices, Vapid};
 use crate::values::{Component, NftTier, Wallet, LAMPORTS_PER_SOL};
 
 pub struct AppState {
@@ -49,6 +51,10 @@ pub struct AppState {
     pub prices: Arc<dyn PriceFeed>,
     /// Requests to URLs clients supplied.
     pub outbound: Arc<Outbound>,
+    /// Push deliveries and webhooks sent at once (their own workers, apart from the money jobs).
+    pub outbound_workers: usize,
+    /// The hosts push endpoints may be at (`PUSH_SERVICE_HOSTS`).
+    pub push_services: PushServices,
     pub narratives: NarrativePolicy,
     pub treasury: Option<Pubkey>,
     pub binary_market_fee_lamports: u64,
@@ -483,6 +489,8 @@ impl AppState {
             !config.terms_version.trim().is_empty(),
             "TERMS_VERSION must not be blank"
         );
+        guessable_secret("ADMIN_SECRET", config.admin_secret.as_ref())?;
+        guessable_secret("WEBHOOK_SECRET", config.webhook_secret.as_ref())?;
         let admin = match (&config.admin_wallet, &config.admin_secret) {
             (Some(wallet), Some(secret))
                 if !wallet.is_empty() && !secret.expose_secret().is_empty() =>
@@ -507,10 +515,18 @@ impl AppState {
         let outbound = Outbound::new(
             OutboundPolicy {
                 allow_local: config.outbound_allow_local,
+                timeout: std::time::Duration::from_secs(config.outbound_timeout_secs),
+                breaker: BreakerPolicy {
+                    failures: config.outbound_breaker_failures,
+                    cooldown_secs: config.outbound_breaker_cooldown_secs,
+                },
                 ..OutboundPolicy::production()
             },
             providers.resolver.clone(),
+            providers.clock.clone(),
         )?;
+        let push_services = PushServices::new(config.push_service_hosts.iter().map(String::as_str))
+            .map_err(|e| anyhow::anyhow!("PUSH_SERVICE_HOSTS: {e}"))?;
         let jobs_wake = Arc::new(Notify::new());
         let freshness = Freshness::new(store.clone());
         Ok(Arc::new(AppState {
@@ -532,6 +548,8 @@ impl AppState {
             generator: providers.generator,
             prices: providers.prices,
             outbound: Arc::new(outbound),
+            outbound_workers: config.outbound_workers.max(1) as usize,
+            push_services,
             narratives: NarrativePolicy {
                 publish_fee_lamports: publish_fee,
                 daily_cap: config.narrative_daily_cap,
@@ -609,6 +627,17 @@ impl AppState {
     pub fn now(&self) -> i64 {
         self.clock.now()
     }
+}
+
+/// Refuses a secret that is set but shorter than [`MIN_SECRET_CHARS`] (an empty one is unset):
+/// the routes it guards would answer anyone who guessed it.
+fn guessable_secret(name: &str, secret: Option<&SecretString>) -> anyhow::Result<()> {
+    let chars = secret.map_or(0, |s| s.expose_secret().chars().count());
+    anyhow::ensure!(
+        chars == 0 || chars >= MIN_SECRET_CHARS,
+        "{name} is {chars} characters: a secret needs at least {MIN_SECRET_CHARS} (a random string), or leave it unset"
+    );
+    Ok(())
 }
 
 /// A keypair setting (base58 of 64 bytes), when set.

@@ -75,3 +75,88 @@ fn the_debug_output_of_a_configured_config_holds_no_secret() {
         "what is not secret still prints"
     );
 }
+
+/// An admin or inbound webhook secret short enough to guess keeps the service from starting,
+/// with an error that names the setting (and not the value); 16 characters start, and an
+/// empty one is unset (its routes answer 401), as before.
+#[tokio::test]
+async fn the_service_refuses_to_start_with_a_guessable_admin_or_webhook_secret() {
+    use narrative_api::{AppState, Providers};
+    let db = narrative_store::testing::TestDb::new().await;
+    let state_with = |configure: &dyn Fn(&mut Config)| {
+        let mut config = Config::defaults();
+        config.admin_wallet = Some("AdminWa11et1111111111111111111111111111111".into());
+        configure(&mut config);
+        let providers = Providers::from_config(&config).unwrap();
+        let store = db.store.clone();
+        async move {
+            AppState::from_config_with(store, &config, providers)
+                .await
+                .map(|_| ())
+        }
+    };
+    for (name, refused) in [
+        (
+            "ADMIN_SECRET",
+            state_with(&|c| c.admin_secret = Some("hunter2-admin".into())).await,
+        ),
+        (
+            "WEBHOOK_SECRET",
+            state_with(&|c| c.webhook_secret = Some("hook-secret".into())).await,
+        ),
+        (
+            "ADMIN_SECRET",
+            state_with(&|c| c.admin_secret = Some("fifteen-chars-x".into())).await,
+        ),
+    ] {
+        let error = format!("{:#}", refused.expect_err(name));
+        assert!(error.contains(name) && error.contains("16"), "{error}");
+        for value in ["hunter2-admin", "hook-secret", "fifteen-chars-x"] {
+            assert!(!error.contains(value), "{error}");
+        }
+    }
+    state_with(&|c| {
+        c.admin_secret = Some("sixteen-chars-xy".into());
+        c.webhook_secret = Some("a-webhook-secret-of-some-length".into());
+    })
+    .await
+    .expect("16 characters and more start");
+    state_with(&|c| {
+        c.admin_secret = Some("".into());
+        c.webhook_secret = Some("".into());
+    })
+    .await
+    .expect("empty is unset");
+}
+
+/// A ledger error never shows the node URL's credentials (an API key in its query, a token in
+/// its path, a password in its user info), which the HTTP client's error quotes; it still says
+/// which node failed.
+#[tokio::test]
+async fn ledger_errors_do_not_show_the_rpc_urls_credentials() {
+    use narrative_api::chain::ledger::{Ledger, RpcLedger};
+    // A port nobody listens on: the call fails at once, as a node that is down.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!(
+        "http://rpc-user:rpc-password-31@127.0.0.1:{port}/v2/path-token-5566?api-key=rpc-key-99"
+    );
+    let ledger = RpcLedger::new(&url, std::sync::Arc::new(narrative_api::clock::SystemClock));
+    let error = ledger.latest_blockhash().await.expect_err("nobody listens");
+    let printed = format!("{error} {error:?} {ledger:?}");
+    for secret in [
+        "rpc-key-99",
+        "path-token-5566",
+        "rpc-password-31",
+        "rpc-user",
+    ] {
+        assert!(!printed.contains(secret), "{secret} printed: {printed}");
+    }
+    assert!(
+        printed.contains(&format!("127.0.0.1:{port}")),
+        "the node is named: {printed}"
+    );
+}

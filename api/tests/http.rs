@@ -411,7 +411,10 @@ async fn terms_acknowledgement_needs_the_wallets_signature() {
         .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
     assert_eq!(body["error"], "invalid_signature");
-    assert!(body["message"].as_str().unwrap().contains("already used"), "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("already used"),
+        "{body}"
+    );
 
     // A proof signed longer ago than the window is refused, and says the server's time.
     let old = now - 301;
@@ -606,7 +609,7 @@ async fn cors_request_ids_and_metrics() {
 
 #[tokio::test]
 async fn nft_webhooks_need_the_shared_secret_and_keep_what_they_receive() {
-    let server = TestServer::start(|c| c.webhook_secret = Some("hook-secret".into())).await;
+    let server = TestServer::start(|c| c.webhook_secret = Some("inbound-hook-secret".into())).await;
     let event = json!({"mint": "Mint1111", "from": "A", "to": "B"});
     for path in ["/v1/nft/webhook/indexer", "/v1/nft/webhook/transfer"] {
         for secret in [None, Some("wrong")] {
@@ -626,7 +629,7 @@ async fn nft_webhooks_need_the_shared_secret_and_keep_what_they_receive() {
         let response = server
             .http
             .post(server.url(path))
-            .header("x-webhook-secret", "hook-secret")
+            .header("x-webhook-secret", "inbound-hook-secret")
             .json(&event)
             .send()
             .await

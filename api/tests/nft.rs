@@ -27,7 +27,7 @@ use spl_token_2022_interface::extension::{BaseStateWithExtensions, StateWithExte
 use spl_token_2022_interface::state::Mint;
 use spl_token_group_interface::state::TokenGroup;
 
-const HOOK_SECRET: &str = "nft-hook-secret";
+const HOOK_SECRET: &str = "nft-inbound-hook-secret";
 
 /// Gives `wallet` a conviction score: `wins` correct backings in a row (10, 12, 14, … points),
 /// or one loss (score 0, tier `initiate`) when `wins` is 0.

@@ -30,11 +30,19 @@ fn subscribe_body(wallet: &Wallet, browser: &Browser) -> Value {
 async fn start() -> TestServer {
     // Near the real time: the push service checks the token's expiry against its own clock.
     TestServer::start_at(ManualClock::at_system_time(), |c| {
-        // The push service is an http server on this machine.
+        // The push service is an http server on this machine: its host is the known push
+        // service here (and a private one, to show the address guard still refuses it).
         c.outbound_allow_local = true;
+        c.push_service_hosts = vec!["127.0.0.1".into(), "10.0.0.7".into()];
         c.vapid_subject = "mailto:ops@narrative.example".into();
     })
     .await
+}
+
+/// Lets the service call the push service on this machine.
+fn local_push_service(c: &mut narrative_api::Config) {
+    c.outbound_allow_local = true;
+    c.push_service_hosts = vec!["127.0.0.1".into()];
 }
 
 async fn subscribe(server: &TestServer, wallet: &Wallet, browser: &Browser) -> Value {
@@ -162,7 +170,7 @@ async fn every_subscribed_browser_gets_the_notification_encrypted_to_it_and_sign
 async fn a_refused_push_is_retried_with_backoff_and_a_gone_subscription_is_deleted() {
     let push = PushService::start().await;
     let clock = ManualClock::at_system_time();
-    let server = TestServer::start_at(clock.clone(), |c| c.outbound_allow_local = true).await;
+    let server = TestServer::start_at(clock.clone(), local_push_service).await;
     let wallet = Wallet::new(5);
     let flaky = push.browser("flaky");
     let gone = push.browser("gone");
@@ -238,7 +246,7 @@ async fn a_refused_push_is_retried_with_backoff_and_a_gone_subscription_is_delet
 async fn a_push_the_service_refuses_for_good_is_not_retried() {
     let push = PushService::start().await;
     let clock = ManualClock::at_system_time();
-    let server = TestServer::start_at(clock.clone(), |c| c.outbound_allow_local = true).await;
+    let server = TestServer::start_at(clock.clone(), local_push_service).await;
     let wallet = Wallet::new(9);
     let refusing = push.browser("refusing");
     subscribe(&server, &wallet, &refusing).await;
@@ -445,6 +453,75 @@ async fn subscriptions_are_signed_validated_replaced_and_capped() {
     assert_eq!(kept.len(), 10);
     assert!(!kept.contains(&renewed.endpoint), "the oldest was dropped");
     assert!(kept.contains(&format!("{}/push/b9", push.base)));
+}
+
+/// Push endpoints must be at a known push service (`PUSH_SERVICE_HOSTS`): with the defaults
+/// (the real services' hosts) an endpoint on any other host, such as a receiver that never
+/// answers, is refused with 403 `url_not_allowed`, at subscription and, for a subscription
+/// stored before the list changed, at delivery; a listed host is taken.
+#[tokio::test]
+async fn push_endpoints_must_belong_to_a_known_push_service() {
+    let push = PushService::start().await;
+    let clock = ManualClock::at_system_time();
+    // The defaults, with local calls allowed: only the address guard stood in the way before.
+    let server = TestServer::start_at(clock.clone(), |c| c.outbound_allow_local = true).await;
+    let wallet = Wallet::new(9);
+    let browser = push.browser("desk");
+    let (status, answer) = server
+        .post(
+            "/v1/notifications/push/subscribe",
+            &subscribe_body(&wallet, &browser),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
+    assert_eq!(answer["error"], "url_not_allowed");
+    assert!(
+        answer["message"]
+            .as_str()
+            .unwrap()
+            .contains("127.0.0.1 is not a known push service"),
+        "{answer}"
+    );
+    let elsewhere = Browser::at("https://push.evil.example/push/desk", &browser);
+    let (status, answer) = server
+        .post(
+            "/v1/notifications/push/subscribe",
+            &subscribe_body(&wallet, &elsewhere),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
+    assert_eq!(answer["error"], "url_not_allowed");
+    let db = server.db.store.db();
+    assert_eq!(
+        push_subscriptions::Entity::find().count(db).await.unwrap(),
+        0
+    );
+    // A subscription made while the host was listed is not sent to once it is not.
+    let listed = TestServer::start_at(clock.clone(), local_push_service).await;
+    subscribe(&listed, &wallet, &browser).await;
+    let row = push_subscriptions::Entity::find()
+        .one(listed.db.store.db())
+        .await
+        .unwrap()
+        .unwrap();
+    let mut copied: push_subscriptions::ActiveModel = row.into();
+    copied.id = sea_orm::ActiveValue::NotSet;
+    sea_orm::ActiveModelTrait::insert(copied, db).await.unwrap();
+    announce(&server, &wallet, "not pushed").await;
+    eventually("the delivery finished", || async {
+        let jobs = push_jobs(&server).await;
+        jobs.len() == 1 && jobs[0].status == "done"
+    })
+    .await;
+    assert!(
+        push.delivered().is_empty(),
+        "nothing sent to an unlisted host"
+    );
+    let metrics = server.get_text("/metrics").await;
+    assert!(
+        metrics.contains(r#"push_deliveries_total{outcome="refused"} 1"#),
+        "{metrics}"
+    );
 }
 
 #[test]

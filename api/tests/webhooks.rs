@@ -414,3 +414,180 @@ async fn the_service_calls_only_public_https_addresses() {
     );
     server.stop().await;
 }
+
+/// Accepts every delivery, noting which hook it came to (`/hook/<name>`).
+#[handler]
+fn accept(
+    poem::web::Path(name): poem::web::Path<String>,
+    headers: &HeaderMap,
+    body: String,
+    Data(seen): Data<&Arc<Mutex<Vec<(String, HeaderMap, String)>>>>,
+) -> PoemStatus {
+    seen.lock().unwrap().push((name, headers.clone(), body));
+    PoemStatus::OK
+}
+
+/// An agent named `name` on `server`: its key and the id of its key row.
+async fn named_agent(server: &TestServer, name: &str) -> (String, String) {
+    let (status, registered) = server
+        .post(
+            "/v1/agent/register",
+            &json!({"wallet_address": AGENT_WALLET, "name": name}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{registered}");
+    let key = registered["agent"]["api_key"].as_str().unwrap().to_owned();
+    let agent_id = registered["agent"]["id"].as_str().unwrap().to_owned();
+    let row = narrative_store::entities::agents::Entity::find_by_id(agent_id)
+        .one(server.db.store.db())
+        .await
+        .unwrap()
+        .unwrap();
+    (key, row.api_key_id)
+}
+
+/// The webhook secret is random per registration (not the SHA-256 of the agent's key, which
+/// the service stores and which was the secret before), a new registration rotates it, and an
+/// agent whose key is revoked gets nothing: no new event is queued for it, and a delivery queued
+/// before the revocation is dropped when it comes up.
+#[tokio::test]
+async fn the_signing_secret_is_random_and_a_revoked_agent_receives_nothing() {
+    use sha2::Digest;
+    let seen: Arc<Mutex<Vec<(String, HeaderMap, String)>>> = Arc::default();
+    let base = common::serve_locally(
+        Route::new()
+            .at("/hook/:name", post(accept))
+            .data(seen.clone()),
+    )
+    .await;
+    let clock = ManualClock::at_system_time();
+    let server = TestServer::start_at(clock.clone(), |c| c.outbound_allow_local = true).await;
+    let (live_key, _) = named_agent(&server, "live").await;
+    let (revoked_key, revoked_key_id) = named_agent(&server, "revoked").await;
+    let register = |key: String, name: &'static str| {
+        let server = &server;
+        let url = format!("{base}/hook/{name}");
+        async move {
+            let (status, answer) = server
+                .key_post(
+                    "/v1/agent/webhook",
+                    &key,
+                    &json!({"url": url, "events": ["narrative.resolved"]}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{answer}");
+            answer["signing_secret"].as_str().unwrap().to_owned()
+        }
+    };
+    let first = register(live_key.clone(), "live").await;
+    let secret = register(live_key.clone(), "live").await;
+    let revoked_secret = register(revoked_key.clone(), "revoked").await;
+    // Before, the secret was `whsec_` and the base64 of SHA-256(key): what the store keeps.
+    let derived = |key: &str| {
+        use base64::Engine;
+        format!(
+            "whsec_{}",
+            base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(key.as_bytes()))
+        )
+    };
+    assert_ne!(secret, derived(&live_key));
+    assert_ne!(revoked_secret, derived(&revoked_key));
+    assert_ne!(first, secret, "registering again makes a new secret");
+    assert_ne!(secret, revoked_secret);
+    let stored = agent_webhooks::Entity::find()
+        .all(server.db.store.db())
+        .await
+        .unwrap();
+    assert!(stored
+        .iter()
+        .any(|hook| hook.signing_secret.as_deref() == Some(secret.as_str())));
+
+    // A delivery queued for the agent while its key is live...
+    let db = server.db.store.db();
+    let now = clock_now(&clock);
+    let revoked_agent = stored
+        .iter()
+        .find(|hook| hook.signing_secret.as_deref() == Some(revoked_secret.as_str()))
+        .unwrap()
+        .agent_id
+        .clone();
+    narrative_api::jobs::enqueue(
+        db,
+        &narrative_api::jobs::deliver_webhook::DeliverWebhook {
+            agent_id: revoked_agent.clone(),
+            url: format!("{base}/hook/revoked"),
+            event: "narrative.resolved".into(),
+            body: json!({"type": "narrative.resolved", "data": {}}).to_string(),
+            message_id: Some("msg_queued_before_revocation".into()),
+        },
+        now,
+        now + 60,
+    )
+    .await
+    .unwrap();
+    // ...and then the operator revokes the key.
+    let (status, answer) = server
+        .admin_post(
+            "/v1/apikeys/revoke",
+            &json!({"id": revoked_key_id, "wallet_address": AGENT_WALLET}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+
+    // An event: delivered to the live agent only, signed with its latest secret.
+    let id = uuid::Uuid::new_v4();
+    common::fixtures::narrative(
+        &id,
+        AGENT_WALLET,
+        "Kestrel ships",
+        "TECHNOLOGY",
+        "open",
+        now,
+    )
+    .into_active_model()
+    .insert(db)
+    .await
+    .unwrap();
+    let (status, answer) = server
+        .admin_post(
+            &format!("/v1/admin/narratives/{id}/verdict"),
+            &json!({"outcome": "true", "evidence": "the release notes"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    eventually("the live agent told", || async {
+        !seen.lock().unwrap().is_empty()
+    })
+    .await;
+    // The queued delivery's time comes: it is dropped, not sent.
+    clock.advance(60);
+    eventually("every webhook job finished", || async {
+        let jobs = jobs::Entity::find()
+            .filter(jobs::Column::Kind.eq("deliver_webhook"))
+            .all(db)
+            .await
+            .unwrap();
+        jobs.len() == 2 && jobs.iter().all(|j| j.status == "done")
+    })
+    .await;
+    let seen = seen.lock().unwrap().clone();
+    let names: Vec<&str> = seen.iter().map(|(name, _, _)| name.as_str()).collect();
+    assert_eq!(names, ["live"], "nothing reached the revoked agent");
+    let (_, headers, body) = &seen[0];
+    standardwebhooks::Webhook::new(&secret)
+        .unwrap()
+        .verify(body.as_bytes(), headers)
+        .expect("signed with the agent's latest secret");
+    assert!(standardwebhooks::Webhook::new(&first)
+        .unwrap()
+        .verify(body.as_bytes(), headers)
+        .is_err());
+    assert!(standardwebhooks::Webhook::new(&derived(&live_key))
+        .unwrap()
+        .verify(body.as_bytes(), headers)
+        .is_err());
+    let attempts = webhook_deliveries::Entity::find().all(db).await.unwrap();
+    assert_eq!(attempts.len(), 1, "the dropped delivery made no attempt");
+    assert_ne!(attempts[0].agent_id, revoked_agent);
+    server.stop().await;
+}

@@ -36,6 +36,7 @@ mod m20261125_000024_shield_blocked_ips;
 mod m20261126_000025_probe_log_refusals;
 mod m20261127_000026_wallet_proofs;
 mod m20261127_000029_retention_and_leaderboards;
+mod m20261127_000030_webhook_signing_secrets;
 
 pub struct Migrator;
 
@@ -70,6 +71,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000025_probe_log_refusals::Migration),
             Box::new(m20261127_000026_wallet_proofs::Migration),
             Box::new(m20261127_000029_retention_and_leaderboards::Migration),
+            Box::new(m20261127_000030_webhook_signing_secrets::Migration),
         ]
     }
 }

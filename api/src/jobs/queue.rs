@@ -143,15 +143,48 @@ fn claimable(now: i64) -> Condition {
         )
 }
 
+/// Which kinds of job a lease may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kinds<'a> {
+    Any,
+    Only(&'a [&'a str]),
+    Except(&'a [&'a str]),
+}
+
+impl Kinds<'_> {
+    fn condition(self) -> Condition {
+        match self {
+            Kinds::Any => Condition::all(),
+            Kinds::Only(kinds) => {
+                Condition::all().add(jobs::Column::Kind.is_in(kinds.iter().copied()))
+            }
+            Kinds::Except(kinds) => {
+                Condition::all().add(jobs::Column::Kind.is_not_in(kinds.iter().copied()))
+            }
+        }
+    }
+}
+
 /// Leases the next job due at `now` for `lease_secs`, if any.
 pub async fn lease_next(
     db: &impl ConnectionTrait,
     lease_secs: i64,
     now: i64,
 ) -> Result<Option<jobs::Model>, sea_orm::DbErr> {
+    lease_next_of(db, Kinds::Any, lease_secs, now).await
+}
+
+/// [`lease_next`] among the jobs of `kinds`.
+pub async fn lease_next_of(
+    db: &impl ConnectionTrait,
+    kinds: Kinds<'_>,
+    lease_secs: i64,
+    now: i64,
+) -> Result<Option<jobs::Model>, sea_orm::DbErr> {
     loop {
         let Some(candidate) = jobs::Entity::find()
             .filter(claimable(now))
+            .filter(kinds.condition())
             .order_by_asc(jobs::Column::RunAt)
             .order_by_asc(jobs::Column::Id)
             .limit(1)

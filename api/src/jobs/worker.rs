@@ -1,14 +1,45 @@
 //! Leases due jobs and runs them with their kind's handler until shut down, waking when a request
 //! enqueues work and otherwise every poll interval.
+//!
+//! Jobs run in two lanes, each with workers of its own, so neither waits on the other:
+//! [`Lane::Outbound`] sends push deliveries and agent webhooks (requests to hosts clients chose,
+//! which may never answer), [`Lane::Core`] runs everything else (settlement, the Echo Pool
+//! keeper, account refreshes, scoring, drafts, the event follower, announcements).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::Notify;
 
-use super::queue::{complete, fail, lease_next, postpone, LEASE_SECS};
-use super::{JobOutcome, Registry};
+use super::deliver_push::DeliverPush;
+use super::deliver_webhook::DeliverWebhook;
+use super::queue::{complete, fail, lease_next_of, postpone, Kinds, LEASE_SECS};
+use super::{JobKind, JobOutcome, Registry};
 use crate::clock::SharedClock;
+
+/// The kinds that call client-supplied URLs: [`Lane::Outbound`]'s.
+pub const OUTBOUND_KINDS: [&str; 2] = [DeliverPush::NAME, DeliverWebhook::NAME];
+
+/// Which jobs a worker takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    /// Every kind (tests and tools that drain the whole queue).
+    Any,
+    /// [`OUTBOUND_KINDS`].
+    Outbound,
+    /// Every other kind.
+    Core,
+}
+
+impl Lane {
+    fn kinds(self) -> Kinds<'static> {
+        match self {
+            Lane::Any => Kinds::Any,
+            Lane::Outbound => Kinds::Only(&OUTBOUND_KINDS),
+            Lane::Core => Kinds::Except(&OUTBOUND_KINDS),
+        }
+    }
+}
 
 pub struct Worker {
     store: narrative_store::Store,
@@ -16,6 +47,7 @@ pub struct Worker {
     clock: SharedClock,
     wake: Arc<Notify>,
     poll: Duration,
+    lane: Lane,
 }
 
 impl Worker {
@@ -31,14 +63,23 @@ impl Worker {
             clock,
             wake,
             poll: Duration::from_millis(500),
+            lane: Lane::Any,
         }
+    }
+
+    /// This worker, taking only `lane`'s jobs.
+    pub fn in_lane(mut self, lane: Lane) -> Self {
+        self.lane = lane;
+        self
     }
 
     /// Runs every job due now; returns how many ran (tests call this to drain the queue).
     pub async fn run_due(&self) -> Result<usize, sea_orm::DbErr> {
         let db = self.store.db();
         let mut ran = 0;
-        while let Some(job) = lease_next(db, LEASE_SECS, self.clock.now()).await? {
+        while let Some(job) =
+            lease_next_of(db, self.lane.kinds(), LEASE_SECS, self.clock.now()).await?
+        {
             ran += 1;
             let outcome = self.registry.run(&job).await;
             let now = self.clock.now();

@@ -12,14 +12,20 @@
 //!   sending and a name when the request connects (the HTTP client resolves through the guard,
 //!   once), so a name that resolved to a public address at registration and to a private one
 //!   later (DNS rebinding) is refused then;
-//! - redirects are not followed, no proxy is used, and time and response size are bounded.
+//! - redirects are not followed, no proxy is used, and time and response size are bounded;
+//! - a host that keeps failing (no answer in time, a refused connection, a 5xx) is skipped for a
+//!   cool-down by a per-host circuit breaker ([`Breaker`], on the injected clock): its requests
+//!   answer [`OutboundError::CircuitOpen`] at once instead of holding a worker for the timeout.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reqwest::Url;
+
+use crate::clock::SharedClock;
 
 /// Why the guard refused a URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,14 +149,17 @@ pub struct OutboundPolicy {
     pub timeout: Duration,
     /// Of a response body the service reads.
     pub max_response_bytes: usize,
+    /// When a host's requests are skipped.
+    pub breaker: BreakerPolicy,
 }
 
 impl OutboundPolicy {
     pub fn production() -> OutboundPolicy {
         OutboundPolicy {
             allow_local: false,
-            timeout: Duration::from_secs(10),
+            timeout: Duration::from_secs(5),
             max_response_bytes: 64 * 1024,
+            breaker: BreakerPolicy::default(),
         }
     }
 
@@ -216,6 +225,91 @@ impl reqwest::dns::Resolve for GuardedResolver {
     }
 }
 
+/// When the per-host circuit breaker opens, and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BreakerPolicy {
+    /// Consecutive failed requests to one host that open its breaker.
+    pub failures: u32,
+    /// Seconds the host is then skipped.
+    pub cooldown_secs: i64,
+}
+
+impl Default for BreakerPolicy {
+    fn default() -> BreakerPolicy {
+        BreakerPolicy {
+            failures: 5,
+            cooldown_secs: 120,
+        }
+    }
+}
+
+/// Hosts the breaker tracks at most (only failing hosts are kept: a success forgets the host).
+const MAX_TRACKED_HOSTS: usize = 10_000;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct HostHealth {
+    /// Failed requests in a row.
+    failures: u32,
+    /// While the clock is before this, the host is skipped.
+    open_until: Option<i64>,
+}
+
+/// A per-host circuit breaker: after [`BreakerPolicy::failures`] consecutive failures a host is
+/// skipped for [`BreakerPolicy::cooldown_secs`]; then requests pass again (one more failure
+/// reopens it at once, a success closes it). Time comes from the injected clock.
+pub struct Breaker {
+    policy: BreakerPolicy,
+    clock: SharedClock,
+    hosts: Mutex<HashMap<String, HostHealth>>,
+}
+
+impl Breaker {
+    pub fn new(policy: BreakerPolicy, clock: SharedClock) -> Breaker {
+        Breaker {
+            policy,
+            clock,
+            hosts: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn hosts(&self) -> std::sync::MutexGuard<'_, HashMap<String, HostHealth>> {
+        self.hosts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `Err(until)` while `host` is skipped: the unix time its cool-down ends.
+    pub fn admit(&self, host: &str) -> Result<(), i64> {
+        let now = self.clock.now();
+        match self.hosts().get(host).and_then(|h| h.open_until) {
+            Some(until) if now < until => Err(until),
+            _ => Ok(()),
+        }
+    }
+
+    /// Records how a request to `host` went: a success forgets the host's failures, a failure
+    /// counts and, at the threshold (or past it, after a cool-down), opens the breaker.
+    pub fn record(&self, host: &str, succeeded: bool) {
+        let now = self.clock.now();
+        let mut hosts = self.hosts();
+        if succeeded {
+            hosts.remove(host);
+            return;
+        }
+        if !hosts.contains_key(host) && hosts.len() >= MAX_TRACKED_HOSTS {
+            // Full: forget the hosts that are not skipped now; failing to track more only
+            // means a host is not skipped.
+            hosts.retain(|_, h| h.open_until.is_some_and(|until| now < until));
+            if hosts.len() >= MAX_TRACKED_HOSTS {
+                return;
+            }
+        }
+        let health = hosts.entry(host.to_owned()).or_default();
+        health.failures = health.failures.saturating_add(1);
+        if health.failures >= self.policy.failures.max(1) {
+            health.open_until = Some(now + self.policy.cooldown_secs);
+        }
+    }
+}
+
 /// The answer of a receiver.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Answered {
@@ -228,16 +322,24 @@ pub enum OutboundError {
     Refused(#[from] Refused),
     #[error("request failed: {0}")]
     Failed(String),
+    /// The host failed too often lately: not called until `until` (unix seconds).
+    #[error("the host is skipped until {until} after repeated failures")]
+    CircuitOpen { until: i64 },
 }
 
 /// Sends requests to client-supplied URLs through the guard.
 pub struct Outbound {
     checker: Arc<Checker>,
     client: reqwest::Client,
+    breaker: Breaker,
 }
 
 impl Outbound {
-    pub fn new(policy: OutboundPolicy, resolver: Arc<dyn Resolve>) -> anyhow::Result<Outbound> {
+    pub fn new(
+        policy: OutboundPolicy,
+        resolver: Arc<dyn Resolve>,
+        clock: SharedClock,
+    ) -> anyhow::Result<Outbound> {
         let checker = Arc::new(Checker { policy, resolver });
         let client = reqwest::Client::builder()
             .dns_resolver(Arc::new(GuardedResolver(checker.clone())))
@@ -246,7 +348,11 @@ impl Outbound {
             .timeout(policy.timeout)
             .connect_timeout(policy.timeout)
             .build()?;
-        Ok(Outbound { checker, client })
+        Ok(Outbound {
+            checker,
+            client,
+            breaker: Breaker::new(policy.breaker, clock),
+        })
     }
 
     /// Whether the service would call `url` now: its scheme, and its host's addresses.
@@ -290,9 +396,31 @@ impl Outbound {
         // Literal addresses never reach the resolver, so they are checked here; a name is
         // resolved and checked once, by the guarded resolver, when the request connects.
         let host = self.host_of(url)?;
+        // The breaker's key: the host and port (two receivers on one machine are two hosts).
+        let origin = format!("{host}:{}", url.port_or_known_default().unwrap_or_default());
+        self.breaker
+            .admit(&origin)
+            .map_err(|until| OutboundError::CircuitOpen { until })?;
         if literal_address(host).is_some() {
             self.checker.addresses(host).await?;
         }
+        let answered = self.send(url, content_type, headers, body).await;
+        match &answered {
+            Ok(answer) => self.breaker.record(&origin, answer.status < 500),
+            Err(OutboundError::Failed(_)) => self.breaker.record(&origin, false),
+            // The guard's refusals say nothing of the host's health.
+            Err(_) => {}
+        }
+        answered
+    }
+
+    async fn send(
+        &self,
+        url: &Url,
+        content_type: &str,
+        headers: &[(&str, String)],
+        body: Vec<u8>,
+    ) -> Result<Answered, OutboundError> {
         let mut request = self
             .client
             .post(url.clone())
@@ -335,6 +463,48 @@ fn find_refusal(error: &(dyn std::error::Error + 'static)) -> Option<Refused> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::{Clock, ManualClock};
+
+    /// Five failures in a row open a host for the cool-down (by the injected clock), other
+    /// hosts unaffected; after it one more failure reopens it, and a success closes it.
+    #[test]
+    fn the_breaker_skips_a_failing_host_for_its_cool_down() {
+        let clock = ManualClock::at(1_000);
+        let breaker = Breaker::new(
+            BreakerPolicy {
+                failures: 5,
+                cooldown_secs: 120,
+            },
+            clock.clone(),
+        );
+        for _ in 0..4 {
+            breaker.record("silent.example", false);
+            assert_eq!(breaker.admit("silent.example"), Ok(()));
+        }
+        // A success in between starts the count over.
+        breaker.record("silent.example", true);
+        for _ in 0..4 {
+            breaker.record("silent.example", false);
+        }
+        assert_eq!(breaker.admit("silent.example"), Ok(()));
+        breaker.record("silent.example", false);
+        assert_eq!(breaker.admit("silent.example"), Err(1_120));
+        assert_eq!(breaker.admit("fcm.googleapis.com"), Ok(()));
+        clock.advance(119);
+        assert_eq!(breaker.admit("silent.example"), Err(1_120));
+        clock.advance(1);
+        assert_eq!(breaker.admit("silent.example"), Ok(()), "half open");
+        breaker.record("silent.example", false);
+        assert_eq!(
+            breaker.admit("silent.example"),
+            Err(clock.now() + 120),
+            "one more failure reopens it"
+        );
+        clock.advance(120);
+        breaker.record("silent.example", true);
+        breaker.record("silent.example", false);
+        assert_eq!(breaker.admit("silent.example"), Ok(()), "closed again");
+    }
 
     #[test]
     fn non_public_ranges_are_refused_in_both_families() {

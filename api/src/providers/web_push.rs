@@ -8,7 +8,8 @@
 //!   keeps a non-default port, as the origin does.
 //!
 //! Sending goes through the outbound guard (`providers::outbound`): push endpoints are URLs
-//! that clients supplied.
+//! that clients supplied, and only endpoints of a known push service ([`PushServices`]) are
+//! taken, so a subscription cannot aim the service's deliveries at an arbitrary host.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,6 +31,45 @@ pub const MESSAGE_TTL_SECS: i64 = 24 * 3_600;
 /// The largest plaintext one `aes128gcm` record carries within the 4,096 bytes every push
 /// service accepts: 4,096 − 86 (salt, record size, key id) − 16 (tag) − 1 (padding delimiter).
 pub const MAX_PLAINTEXT: usize = 3_993;
+
+/// The hosts push endpoints may be at: exact names, or `*.<suffix>` for any name under
+/// `<suffix>` (not `<suffix>` itself). Names compare case-insensitively.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushServices {
+    exact: Vec<String>,
+    suffixes: Vec<String>,
+}
+
+impl PushServices {
+    /// The allowlist of `patterns` (blank ones ignored); an error names a malformed one.
+    pub fn new<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Result<PushServices, String> {
+        let (mut exact, mut suffixes) = (Vec::new(), Vec::new());
+        for pattern in patterns {
+            let pattern = pattern.trim().to_ascii_lowercase();
+            if pattern.is_empty() {
+                continue;
+            }
+            match pattern.strip_prefix("*.") {
+                Some(suffix) if !suffix.is_empty() && !suffix.contains('*') => {
+                    suffixes.push(format!(".{suffix}"))
+                }
+                None if !pattern.contains('*') && !pattern.contains('/') => exact.push(pattern),
+                _ => return Err(format!("`{pattern}` is not a host nor `*.<domain>`")),
+            }
+        }
+        Ok(PushServices { exact, suffixes })
+    }
+
+    /// Whether `host` (a URL's host) is a known push service's.
+    pub fn allows(&self, host: &str) -> bool {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        self.exact.contains(&host)
+            || self
+                .suffixes
+                .iter()
+                .any(|suffix| host.ends_with(suffix.as_str()) && host.len() > suffix.len())
+    }
+}
 
 /// The service's VAPID key pair (application server key). The private half never prints.
 pub struct VapidKeys {
@@ -205,6 +245,42 @@ pub fn push_request(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn push_endpoints_must_be_at_a_known_push_service() {
+        // As the configuration's defaults (`PUSH_SERVICE_HOSTS`).
+        let known = PushServices::new([
+            "fcm.googleapis.com",
+            "updates.push.services.mozilla.com",
+            "*.notify.windows.com",
+            "web.push.apple.com",
+        ])
+        .unwrap();
+        for host in [
+            "fcm.googleapis.com",
+            "updates.push.services.mozilla.com",
+            "wns2-by3p.notify.windows.com",
+            "web.push.apple.com",
+            "FCM.googleapis.com.",
+        ] {
+            assert!(known.allows(host), "{host}");
+        }
+        for host in [
+            "evil.example",
+            "notify.windows.com",
+            "fcm.googleapis.com.evil.example",
+            "xfcm.googleapis.com",
+            "evilnotify.windows.com",
+            "127.0.0.1",
+        ] {
+            assert!(!known.allows(host), "{host}");
+        }
+        let local = PushServices::new(["127.0.0.1", " "]).unwrap();
+        assert!(local.allows("127.0.0.1"));
+        assert!(!local.allows("fcm.googleapis.com"));
+        assert!(PushServices::new(["*"]).is_err());
+        assert!(PushServices::new(["a.*.example"]).is_err());
+    }
     use p256::ecdsa::signature::Verifier;
     use p256::ecdsa::VerifyingKey;
 

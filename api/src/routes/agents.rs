@@ -112,8 +112,8 @@ pub struct WebhookRegistered {
     pub message: String,
     pub url: HttpsUrl,
     pub events: Vec<WebhookEvent>,
-    /// The Standard Webhooks secret (`whsec_…`) deliveries are signed with: base64 of the
-    /// SHA-256 of the agent's API key.
+    /// The Standard Webhooks secret (`whsec_…`) deliveries are signed with: random, made by
+    /// this registration and shown only here (registering again makes a new one).
     pub signing_secret: String,
 }
 

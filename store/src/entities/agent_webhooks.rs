@@ -11,6 +11,9 @@ pub struct Model {
     /// Array of event names (`narrative.created`, `narrative.resolved`).
     pub events: Json,
     pub created_at: i64,
+    /// The Standard Webhooks secret deliveries are signed with (`whsec_…`), random per
+    /// registration; none for webhooks registered before secrets were random (not delivered).
+    pub signing_secret: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

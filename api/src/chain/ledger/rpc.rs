@@ -1,4 +1,7 @@
-//! The ledger over JSON-RPC (`solana-rpc-client`), at `confirmed`.
+//! The ledger over JSON-RPC (`solana-rpc-client`), at `confirmed`. Its errors never show the
+//! node's URL whole: providers put the API key in its query, user info or path, and the HTTP
+//! client's errors quote the URL, so the client's error text is cleaned ([`Redactor`]) before
+//! it becomes a [`LedgerError`] (and reaches the logs).
 
 use narrative_sdk::Pubkey;
 use serde_json::json;
@@ -27,6 +30,7 @@ pub struct RpcLedger {
     clock: SharedClock,
     /// The blockhash and when (unix seconds) it was fetched.
     blockhash: Mutex<Option<(Hash, i64)>>,
+    redactor: Redactor,
 }
 
 impl RpcLedger {
@@ -35,12 +39,81 @@ impl RpcLedger {
             client: RpcClient::new_with_commitment(url.to_owned(), CommitmentConfig::confirmed()),
             clock,
             blockhash: Mutex::new(None),
+            redactor: Redactor::new(url),
         }
+    }
+
+    /// A failed call, its text without the URL's secrets.
+    fn unavailable(&self, e: impl std::fmt::Display) -> LedgerError {
+        LedgerError::Unavailable(self.redactor.clean(&e.to_string()))
     }
 }
 
-fn unavailable(e: impl std::fmt::Display) -> LedgerError {
-    LedgerError::Unavailable(e.to_string())
+impl std::fmt::Debug for RpcLedger {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RpcLedger")
+            .field("node", &self.redactor.shown)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Removes what a node URL may carry of a credential from text that quotes it: the URL whole
+/// (as configured, and as the HTTP client normalizes it) becomes its origin, and its query,
+/// user info and path become `[redacted]` wherever they still appear.
+pub struct Redactor {
+    /// The URL as written (and normalized), longest first.
+    urls: Vec<String>,
+    /// Fragments that may hold a credential, longest first.
+    fragments: Vec<String>,
+    /// What is shown instead of the URL: its scheme, host and port.
+    shown: String,
+}
+
+impl Redactor {
+    /// Shorter fragments are not taken for credentials (and replacing them would garble text).
+    const MIN_FRAGMENT: usize = 4;
+
+    pub fn new(url: &str) -> Redactor {
+        let mut urls = vec![url.to_owned()];
+        let mut fragments = Vec::new();
+        let shown = match reqwest::Url::parse(url) {
+            Ok(parsed) => {
+                urls.push(parsed.to_string());
+                fragments.extend(parsed.query().map(str::to_owned));
+                fragments.extend(url.split_once('?').map(|(_, query)| query.to_owned()));
+                fragments.push(parsed.username().to_owned());
+                fragments.extend(parsed.password().map(str::to_owned));
+                let path = parsed.path().trim_matches('/');
+                fragments.push(path.to_owned());
+                // Each segment too: a token is often one segment of several.
+                fragments.extend(path.split('/').map(str::to_owned));
+                parsed.origin().ascii_serialization()
+            }
+            Err(_) => "the configured RPC URL".to_owned(),
+        };
+        fragments.retain(|f| f.len() >= Self::MIN_FRAGMENT);
+        for list in [&mut urls, &mut fragments] {
+            list.sort_by_key(|s| std::cmp::Reverse(s.len()));
+            list.dedup();
+        }
+        Redactor {
+            urls,
+            fragments,
+            shown,
+        }
+    }
+
+    /// `text` with the URL and its secrets taken out.
+    pub fn clean(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        for url in &self.urls {
+            text = text.replace(url.as_str(), &self.shown);
+        }
+        for fragment in &self.fragments {
+            text = text.replace(fragment.as_str(), "[redacted]");
+        }
+        text
+    }
 }
 
 #[async_trait::async_trait]
@@ -58,7 +131,7 @@ impl Ledger for RpcLedger {
             .client
             .get_latest_blockhash()
             .await
-            .map_err(unavailable)?;
+            .map_err(|e| self.unavailable(e))?;
         let hash = Hash::new_from_array(hash.to_bytes());
         *cached = Some((hash, now));
         Ok(hash)
@@ -72,7 +145,7 @@ impl Ledger for RpcLedger {
             .client
             .get_signature_statuses(std::slice::from_ref(signature))
             .await
-            .map_err(unavailable)?;
+            .map_err(|e| self.unavailable(e))?;
         Ok(statuses
             .value
             .into_iter()
@@ -102,7 +175,7 @@ impl Ledger for RpcLedger {
                 }]),
             )
             .await
-            .map_err(unavailable)?;
+            .map_err(|e| self.unavailable(e))?;
         let Some(found) = found else {
             return Ok(None);
         };
@@ -127,7 +200,7 @@ impl Ledger for RpcLedger {
             .client
             .get_multiple_accounts_with_commitment(addresses, CommitmentConfig::confirmed())
             .await
-            .map_err(unavailable)?;
+            .map_err(|e| self.unavailable(e))?;
         let accounts = response
             .value
             .into_iter()
@@ -152,7 +225,7 @@ impl Ledger for RpcLedger {
                 },
             )
             .await
-            .map_err(unavailable)
+            .map_err(|e| self.unavailable(e))
     }
 
     async fn token_history(
@@ -179,7 +252,7 @@ impl Ledger for RpcLedger {
                     json!([account.address.to_string(), options]),
                 )
                 .await
-                .map_err(unavailable)?;
+                .map_err(|e| self.unavailable(e))?;
             let Some(last) = page.last() else {
                 return Ok(changes);
             };
@@ -238,7 +311,7 @@ impl RpcLedger {
                 }]),
             )
             .await
-            .map_err(unavailable)?;
+            .map_err(|e| self.unavailable(e))?;
         let malformed = |what: &str| LedgerError::Malformed(format!("{what} in {signature}"));
         let meta = found
             .get("meta")
@@ -279,5 +352,29 @@ impl RpcLedger {
             before: balance(&meta["preTokenBalances"])?,
             after: balance(&meta["postTokenBalances"])?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Redactor;
+
+    #[test]
+    fn the_node_urls_credentials_are_taken_out_of_text() {
+        let redactor =
+            Redactor::new("https://user:pass-99@rpc.example:8443/v2/path-token-42?api-key=key-77");
+        let text = "error sending request for url (https://user:pass-99@rpc.example:8443/v2/path-token-42?api-key=key-77): refused; api-key=key-77 path-token-42";
+        let cleaned = redactor.clean(text);
+        for secret in ["key-77", "pass-99", "path-token-42", "user:"] {
+            assert!(!cleaned.contains(secret), "{secret} in {cleaned}");
+        }
+        assert!(cleaned.contains("https://rpc.example:8443"), "{cleaned}");
+        assert!(cleaned.contains("refused"), "{cleaned}");
+        // Without a credential, nothing changes but the URL itself.
+        let plain = Redactor::new("http://127.0.0.1:8899");
+        assert_eq!(
+            plain.clean("node at http://127.0.0.1:8899/ is down"),
+            "node at http://127.0.0.1:8899 is down"
+        );
     }
 }

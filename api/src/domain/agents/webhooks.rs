@@ -5,12 +5,15 @@
 //! - `webhook-id`: the message's id, the same on every retry of one event (receivers drop
 //!   duplicates by it); `webhook-timestamp`: unix seconds of this attempt;
 //! - `webhook-signature`: `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, keyed with the
-//!   32 bytes of SHA-256(the agent's API key). As a Standard Webhooks secret that is
-//!   `whsec_<base64 of those bytes>`, which registration returns; the service never stores the
-//!   key itself.
+//!   webhook's secret: 32 random bytes made at each registration and stored with the webhook,
+//!   returned (as the Standard Webhooks `whsec_<base64>`) by that registration only. It owes
+//!   nothing to the agent's API key, whose digest the store keeps to check the key.
 //!
 //! Deliveries are durable jobs retried with backoff, every attempt recorded, and go through the
-//! outbound guard: the service calls only public https addresses.
+//! outbound guard: the service calls only public https addresses, each host behind a circuit
+//! breaker (a skipped host's delivery waits for the cool-down, attempts untouched). An agent
+//! whose key is revoked is sent nothing: its webhook gets no new events and queued deliveries
+//! are dropped when their turn comes.
 
 use std::sync::Arc;
 
@@ -20,7 +23,10 @@ use hmac::{Hmac, Mac};
 use narrative_store::entities::{agent_webhooks, agents, api_keys, webhook_deliveries};
 use narrative_store::Store;
 use sea_orm::sea_query::OnConflict;
-use sea_orm::{ActiveValue::NotSet, ActiveValue::Set, ConnectionTrait, EntityTrait};
+use sea_orm::{
+    ActiveValue::NotSet, ActiveValue::Set, ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter,
+    QuerySelect,
+};
 use serde_json::{json, Value};
 use sha2::Sha256;
 
@@ -42,12 +48,24 @@ enum_value!(
     [NarrativeCreated => "narrative.created", NarrativeResolved => "narrative.resolved"]
 );
 
-/// The Standard Webhooks secret of a key whose SHA-256 is `key_digest`.
-pub fn signing_secret(key_digest: &[u8]) -> String {
+/// The Standard Webhooks form of the secret `bytes`: `whsec_<base64>`.
+pub fn signing_secret(bytes: &[u8]) -> String {
     format!(
         "whsec_{}",
-        base64::engine::general_purpose::STANDARD.encode(key_digest)
+        base64::engine::general_purpose::STANDARD.encode(bytes)
     )
+}
+
+/// A new random secret, as [`signing_secret`] writes it.
+pub fn new_signing_secret() -> String {
+    signing_secret(&rand::random::<[u8; 32]>())
+}
+
+/// The key bytes of a stored `whsec_…` secret.
+fn secret_bytes(secret: &str) -> Option<Vec<u8>> {
+    base64::engine::general_purpose::STANDARD
+        .decode(secret.strip_prefix("whsec_")?)
+        .ok()
 }
 
 /// `webhook-signature`: `v1,` and the base64 HMAC-SHA256 of `"<id>.<timestamp>.<body>"`.
@@ -67,8 +85,9 @@ pub struct Registration {
     pub signing_secret: String,
 }
 
-/// Registers (or replaces) the calling agent's webhook. 403 `url_not_allowed` for a URL the
-/// service would not call.
+/// Registers (or replaces) the calling agent's webhook, with a new random signing secret that
+/// only this answer shows (registering again replaces it: how a lost or leaked secret is
+/// rotated). 403 `url_not_allowed` for a URL the service would not call.
 pub async fn register(
     state: &AppState,
     caller: &Caller,
@@ -86,11 +105,13 @@ pub async fn register(
         }
     }
     let db = state.store.db();
+    let secret = new_signing_secret();
     agent_webhooks::Entity::insert(agent_webhooks::ActiveModel {
         agent_id: Set(agent.id),
         url: Set(url.to_string()),
         events: Set(json!(unique.iter().map(|e| e.as_str()).collect::<Vec<_>>())),
         created_at: Set(state.now()),
+        signing_secret: Set(Some(secret.clone())),
     })
     .on_conflict(
         OnConflict::column(agent_webhooks::Column::AgentId)
@@ -98,20 +119,16 @@ pub async fn register(
                 agent_webhooks::Column::Url,
                 agent_webhooks::Column::Events,
                 agent_webhooks::Column::CreatedAt,
+                agent_webhooks::Column::SigningSecret,
             ])
             .to_owned(),
     )
     .exec_without_returning(db)
     .await?;
-    let key = api_keys::Entity::find_by_id(caller.key_id.clone())
-        .one(db)
-        .await?
-        .ok_or_else(|| ApiError::internal("the calling key vanished"))?;
-    let digest = hex::decode(&key.key_hash).map_err(ApiError::internal)?;
     Ok(Registration {
         url,
         events: unique,
-        signing_secret: signing_secret(&digest),
+        signing_secret: secret,
     })
 }
 
@@ -126,12 +143,14 @@ pub async fn emit(
     let body = json!({"type": event.as_str(), "timestamp": iso(now), "data": data}).to_string();
     let message_id = format!("msg_{}", uuid::Uuid::new_v4().simple());
     let mut queued = 0;
-    for hook in agent_webhooks::Entity::find().all(db).await? {
+    let hooks = agent_webhooks::Entity::find().all(db).await?;
+    let live = live_agents(db, hooks.iter().map(|h| h.agent_id.clone()).collect()).await?;
+    for hook in hooks {
         let wanted = hook
             .events
             .as_array()
             .is_some_and(|events| events.iter().any(|e| e.as_str() == Some(event.as_str())));
-        if wanted {
+        if wanted && live.contains(&hook.agent_id) {
             crate::jobs::enqueue(
                 db,
                 &DeliverWebhook {
@@ -152,6 +171,41 @@ pub async fn emit(
     Ok(queued)
 }
 
+/// Which of `agents` exist with a key that is not revoked, a statement pair per 500.
+async fn live_agents(
+    db: &impl ConnectionTrait,
+    agents: Vec<String>,
+) -> Result<std::collections::BTreeSet<String>, sea_orm::DbErr> {
+    let mut live = std::collections::BTreeSet::new();
+    for chunk in agents.chunks(500) {
+        let keyed: Vec<(String, String)> = agents::Entity::find()
+            .select_only()
+            .column(agents::Column::Id)
+            .column(agents::Column::ApiKeyId)
+            .filter(agents::Column::Id.is_in(chunk.iter().cloned()))
+            .into_tuple()
+            .all(db)
+            .await?;
+        let unrevoked: std::collections::BTreeSet<String> = api_keys::Entity::find()
+            .select_only()
+            .column(api_keys::Column::Id)
+            .filter(api_keys::Column::Id.is_in(keyed.iter().map(|(_, key)| key.clone())))
+            .filter(api_keys::Column::RevokedAt.is_null())
+            .into_tuple()
+            .all(db)
+            .await?
+            .into_iter()
+            .collect();
+        live.extend(
+            keyed
+                .into_iter()
+                .filter(|(_, key)| unrevoked.contains(key))
+                .map(|(agent, _)| agent),
+        );
+    }
+    Ok(live)
+}
+
 /// Runs `deliver_webhook`: one attempt, recorded; an answer other than 2xx (or none) is an
 /// error, so the queue retries it. A destination the guard refuses is recorded and not retried,
 /// unless its host merely failed to resolve.
@@ -166,15 +220,30 @@ impl Handler<DeliverWebhook> for WebhookSender {
     async fn run(&self, job: Leased<DeliverWebhook>) -> anyhow::Result<JobOutcome> {
         let delivery = &job.job;
         let db = self.store.db();
-        let agent = agents::Entity::find_by_id(delivery.agent_id.clone())
+        let Some(agent) = agents::Entity::find_by_id(delivery.agent_id.clone())
             .one(db)
             .await?
-            .context("the agent is gone")?;
+        else {
+            return Ok(JobOutcome::Done); // the agent is gone: nobody to tell
+        };
         let key = api_keys::Entity::find_by_id(agent.api_key_id.clone())
             .one(db)
-            .await?
-            .context("the agent's key is gone")?;
-        let secret = hex::decode(&key.key_hash).context("stored key digest")?;
+            .await?;
+        if key.is_none_or(|key| key.revoked_at.is_some()) {
+            tracing::info!(agent = %delivery.agent_id, "agent's key revoked; webhook delivery dropped");
+            return Ok(JobOutcome::Done);
+        }
+        let hook = agent_webhooks::Entity::find_by_id(delivery.agent_id.clone())
+            .one(db)
+            .await?;
+        let Some(secret) = hook
+            .and_then(|hook| hook.signing_secret)
+            .as_deref()
+            .and_then(secret_bytes)
+        else {
+            tracing::warn!(agent = %delivery.agent_id, "webhook without a signing secret (registered before secrets were random); not sent until registered again");
+            return Ok(JobOutcome::Done);
+        };
         let message_id = delivery
             .message_id
             .clone()
@@ -208,6 +277,9 @@ impl Handler<DeliverWebhook> for WebhookSender {
                 Some(format!("refused: {refused}")),
                 matches!(refused, Refused::Unresolvable(_)),
             ),
+            // The receiver's host failed repeatedly: tried once its cool-down ends, as if
+            // this turn had not come (no attempt spent or recorded).
+            Err(OutboundError::CircuitOpen { until }) => return Ok(JobOutcome::Later(*until)),
             Err(e) => (None, Some(e.to_string()), true),
         };
         webhook_deliveries::Entity::insert(webhook_deliveries::ActiveModel {
@@ -257,5 +329,16 @@ mod tests {
             signing_secret(&secret),
             "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD"
         );
+        assert_eq!(
+            secret_bytes("whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD"),
+            Some(secret)
+        );
+    }
+
+    #[test]
+    fn each_secret_is_new() {
+        let (a, b) = (new_signing_secret(), new_signing_secret());
+        assert_ne!(a, b);
+        assert_eq!(secret_bytes(&a).map(|b| b.len()), Some(32));
     }
 }

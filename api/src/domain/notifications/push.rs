@@ -4,7 +4,8 @@
 //!   `service_keys`; every process reads the same pair, so browsers subscribe once.
 //! - *Subscriptions.* One row per browser endpoint, written with the wallet's signature of
 //!   [`subscribe_message`]: subscribing the endpoint again replaces its keys (and wallet), and a
-//!   wallet keeps its [`MAX_SUBSCRIPTIONS_PER_WALLET`] most recent browsers.
+//!   wallet keeps its [`MAX_SUBSCRIPTIONS_PER_WALLET`] most recent browsers. The endpoint must
+//!   be at a known push service (`PUSH_SERVICE_HOSTS`), at subscription and at each delivery.
 //! - *Preferences.* Every type is pushed until the wallet turns it off, signed as
 //!   [`preferences_message`].
 //! - *Fan-out.* [`queue_deliveries`] runs inside `notify`, in the transaction of the cause, so
@@ -13,7 +14,8 @@
 //! - *Delivery* ([`PushSender`]): an RFC 8291 message with an RFC 8292 VAPID token through the
 //!   outbound guard. 2xx is done; 404 or 410 means the browser dropped the subscription, which
 //!   is deleted; 429, 5xx and failures to connect are retried by the queue with backoff; any
-//!   other answer is final (retrying the same bytes cannot change it) and logged.
+//!   other answer is final (retrying the same bytes cannot change it) and logged. A push
+//!   service skipped by the outbound circuit breaker is tried again when its cool-down ends.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -34,7 +36,9 @@ use crate::error::ApiError;
 use crate::jobs::deliver_push::DeliverPush;
 use crate::jobs::{Handler, JobOutcome, Leased};
 use crate::providers::outbound::{Outbound, OutboundError, Refused};
-use crate::providers::web_push::{push_request, DeliveryCounts, Vapid, VapidKeys, MAX_PLAINTEXT};
+use crate::providers::web_push::{
+    push_request, DeliveryCounts, PushServices, Vapid, VapidKeys, MAX_PLAINTEXT,
+};
 use crate::state::AppState;
 use crate::values::{Base58Signature, HttpsUrl, NotificationKind, PushAuth, PushPublicKey, Wallet};
 
@@ -109,6 +113,13 @@ pub async fn subscribe(
     if !signature.signs(wallet, subscribe_message(wallet, endpoint).as_bytes()) {
         return Err(ApiError::invalid_signature(
             "signature is not the wallet's signature of the subscribe message",
+        ));
+    }
+    let host = endpoint.url().host_str().unwrap_or_default();
+    if !state.push_services.allows(host) {
+        return Err(ApiError::url_not_allowed(
+            "push endpoint",
+            format!("{host} is not a known push service"),
         ));
     }
     if let Err(refused) = state.outbound.check(endpoint.url()).await {
@@ -381,6 +392,8 @@ pub struct PushSender {
     /// The VAPID `sub` claim (`VAPID_SUBJECT`).
     pub subject: String,
     pub counts: Arc<DeliveryCounts>,
+    /// The push services endpoints may be at.
+    pub services: PushServices,
 }
 
 #[async_trait::async_trait]
@@ -408,6 +421,20 @@ impl Handler<DeliverPush> for PushSender {
             return Ok(JobOutcome::Done);
         }
         let endpoint: reqwest::Url = subscription.endpoint.parse()?;
+        if !self
+            .services
+            .allows(endpoint.host_str().unwrap_or_default())
+        {
+            // Subscribed before the list changed: not a push service the service calls now.
+            self.counts
+                .refused
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            tracing::warn!(
+                subscription = subscription.id,
+                "push endpoint not at a known push service; not sent"
+            );
+            return Ok(JobOutcome::Done);
+        }
         let browser_key: PushPublicKey = subscription
             .p256dh
             .parse()
@@ -486,6 +513,8 @@ impl Handler<DeliverPush> for PushSender {
                 count(&counts.retried);
                 anyhow::bail!("sending the push message: {error}")
             }
+            // The push service failed repeatedly: sent once its cool-down ends, not lost.
+            Err(OutboundError::CircuitOpen { until }) => Ok(JobOutcome::Later(until)),
         }
     }
 }
