@@ -99,15 +99,20 @@ pub fn build_app(state: Arc<AppState>) -> poem::endpoint::BoxEndpoint<'static, R
             Method::GET,
             Method::POST,
             Method::PUT,
+            Method::PATCH,
             Method::DELETE,
             Method::OPTIONS,
         ])
+        // Spec 5 rule 8's, the agents' key, and the wallet proof of the preferences writes
+        // (a browser page sets them).
         .allow_headers([
             "content-type",
             "authorization",
             "x-admin-wallet",
             "x-admin-secret",
             "x-api-key",
+            "x-wallet-signature",
+            "x-wallet-issued-at",
         ]);
     let metrics = Arc::new(HttpMetrics::new());
     let limit_state = state.clone();
@@ -172,6 +177,15 @@ pub fn build_app(state: Arc<AppState>) -> poem::endpoint::BoxEndpoint<'static, R
         })
         .with(CatchPanic::new().with_handler(panic_response))
         .with(cors)
+        .around(|ep, req| async move {
+            let preflight = req.method() == Method::OPTIONS && req.header("origin").is_some();
+            let mut response = ep.call(req).await?.into_response();
+            // Cors answers an allowed preflight 200 with no body; spec 7 says 204.
+            if preflight && response.status() == StatusCode::OK {
+                response.set_status(StatusCode::NO_CONTENT);
+            }
+            Ok(response)
+        })
         .before(same_origin)
         .around(move |ep, req| {
             let metrics = metrics.clone();

@@ -464,7 +464,8 @@ async fn a_block_committed_anywhere_refuses_the_next_prepare_and_leaves_no_row()
     let wallet = Keypair::new();
     let address = wallet.pubkey().to_string();
     let now = server.clock.now();
-    let message = format!("narrative-market-service:shield-terms:2026-11:{address}:issued-at:{now}");
+    let message =
+        format!("narrative-market-service:shield-terms:2026-11:{address}:issued-at:{now}");
     let (status, _) = server
         .post(
             "/v1/shield/terms-ack",

@@ -517,11 +517,48 @@ async fn cors_request_ids_and_metrics() {
         .send()
         .await
         .unwrap();
-    assert!(preflight.status().is_success(), "{}", preflight.status());
+    // Spec 7: a preflight answers 204.
+    assert_eq!(preflight.status(), StatusCode::NO_CONTENT);
     assert_eq!(
         preflight.headers()["access-control-allow-origin"],
         "https://app.example"
     );
+    // A browser page may send the wallet proof of a preferences write, PUT or PATCH: the
+    // preflight names both headers and both methods (a browser checks each header it sends).
+    for method in ["PUT", "PATCH"] {
+        let preflight = server
+            .http
+            .request(
+                reqwest::Method::OPTIONS,
+                server.url("/v1/notifications/push/preferences/11111111111111111111111111111111"),
+            )
+            .header("origin", "https://app.example")
+            .header("access-control-request-method", method)
+            .header(
+                "access-control-request-headers",
+                "content-type,x-wallet-signature,x-wallet-issued-at",
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(preflight.status(), StatusCode::NO_CONTENT, "{method}");
+        let listed = |name: &str| -> Vec<String> {
+            preflight.headers()[name]
+                .to_str()
+                .unwrap()
+                .split(',')
+                .map(|h| h.trim().to_ascii_lowercase())
+                .collect()
+        };
+        let headers = listed("access-control-allow-headers");
+        for header in ["content-type", "x-wallet-signature", "x-wallet-issued-at"] {
+            assert!(headers.iter().any(|h| h == header), "{header}: {headers:?}");
+        }
+        assert!(
+            listed("access-control-allow-methods").contains(&method.to_ascii_lowercase()),
+            "{method}"
+        );
+    }
     let foreign = server
         .http
         .get(server.url("/v1/system/status"))

@@ -105,13 +105,24 @@ async fn persona(token_on_create: bool) -> (String, Arc<Mutex<Persona>>) {
     (base, state)
 }
 
-/// The body opening an inquiry at `tier` for `wallet`, signed.
-fn start_body(wallet: &Wallet, tier: u8) -> Value {
-    let message = format!(
+/// What `wallet` signs to open an inquiry at `tier`, but for its issued-at time.
+fn start_statement(wallet: &Wallet, tier: u8) -> String {
+    format!(
         "narrative-market-service:kyc-start:{}:{tier}",
         wallet.address
-    );
-    json!({"wallet": wallet.address, "tier": tier, "signature": wallet.sign(&message)})
+    )
+}
+
+/// The body opening an inquiry at `tier` for `wallet`, signed at `issued_at`.
+fn start_body_at(wallet: &Wallet, tier: u8, issued_at: i64) -> Value {
+    let signature = wallet.sign_at(&start_statement(wallet, tier), issued_at);
+    json!({"wallet": wallet.address, "tier": tier, "signature": signature,
+           "issued_at": issued_at})
+}
+
+/// The body opening an inquiry at `tier` for `wallet`, signed now (by `server`'s clock).
+fn start_body(server: &TestServer, wallet: &Wallet, tier: u8) -> Value {
+    start_body_at(wallet, tier, server.clock.now())
 }
 
 async fn start_with_persona(base: &str, clock: Arc<ManualClock>) -> TestServer {
@@ -155,6 +166,13 @@ async fn webhook(
     (status, response.json().await.unwrap_or(Value::Null))
 }
 
+/// The keys of a JSON object, sorted.
+fn keys(object: &Value) -> Vec<String> {
+    let mut keys: Vec<String> = object.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    keys
+}
+
 async fn kyc_notifications(server: &TestServer, wallet: &Wallet) -> Vec<Value> {
     let (_, feed) = server
         .get(&format!("/v1/notifications/{}", wallet.address))
@@ -175,22 +193,33 @@ async fn an_inquiry_opened_with_persona_is_verified_only_by_its_signed_webhook()
     let server = start_with_persona(&base, clock.clone()).await;
     let wallet = Wallet::new(11);
 
-    // Only the wallet opens an inquiry for itself.
-    let mut forged = start_body(&wallet, 1);
-    forged["signature"] = start_body(&Wallet::new(12), 1)["signature"].clone();
-    let (status, answer) = server.post("/v1/kyc/start", &forged).await;
-    assert_eq!(status, StatusCode::UNAUTHORIZED, "{answer}");
-    assert_eq!(answer["error"], "invalid_signature");
+    // Only the wallet opens an inquiry for itself, with a fresh signature.
+    let now = clock.now();
+    let mut forged = start_body(&server, &wallet, 1);
+    forged["signature"] = start_body(&server, &Wallet::new(12), 1)["signature"].clone();
+    let mut timeless = start_body(&server, &wallet, 1);
+    timeless["signature"] = json!(wallet.sign(&start_statement(&wallet, 1)));
+    for (body, why) in [
+        (forged.clone(), "another wallet's signature"),
+        (start_body_at(&wallet, 1, now - 301), "signed 301 s ago"),
+        (timeless, "the message without its issued-at time"),
+    ] {
+        let (status, answer) = server.post("/v1/kyc/start", &body).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{why}: {answer}");
+        assert_eq!(answer["error"], "invalid_signature");
+    }
     let (status, answer) = server
         .post(
             "/v1/kyc/start",
-            &json!({"wallet": wallet.address, "tier": 3, "signature": forged["signature"]}),
+            &json!({"wallet": wallet.address, "tier": 3, "signature": forged["signature"],
+                    "issued_at": now}),
         )
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "tier 3: {answer}");
     assert!(persona.lock().unwrap().creates.is_empty());
 
-    let (status, started) = server.post("/v1/kyc/start", &start_body(&wallet, 1)).await;
+    let start = start_body(&server, &wallet, 1);
+    let (status, started) = server.post("/v1/kyc/start", &start).await;
     assert_eq!(status, StatusCode::OK, "{started}");
     assert_eq!(started["already_verified"], false);
     assert_eq!(started["kyc_tier"], 0);
@@ -208,14 +237,38 @@ async fn an_inquiry_opened_with_persona_is_verified_only_by_its_signed_webhook()
                "meta": {"auto-create-inquiry-session": true}})
     );
 
-    let (status, read) = server
-        .get(&format!("/v1/kyc/status/{}", wallet.address))
-        .await;
+    // The same proof again is a replay: no second inquiry.
+    let (status, answer) = server.post("/v1/kyc/start", &start).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "replayed: {answer}");
+    assert_eq!(answer["error"], "invalid_signature");
+    assert_eq!(persona.lock().unwrap().creates.len(), 1);
+
+    // The public status shows the inquiry's progress, never its id; the operator sees it.
+    let status_path = format!("/v1/kyc/status/{}", wallet.address);
+    let (status, read) = server.get(&status_path).await;
     assert_eq!(status, StatusCode::OK, "{read}");
     assert_eq!(read["kyc_tier"], 0);
     assert_eq!(read["verified"], false);
-    assert_eq!(read["inquiry"]["inquiry_id"], "inq_1");
     assert_eq!(read["inquiry"]["status"], "created");
+    assert_eq!(
+        keys(&read),
+        ["blocked", "inquiry", "kyc_tier", "ok", "verified", "wallet"]
+    );
+    assert_eq!(
+        keys(&read["inquiry"]),
+        ["created_at", "status", "tier", "updated_at"]
+    );
+    assert!(!read.to_string().contains("inq_1"), "{read}");
+    let (status, operator) = server
+        .admin_request(
+            common::ADMIN_WALLET,
+            reqwest::Method::GET,
+            &status_path,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{operator}");
+    assert_eq!(operator["inquiry"]["inquiry_id"], "inq_1");
 
     // Unsigned, forged, stale: refused, and nothing changes.
     let approved = event("inquiry.approved", "inq_1", "approved");
@@ -282,17 +335,22 @@ async fn an_inquiry_opened_with_persona_is_verified_only_by_its_signed_webhook()
     assert_eq!(read["inquiry"]["status"], "approved");
     let told = kyc_notifications(&server, &wallet).await;
     assert_eq!(told.len(), 1, "{told:?}");
-    assert_eq!(told[0]["data"], json!({"tier": 1, "inquiry_id": "inq_1"}));
+    // The feed is a public read: the notification does not carry the inquiry's id.
+    assert_eq!(told[0]["data"], json!({"tier": 1}));
 
     // Tier 1 held: asking for it again opens nothing; tier 2 opens another inquiry.
-    let (status, again) = server.post("/v1/kyc/start", &start_body(&wallet, 1)).await;
+    let (status, again) = server
+        .post("/v1/kyc/start", &start_body_at(&wallet, 1, now + 1))
+        .await;
     assert_eq!(status, StatusCode::OK, "{again}");
     assert_eq!(
         again,
         json!({"ok": true, "already_verified": true, "kyc_tier": 1, "kyc_url": null,
                "inquiry_id": null, "session_token": null})
     );
-    let (_, enhanced) = server.post("/v1/kyc/start", &start_body(&wallet, 2)).await;
+    let (_, enhanced) = server
+        .post("/v1/kyc/start", &start_body(&server, &wallet, 2))
+        .await;
     assert_eq!(enhanced["inquiry_id"], "inq_2");
     assert_eq!(enhanced["kyc_tier"], 1);
     assert_eq!(
@@ -341,7 +399,9 @@ async fn without_a_session_token_on_create_the_client_resumes_and_an_outage_is_a
     let (base, persona_state) = persona(false).await;
     let server = start_with_persona(&base, ManualClock::at_system_time()).await;
     let wallet = Wallet::new(13);
-    let (status, started) = server.post("/v1/kyc/start", &start_body(&wallet, 2)).await;
+    let (status, started) = server
+        .post("/v1/kyc/start", &start_body(&server, &wallet, 2))
+        .await;
     assert_eq!(status, StatusCode::OK, "{started}");
     assert_eq!(started["session_token"], "token-resume-inq_1");
     assert_eq!(persona_state.lock().unwrap().resumes, ["inq_1"]);
@@ -354,7 +414,9 @@ async fn without_a_session_token_on_create_the_client_resumes_and_an_outage_is_a
         c.persona_template_tier2 = Some("itmpl_enhanced".into());
     })
     .await;
-    let (status, answer) = down.post("/v1/kyc/start", &start_body(&wallet, 1)).await;
+    let (status, answer) = down
+        .post("/v1/kyc/start", &start_body(&down, &wallet, 1))
+        .await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{answer}");
     assert_eq!(answer["error"], "kyc_unavailable");
     let (_, read) = down
@@ -380,7 +442,9 @@ async fn the_local_provider_opens_inquiries_that_only_a_signed_webhook_completes
     })
     .await;
     let wallet = Wallet::new(14);
-    let (status, started) = server.post("/v1/kyc/start", &start_body(&wallet, 1)).await;
+    let (status, started) = server
+        .post("/v1/kyc/start", &start_body(&server, &wallet, 1))
+        .await;
     assert_eq!(status, StatusCode::OK, "{started}");
     let inquiry = started["inquiry_id"].as_str().unwrap().to_owned();
     assert!(inquiry.starts_with("inq_local_"), "{inquiry}");
@@ -461,7 +525,7 @@ async fn a_wallet_screening_flags_is_blocked_from_writes_until_an_operator_lifts
     let sanctioned = Wallet::new(21);
 
     let (status, screened) = server
-        .post("/v1/kyc/screen", &json!({"wallet": clean.address}))
+        .admin_post("/v1/kyc/screen", &json!({"wallet": clean.address}))
         .await;
     assert_eq!(status, StatusCode::OK, "{screened}");
     assert_eq!(
@@ -484,20 +548,47 @@ async fn a_wallet_screening_flags_is_blocked_from_writes_until_an_operator_lifts
     let (status, before) = shield_prepare(&server, &sanctioned).await;
     assert_ne!(before["error"], "wallet_blocked", "{status} {before}");
 
-    let (status, screened) = server
+    // Anyone may have a wallet screened, and learns whether it is blocked (every prepare for
+    // it says so too), not the verdict: no flag, reason or provider.
+    let (status, public) = server
         .post("/v1/kyc/screen", &json!({"wallet": sanctioned.address}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{public}");
+    assert_eq!(public["blocked"], true);
+    assert_eq!(keys(&public), ["blocked", "ok", "screened_at", "wallet"]);
+    assert!(!public.to_string().contains("OFAC"), "{public}");
+    // The operator sees the verdict, from the screening or from the status.
+    let (status, screened) = server
+        .admin_post("/v1/kyc/screen", &json!({"wallet": sanctioned.address}))
         .await;
     assert_eq!(status, StatusCode::OK, "{screened}");
     assert_eq!(screened["flagged"], true);
     assert_eq!(screened["blocked"], true);
     assert_eq!(screened["reason"], "sanctions: SANCTIONS: OFAC SDN Example");
+    let status_path = format!("/v1/kyc/status/{}", sanctioned.address);
+    let (_, operator) = server
+        .admin_request(
+            common::ADMIN_WALLET,
+            reqwest::Method::GET,
+            &status_path,
+            None,
+        )
+        .await;
+    assert_eq!(
+        operator["screening"]["reason"],
+        "sanctions: SANCTIONS: OFAC SDN Example"
+    );
+    assert_eq!(operator["screening"]["flagged"], true);
+    let (_, read) = server.get(&status_path).await;
+    assert!(read.get("screening").is_none(), "{read}");
+    assert!(!read.to_string().contains("OFAC"), "{read}");
 
     // Its protocol writes and its KYC are refused at once.
     let (status, refused) = shield_prepare(&server, &sanctioned).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
     assert_eq!(refused["error"], "wallet_blocked");
     let (status, refused) = server
-        .post("/v1/kyc/start", &start_body(&sanctioned, 1))
+        .post("/v1/kyc/start", &start_body(&server, &sanctioned, 1))
         .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
     assert_eq!(refused["error"], "wallet_blocked");
@@ -537,7 +628,7 @@ async fn a_wallet_screening_flags_is_blocked_from_writes_until_an_operator_lifts
     // The review stands: a later screening that flags it again does not block it again.
     clock.advance(narrative_api::domain::kyc::SCREENING_VALID_SECS + 1);
     let (_, rescreened) = server
-        .post("/v1/kyc/screen", &json!({"wallet": sanctioned.address}))
+        .admin_post("/v1/kyc/screen", &json!({"wallet": sanctioned.address}))
         .await;
     assert_eq!(rescreened["flagged"], true);
     assert_eq!(rescreened["blocked"], false);
@@ -568,7 +659,7 @@ async fn screening_that_cannot_be_asked_is_a_503_and_the_local_list_flags_its_wa
     })
     .await;
     let (_, screened) = local
-        .post("/v1/kyc/screen", &json!({"wallet": listed.address}))
+        .admin_post("/v1/kyc/screen", &json!({"wallet": listed.address}))
         .await;
     assert_eq!(
         (screened["provider"].clone(), screened["blocked"].clone()),

@@ -7,6 +7,7 @@ use common::{clock_at_hour_start, TestServer, ADMIN_SECRET, ADMIN_WALLET};
 use ed25519_dalek::{Signer, SigningKey};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
 
 const REDIS_URL: &str = "redis://127.0.0.1:6379";
 
@@ -72,6 +73,28 @@ async fn keys_are_issued_once_listed_without_secrets_and_revoked_by_their_wallet
         !listing.to_string().contains(parts[2]),
         "the secret is never listed"
     );
+    // A public read: the key's metadata only, never its stored hash.
+    let mut fields: Vec<&str> = listing["keys"][0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    fields.sort();
+    assert_eq!(
+        fields,
+        [
+            "active",
+            "created_at",
+            "id",
+            "name",
+            "prefix",
+            "revoked_at",
+            "tier"
+        ]
+    );
+    let key_hash = hex::encode(Sha256::digest(key.as_bytes()));
+    assert!(!listing.to_string().contains(&key_hash), "{listing}");
 
     for bad in [
         "",
@@ -92,28 +115,47 @@ async fn keys_are_issued_once_listed_without_secrets_and_revoked_by_their_wallet
         json!({"ok": false, "error": "Invalid or missing API key"})
     );
 
+    // Revoking needs the wallet's fresh signature (or the operator), used once.
+    let timeless = format!("narrative-market-service:revoke-api-key:{id}:{wallet}");
+    let now = server.clock.now();
+    let signed_at = |key: &SigningKey, at: i64| {
+        let message = format!("{timeless}:issued-at:{at}");
+        bs58::encode(key.sign(message.as_bytes()).to_bytes()).into_string()
+    };
     let stranger = SigningKey::generate(&mut rand::rngs::OsRng);
-    let message = format!("narrative-market-service:revoke-api-key:{id}:{wallet}");
-    let forged = bs58::encode(stranger.sign(message.as_bytes()).to_bytes()).into_string();
-    let (status, body) = server
-        .post(
-            "/v1/apikeys/revoke",
-            &json!({"id": id, "wallet_address": wallet, "signature": forged}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::UNAUTHORIZED);
-    assert_eq!(body["error"], "invalid_signature");
+    let revoke = |signature: String, at: i64| json!({"id": id, "wallet_address": wallet, "signature": signature, "issued_at": at});
+    for (body, why) in [
+        (revoke(signed_at(&stranger, now), now), "another wallet"),
+        (
+            revoke(signed_at(&owner, now - 301), now - 301),
+            "signed 301 s ago",
+        ),
+        (
+            revoke(
+                bs58::encode(owner.sign(timeless.as_bytes()).to_bytes()).into_string(),
+                now,
+            ),
+            "without its issued-at time",
+        ),
+        (
+            json!({"id": id, "wallet_address": wallet, "signature": signed_at(&owner, now)}),
+            "no issued_at",
+        ),
+        (json!({"id": id, "wallet_address": wallet}), "unsigned"),
+    ] {
+        let (status, body) = server.post("/v1/apikeys/revoke", &body).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{why}: {body}");
+        assert_eq!(body["error"], "invalid_signature");
+    }
     assert_eq!(me(&server, &key).await.0, StatusCode::OK, "still live");
 
-    let signature = bs58::encode(owner.sign(message.as_bytes()).to_bytes()).into_string();
-    let (status, body) = server
-        .post(
-            "/v1/apikeys/revoke",
-            &json!({"id": id, "wallet_address": wallet, "signature": signature}),
-        )
-        .await;
+    let signed = revoke(signed_at(&owner, now), now);
+    let (status, body) = server.post("/v1/apikeys/revoke", &signed).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body, json!({"ok": true, "id": id, "revoked": true}));
+    let (status, body) = server.post("/v1/apikeys/revoke", &signed).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "replayed: {body}");
+    assert_eq!(body["error"], "invalid_signature");
     assert_eq!(
         me(&server, &key).await.0,
         StatusCode::UNAUTHORIZED,

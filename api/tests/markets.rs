@@ -20,8 +20,9 @@ use solana_transaction::Transaction;
 
 const FEE: u64 = 5 * SOL;
 
-/// The message of the API contract (README): one field per line, the question last.
-fn message(
+/// The message of the API contract, but for its issued-at time: the fields in order, the
+/// question last.
+fn statement(
     variant: &str,
     deadline: i64,
     yes: u64,
@@ -30,7 +31,7 @@ fn message(
     question: &str,
 ) -> String {
     format!(
-        "narrative-market-service:create-market\nvariant:{variant}\ndeadline:{deadline}\nseed_yes_lamports:{yes}\nseed_no_lamports:{no}\nfee_tx_signature:{fee_tx}\nquestion:{question}"
+        "narrative-market-service:create-market:{variant}:{deadline}:{yes}:{no}:{fee_tx}:{question}"
     )
 }
 
@@ -95,14 +96,39 @@ impl Setup {
     }
 
     fn body(&self, signer: &Keypair, variant: &str, fee_tx: &str, seed_yes: f64) -> Value {
+        self.body_at(
+            signer,
+            variant,
+            fee_tx,
+            seed_yes,
+            chrono::Utc::now().timestamp(),
+            true,
+        )
+    }
+
+    /// A request signed at `issued_at`, the message with its time when `timed` (without it,
+    /// as it was signed before messages had one).
+    fn body_at(
+        &self,
+        signer: &Keypair,
+        variant: &str,
+        fee_tx: &str,
+        seed_yes: f64,
+        issued_at: i64,
+        timed: bool,
+    ) -> Value {
         let deadline = chrono::Utc::now().timestamp() + 7 * 86_400;
         let question = "Will the \"Kestrel\" upgrade ship before the deadline?";
         let yes = (seed_yes * 1e9).round() as u64;
-        let signed =
-            signer.sign_message(message(variant, deadline, yes, 0, fee_tx, question).as_bytes());
+        let mut message = statement(variant, deadline, yes, 0, fee_tx, question);
+        if timed {
+            message = format!("{message}:issued-at:{issued_at}");
+        }
+        let signed = signer.sign_message(message.as_bytes());
         json!({
             "cf_token": HUMAN_TOKEN,
             "signature": signed.to_string(),
+            "issued_at": issued_at,
             "fee_tx_signature": fee_tx,
             "variant": variant,
             "question": question,
@@ -210,6 +236,25 @@ async fn each_gate_refuses_with_the_spec_error_and_records_nothing() {
     altered["question"] = json!("Something else entirely?");
     let (status, answer) = s.create(&altered).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{answer}");
+    // Signed 301 s ago, signed without its issued-at time (as before), or without issued_at.
+    let now = chrono::Utc::now().timestamp();
+    let mut untimed = valid.clone();
+    untimed.as_object_mut().unwrap().remove("issued_at");
+    for (body, why) in [
+        (
+            s.body_at(&s.creator, "yield", &paid, 0.0, now - 301, true),
+            "stale",
+        ),
+        (
+            s.body_at(&s.creator, "yield", &paid, 0.0, now, false),
+            "timeless",
+        ),
+        (untimed, "no issued_at"),
+    ] {
+        let (status, answer) = s.create(&body).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{why}: {answer}");
+        assert_eq!(answer["error"], "invalid_signature");
+    }
 
     // binary_vault refuses deadlines beyond 731 days: refused here, before the fee is tied.
     let mut far = valid.clone();
@@ -236,9 +281,14 @@ async fn each_gate_refuses_with_the_spec_error_and_records_nothing() {
 async fn a_paid_signed_market_is_created_on_chain_and_confirmed() {
     let s = setup().await;
     let paid = s.pay(&s.creator, &s.treasury, FEE).await;
-    let (status, created) = s.create(&s.body(&s.creator, "yield", &paid, 0.5)).await;
+    let request = s.body(&s.creator, "yield", &paid, 0.5);
+    let (status, created) = s.create(&request).await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
     assert_eq!(created["status"], "ready_to_confirm");
+    // The same signed request again is a replayed proof.
+    let (status, again) = s.create(&request).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{again}");
+    assert_eq!(again["error"], "invalid_signature");
     assert_eq!(created["creator"], s.creator.pubkey().to_string());
     assert_eq!(created["fee_lamports"], FEE);
 

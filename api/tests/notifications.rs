@@ -404,6 +404,27 @@ async fn a_wallet_reads_its_feed_in_pages_and_marks_it_read_with_its_signature()
     })
     .await;
     assert_eq!(all["unread_count"], 5);
+    // The feed is a public read: each notification's fields, and no more.
+    let mut fields: Vec<&str> = all["notifications"][0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    fields.sort();
+    assert_eq!(
+        fields,
+        [
+            "body",
+            "created_at",
+            "data",
+            "id",
+            "read",
+            "read_at",
+            "title",
+            "type"
+        ]
+    );
     let titles: Vec<&str> = all["notifications"]
         .as_array()
         .unwrap()
@@ -422,49 +443,65 @@ async fn a_wallet_reads_its_feed_in_pages_and_marks_it_read_with_its_signature()
     assert_eq!(page("?limit=0").await["limit"], 1);
     assert_eq!(page("?limit=10000").await["limit"], 200);
 
-    // Marking read needs the wallet's signature of exactly what is marked.
+    // Marking read needs the wallet's fresh signature of exactly what is marked, once.
     let third = all["notifications"][2]["id"].as_i64().unwrap();
-    let sign = |who: &Keypair, target: &str| {
-        bs58::encode(
-            who.sign_message(
-                format!("narrative-market-service:notifications-read:{address}:{target}")
-                    .as_bytes(),
-            )
-            .as_ref(),
-        )
-        .into_string()
+    let signed = |who: &Keypair, message: String| {
+        bs58::encode(who.sign_message(message.as_bytes()).as_ref()).into_string()
     };
+    let timeless =
+        |target: &str| format!("narrative-market-service:notifications-read:{address}:{target}");
+    let sign_at = |who: &Keypair, target: &str, at: i64| {
+        signed(who, format!("{}:issued-at:{at}", timeless(target)))
+    };
+    let now = server.clock.now();
+    let sign = |who: &Keypair, target: &str| sign_at(who, target, now);
     let read_path = format!("/v1/notifications/{address}/read");
+    let up_to_third = |signature: String, at: i64| json!({"up_to_id": third, "signature": signature, "issued_at": at});
+    let third_text = third.to_string();
+    for (body, why) in [
+        (
+            up_to_third(sign(&other, &third_text), now),
+            "another wallet",
+        ),
+        (up_to_third(sign(&wallet, "all"), now), "another target"),
+        (
+            up_to_third(sign_at(&wallet, &third_text, now - 301), now - 301),
+            "signed 301 s ago",
+        ),
+        (
+            up_to_third(signed(&wallet, timeless(&third_text)), now),
+            "without its issued-at time",
+        ),
+    ] {
+        let (status, refused) = server.post(&read_path, &body).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{why}: {refused}");
+        assert_eq!(refused["error"], "invalid_signature");
+    }
     let (status, refused) = server
         .post(
             &read_path,
-            &json!({"up_to_id": third, "signature": sign(&other, &third.to_string())}),
+            &json!({"up_to_id": third, "signature": sign(&wallet, &third_text)}),
         )
         .await;
-    assert_eq!(status, StatusCode::UNAUTHORIZED, "{refused}");
-    assert_eq!(refused["error"], "invalid_signature");
-    let (status, refused) = server
-        .post(
-            &read_path,
-            &json!({"up_to_id": third, "signature": sign(&wallet, "all")}),
-        )
-        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "no issued_at: {refused}");
     assert_eq!(
-        status,
-        StatusCode::UNAUTHORIZED,
-        "a signature of another target: {refused}"
+        page("?unread_only=true").await["total"],
+        5,
+        "nothing marked"
     );
     let (status, marked) = server
-        .post(
-            &read_path,
-            &json!({"up_to_id": third, "signature": sign(&wallet, &third.to_string())}),
-        )
+        .post(&read_path, &up_to_third(sign(&wallet, &third_text), now))
         .await;
     assert_eq!(status, StatusCode::OK, "{marked}");
     assert_eq!(
         (marked["marked"].as_u64(), marked["unread_count"].as_u64()),
         (Some(3), Some(2))
     );
+    let (status, refused) = server
+        .post(&read_path, &up_to_third(sign(&wallet, &third_text), now))
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "replayed: {refused}");
+    assert_eq!(refused["error"], "invalid_signature");
     let unread = page("?unread_only=true").await;
     assert_eq!(unread["total"], 2);
     let unread_titles: Vec<&str> = unread["notifications"]
@@ -475,15 +512,21 @@ async fn a_wallet_reads_its_feed_in_pages_and_marks_it_read_with_its_signature()
         .collect();
     assert_eq!(unread_titles, vec!["Note 4", "Note 3"]);
     let (_, marked) = server
-        .post(&read_path, &json!({"signature": sign(&wallet, "all")}))
+        .post(
+            &read_path,
+            &json!({"signature": sign(&wallet, "all"), "issued_at": now}),
+        )
         .await;
     assert_eq!(
         (marked["marked"].as_u64(), marked["unread_count"].as_u64()),
         (Some(2), Some(0))
     );
-    // Again: nothing more to mark.
+    // Again, with a new signature: nothing more to mark.
     let (_, again) = server
-        .post(&read_path, &json!({"signature": sign(&wallet, "all")}))
+        .post(
+            &read_path,
+            &json!({"signature": sign_at(&wallet, "all", now + 1), "issued_at": now + 1}),
+        )
         .await;
     assert_eq!(again["marked"], 0);
     let read = page("").await;

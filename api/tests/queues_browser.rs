@@ -1,8 +1,13 @@
-//! The job queue's page in a real browser (spec 5 rule 6, 9.2): Debian's headless Chromium,
-//! driven through ChromeDriver's WebDriver protocol, with the credentials a browser of the
-//! operators would carry (HTTP Basic and the admin pair, set as extra request headers through
-//! the DevTools protocol ChromeDriver exposes). It reads what the page shows, clicks Cancel and
-//! Retry, follows the redirects, and follows a count's link.
+//! The service in a real browser: Debian's headless Chromium, driven through ChromeDriver's
+//! WebDriver protocol.
+//!
+//! - The job queue's page (spec 5 rule 6, 9.2), with the credentials a browser of the
+//!   operators would carry (HTTP Basic and the admin pair, set as extra request headers through
+//!   the DevTools protocol ChromeDriver exposes). It reads what the page shows, clicks Cancel and
+//!   Retry, follows the redirects, and follows a count's link.
+//! - CORS (spec 5 rule 8): a page of another origin the service allows sets a wallet's push
+//!   preferences with `fetch`, sending the wallet proof in `x-wallet-signature` and
+//!   `x-wallet-issued-at`, which the browser sends only when the preflight allows them.
 //!
 //! Ignored by a plain `cargo test`: it needs the `chromium` and `chromium-driver` packages.
 //! `.ci/run` installs them and runs it (`cargo test -p narrative-api --test queues_browser --
@@ -14,8 +19,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use base64::Engine;
-use common::{TestServer, ADMIN_SECRET, ADMIN_WALLET};
-use sea_orm::{ActiveModelTrait, IntoActiveModel};
+use common::{SigningWallet, TestServer, ADMIN_SECRET, ADMIN_WALLET};
+use narrative_store::entities::push_preferences;
+use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel};
 use serde_json::{json, Value};
 
 const PASSWORD: &str = "browser-queue-password";
@@ -339,6 +345,152 @@ async fn the_queue_page_works_in_headless_chromium() {
         .await;
     assert!(browser.text_of(&format!("#job-{waiting}")).await.is_some());
     assert!(browser.text_of(&format!("#job-{dead}")).await.is_none());
+
+    browser
+        .command(reqwest::Method::DELETE, "", Value::Null)
+        .await;
+    drop(browser);
+    server.stop().await;
+}
+
+/// The web app's page, as another origin serves it: `setPreferences` is how it writes a wallet's
+/// push preferences, with the proof the wallet signed.
+const PREFERENCES_PAGE: &str = r#"<!doctype html>
+<html><head><meta charset="utf-8"><title>Notification settings</title></head>
+<body><h1>Notification settings</h1>
+<script>
+async function setPreferences(api, method, wallet, signature, issuedAt, preferences, extra) {
+  try {
+    const response = await fetch(`${api}/v1/notifications/push/preferences/${wallet}`, {
+      method,
+      headers: Object.assign({
+        "content-type": "application/json",
+        "x-wallet-signature": signature,
+        "x-wallet-issued-at": String(issuedAt),
+      }, extra || {}),
+      body: JSON.stringify(preferences),
+    });
+    return {status: response.status, body: await response.json()};
+  } catch (error) {
+    return {error: String(error)};
+  }
+}
+</script></body></html>"#;
+
+#[poem::handler]
+fn preferences_page() -> poem::web::Html<&'static str> {
+    poem::web::Html(PREFERENCES_PAGE)
+}
+
+#[tokio::test]
+#[ignore = "needs Debian's chromium and chromium-driver; .ci/run installs them and runs it"]
+async fn a_page_of_an_allowed_origin_sets_push_preferences_in_headless_chromium() {
+    // The web app: a page on another local port, an origin the service allows.
+    let page_origin =
+        common::serve_locally(poem::Route::new().at("/", poem::get(preferences_page))).await;
+    let allowed = page_origin.clone();
+    let server = TestServer::start(move |c| c.cors_origins.push(allowed)).await;
+    let wallet = SigningWallet::new(31);
+    let path = format!("/v1/notifications/push/preferences/{}", wallet.address);
+    let now = server.clock.now();
+    let replace = format!(
+        "narrative-market-service:push-preferences-replace:{}:payout_received=off,streak_broken=off",
+        wallet.address
+    );
+    let change = format!(
+        "narrative-market-service:push-preferences:{}:streak_broken=on",
+        wallet.address
+    );
+
+    let browser = Browser::start().await;
+    browser.open(&format!("{page_origin}/")).await;
+    browser
+        .wait_for_text("h1", "Notification settings", false)
+        .await;
+    let set = |method: &str, signature: String, preferences: Value, extra: Value| {
+        let browser = &browser;
+        let args = json!([
+            server.base,
+            method,
+            wallet.address,
+            signature,
+            now,
+            preferences,
+            extra
+        ]);
+        async move {
+            browser
+                .command(
+                    reqwest::Method::POST,
+                    "/execute/async",
+                    json!({
+                        "script": "const done = arguments[arguments.length - 1];\
+                                   setPreferences(...Array.from(arguments).slice(0, -1)).then(done);",
+                        "args": args,
+                    }),
+                )
+                .await
+        }
+    };
+
+    // A header the service does not allow: the browser refuses to send the request at all,
+    // so this page would see what a page saw before the proof headers were allowed.
+    let refused = set(
+        "PUT",
+        wallet.sign_at(&replace, now),
+        json!({"payout_received": false, "streak_broken": false}),
+        json!({"x-not-allowed": "1"}),
+    )
+    .await;
+    assert!(
+        refused["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("Failed to fetch")),
+        "{refused}"
+    );
+    let stored = push_preferences::Entity::find_by_id(wallet.address.clone())
+        .one(server.db.store.db())
+        .await
+        .unwrap();
+    assert!(
+        stored.is_none(),
+        "the refused request never reached the service"
+    );
+
+    // PUT with the wallet's proof: the browser sends it, and the page reads the answer.
+    let replaced = set(
+        "PUT",
+        wallet.sign_at(&replace, now),
+        json!({"payout_received": false, "streak_broken": false}),
+        json!({}),
+    )
+    .await;
+    assert_eq!(replaced["status"], 200, "{replaced}");
+    assert_eq!(replaced["body"]["preferences"]["streak_broken"], false);
+    let (status, read) = server.get(&path).await;
+    assert_eq!(status, reqwest::StatusCode::OK);
+    assert_eq!(read["preferences"]["payout_received"], false);
+    assert_eq!(read["preferences"]["streak_broken"], false);
+    assert_eq!(read["preferences"]["system_announcement"], true);
+    let stored = push_preferences::Entity::find_by_id(wallet.address.clone())
+        .one(server.db.store.db())
+        .await
+        .unwrap()
+        .expect("the preferences stored");
+    assert_eq!(stored.disabled, json!(["payout_received", "streak_broken"]));
+
+    // PATCH changes one type and leaves the others.
+    let changed = set(
+        "PATCH",
+        wallet.sign_at(&change, now),
+        json!({"streak_broken": true}),
+        json!({}),
+    )
+    .await;
+    assert_eq!(changed["status"], 200, "{changed}");
+    let (_, read) = server.get(&path).await;
+    assert_eq!(read["preferences"]["streak_broken"], true);
+    assert_eq!(read["preferences"]["payout_received"], false);
 
     browser
         .command(reqwest::Method::DELETE, "", Value::Null)

@@ -1,8 +1,9 @@
 //! Web Push (spec 4.11, 6.2) over HTTP, against a push service on this machine that checks the
 //! VAPID token and decrypts each message with the browser's private key: the key every process
 //! serves, subscriptions signed by their wallet (replaced, capped, refused when malformed or
-//! aimed at a private address), per-type preferences, deliveries of the in-app notifications,
-//! retries with backoff, and a subscription the push service says is gone being deleted.
+//! aimed at a private address), per-type preferences (`PATCH` changes some, `PUT` replaces the
+//! set), every signed write fresh and used once, deliveries of the in-app notifications, retries
+//! with backoff, and a subscription the push service says is gone being deleted.
 
 mod common;
 
@@ -16,14 +17,17 @@ use reqwest::StatusCode;
 use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use serde_json::{json, Value};
 
-/// The body subscribing `browser` for `wallet`, signed.
-fn subscribe_body(wallet: &Wallet, browser: &Browser) -> Value {
+/// The body subscribing `browser` for `wallet`, signed at `issued_at`.
+fn subscribe_body(wallet: &Wallet, browser: &Browser, issued_at: i64) -> Value {
+    let statement = format!(
+        "narrative-market-service:push-subscribe:{}:{}",
+        wallet.address, browser.endpoint
+    );
     json!({
         "wallet": wallet.address,
         "subscription": browser.subscription(),
-        "signature": wallet.sign(&format!(
-            "narrative-market-service:push-subscribe:{}:{}", wallet.address, browser.endpoint
-        )),
+        "signature": wallet.sign_at(&statement, issued_at),
+        "issued_at": issued_at,
     })
 }
 
@@ -46,10 +50,19 @@ fn local_push_service(c: &mut narrative_api::Config) {
 }
 
 async fn subscribe(server: &TestServer, wallet: &Wallet, browser: &Browser) -> Value {
+    subscribe_at(server, wallet, browser, server.clock.now()).await
+}
+
+async fn subscribe_at(
+    server: &TestServer,
+    wallet: &Wallet,
+    browser: &Browser,
+    issued_at: i64,
+) -> Value {
     let (status, answer) = server
         .post(
             "/v1/notifications/push/subscribe",
-            &subscribe_body(wallet, browser),
+            &subscribe_body(wallet, browser, issued_at),
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{answer}");
@@ -281,8 +294,34 @@ async fn a_push_the_service_refuses_for_good_is_not_retried() {
     assert_eq!(kept, 1, "a refusal is not a gone subscription");
 }
 
+/// A preferences write as a browser sends it: `method` (`PUT` or `PATCH`), the signature in
+/// `x-wallet-signature` and its time in `x-wallet-issued-at`.
+async fn write_preferences(
+    server: &TestServer,
+    method: reqwest::Method,
+    wallet: &Wallet,
+    body: &Value,
+    signature: Option<&str>,
+    issued_at: Option<i64>,
+) -> (StatusCode, Value) {
+    let path = format!("/v1/notifications/push/preferences/{}", wallet.address);
+    let mut request = server.http.request(method, server.url(&path)).json(body);
+    if let Some(signature) = signature {
+        request = request.header("x-wallet-signature", signature);
+    }
+    if let Some(issued_at) = issued_at {
+        request = request.header("x-wallet-issued-at", issued_at.to_string());
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    (
+        status,
+        response.json::<Value>().await.unwrap_or(Value::Null),
+    )
+}
+
 #[tokio::test]
-async fn preferences_turn_types_off_and_on_with_the_wallet_signature() {
+async fn preferences_change_with_patch_and_are_replaced_with_put_by_the_wallet_signature() {
     let push = PushService::start().await;
     let server = start().await;
     let wallet = Wallet::new(6);
@@ -294,68 +333,142 @@ async fn preferences_turn_types_off_and_on_with_the_wallet_signature() {
     assert_eq!(preferences.len(), 19);
     assert!(preferences.values().all(|on| on == true));
 
-    let put = |body: Value, signature: Option<String>| {
-        let mut request = server.http.put(server.url(&path)).json(&body);
-        if let Some(signature) = signature {
-            request = request.header("x-wallet-signature", signature);
-        }
+    let now = server.clock.now();
+    let patch = |body: Value, signature: Option<String>, issued_at: Option<i64>| {
+        let (server, wallet) = (&server, &wallet);
         async move {
-            let response = request.send().await.unwrap();
-            let status = response.status();
-            (
-                status,
-                response.json::<Value>().await.unwrap_or(Value::Null),
+            write_preferences(
+                server,
+                reqwest::Method::PATCH,
+                wallet,
+                &body,
+                signature.as_deref(),
+                issued_at,
             )
+            .await
         }
     };
-    let message = |changes: &str| {
+    let put = |body: Value, signature: Option<String>, issued_at: Option<i64>| {
+        let (server, wallet) = (&server, &wallet);
+        async move {
+            write_preferences(
+                server,
+                reqwest::Method::PUT,
+                wallet,
+                &body,
+                signature.as_deref(),
+                issued_at,
+            )
+            .await
+        }
+    };
+    let change = |types: &str| {
         format!(
-            "narrative-market-service:push-preferences:{}:{changes}",
+            "narrative-market-service:push-preferences:{}:{types}",
+            wallet.address
+        )
+    };
+    let replace = |types: &str| {
+        format!(
+            "narrative-market-service:push-preferences-replace:{}:{types}",
             wallet.address
         )
     };
     let off = json!({"system_announcement": false, "streak_broken": false});
-    let signed_off = wallet.sign(&message("streak_broken=off,system_announcement=off"));
+    let off_types = "streak_broken=off,system_announcement=off";
+    let signed_off = wallet.sign_at(&change(off_types), now);
 
-    let (status, answer) = put(off.clone(), None).await;
+    let (status, answer) = patch(off.clone(), None, Some(now)).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "no signature: {answer}");
-    let (status, answer) = put(
+    let (status, answer) = patch(off.clone(), Some(signed_off.clone()), None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "no issued-at: {answer}");
+    let (status, answer) = patch(
         off.clone(),
-        Some(Wallet::new(9).sign(&message("streak_broken=off,system_announcement=off"))),
+        Some(Wallet::new(9).sign_at(&change(off_types), now)),
+        Some(now),
     )
     .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{answer}");
     assert_eq!(answer["error"], "invalid_signature");
     // A signature of other changes does not change these.
-    let (status, _) = put(
+    let (status, _) = patch(
         json!({"system_announcement": false}),
         Some(signed_off.clone()),
+        Some(now),
     )
     .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
-    let (status, answer) = put(json!({"volcano_erupted": false}), Some(signed_off.clone())).await;
+    let (status, answer) = patch(
+        json!({"volcano_erupted": false}),
+        Some(signed_off.clone()),
+        Some(now),
+    )
+    .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "unknown type: {answer}");
-    let (status, answer) = put(json!({"streak_broken": "no"}), Some(signed_off.clone())).await;
+    let (status, answer) = patch(
+        json!({"streak_broken": "no"}),
+        Some(signed_off.clone()),
+        Some(now),
+    )
+    .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    // Stale (signed 301 s ago), and the message as it was signed before it had a time.
+    let stale = now - 301;
+    let (status, answer) = patch(
+        off.clone(),
+        Some(wallet.sign_at(&change(off_types), stale)),
+        Some(stale),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "stale: {answer}");
+    assert_eq!(answer["error"], "invalid_signature");
+    assert_eq!(answer["server_time"], now, "{answer}");
+    let (status, answer) = patch(
+        off.clone(),
+        Some(wallet.sign(&change(off_types))),
+        Some(now),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "timeless: {answer}");
+    assert_eq!(answer["error"], "invalid_signature");
+    // A change's signature is no replacement (which would turn the other types back on).
+    let (status, answer) = put(off.clone(), Some(signed_off.clone()), Some(now)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{answer}");
+    let (_, read) = server.get(&path).await;
+    assert_eq!(
+        read["preferences"]["streak_broken"], true,
+        "nothing changed"
+    );
 
-    let (status, answer) = put(off, Some(signed_off)).await;
+    let (status, answer) = patch(off.clone(), Some(signed_off.clone()), Some(now)).await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert_eq!(answer["preferences"]["system_announcement"], false);
     assert_eq!(answer["preferences"]["streak_broken"], false);
     assert_eq!(answer["preferences"]["payout_received"], true);
     let (_, read) = server.get(&path).await;
     assert_eq!(read, answer);
+    // The same proof again is a replay.
+    let (status, answer) = patch(off, Some(signed_off), Some(now)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "replayed: {answer}");
+    assert_eq!(answer["error"], "invalid_signature");
 
     // Off: the announcement is in the feed, and no delivery was queued with it (they are queued
     // in the same transaction as the notification).
     let browser = push.browser("desk");
     subscribe(&server, &wallet, &browser).await;
+    // The preferences are a public read: the booleans, never the browser's endpoint or keys.
+    let (_, read) = server.get(&path).await;
+    let mut fields: Vec<&String> = read.as_object().unwrap().keys().collect();
+    fields.sort();
+    assert_eq!(fields, ["ok", "preferences", "wallet"]);
+    assert!(!read.to_string().contains(&browser.endpoint), "{read}");
     announce(&server, &wallet, "quiet").await;
     assert!(push_jobs(&server).await.is_empty());
 
-    let (status, answer) = put(
+    let (status, answer) = patch(
         json!({"system_announcement": true}),
-        Some(wallet.sign(&message("system_announcement=on"))),
+        Some(wallet.sign_at(&change("system_announcement=on"), now)),
+        Some(now),
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{answer}");
@@ -370,6 +483,54 @@ async fn preferences_turn_types_off_and_on_with_the_wallet_signature() {
     })
     .await;
     assert_eq!(push.delivered()[0].message["body"], "loud");
+
+    // PUT is the whole set (spec 4.0): the types named as sent, every other one pushed again.
+    let set = json!({"payout_received": false, "airdrop_claimed": true});
+    let set_types = "airdrop_claimed=on,payout_received=off";
+    let signed_set = wallet.sign_at(&replace(set_types), now);
+    for (signature, issued_at, why) in [
+        (wallet.sign_at(&replace(set_types), stale), stale, "stale"),
+        (wallet.sign(&replace(set_types)), now, "timeless"),
+        (
+            wallet.sign_at(&change(set_types), now),
+            now,
+            "a change's message",
+        ),
+    ] {
+        let (status, answer) = put(set.clone(), Some(signature), Some(issued_at)).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{why}: {answer}");
+        assert_eq!(answer["error"], "invalid_signature");
+    }
+    let (status, answer) = put(set.clone(), Some(signed_set.clone()), Some(now)).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let preferences = answer["preferences"].as_object().unwrap();
+    assert_eq!(preferences["payout_received"], false);
+    assert_eq!(
+        preferences["streak_broken"], true,
+        "not named: back to the default"
+    );
+    assert_eq!(
+        preferences.values().filter(|on| **on == false).count(),
+        1,
+        "{answer}"
+    );
+    let (_, read) = server.get(&path).await;
+    assert_eq!(read, answer);
+    let (status, _) = put(set, Some(signed_set), Some(now)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "replayed");
+    // An empty set is every type pushed.
+    let (status, answer) = put(
+        json!({}),
+        Some(wallet.sign_at(&replace(""), now)),
+        Some(now),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert!(answer["preferences"]
+        .as_object()
+        .unwrap()
+        .values()
+        .all(|on| on == true));
 }
 
 #[tokio::test]
@@ -378,7 +539,8 @@ async fn subscriptions_are_signed_validated_replaced_and_capped() {
     let server = start().await;
     let wallet = Wallet::new(7);
     let browser = push.browser("tablet");
-    let good = subscribe_body(&wallet, &browser);
+    let now = server.clock.now();
+    let good = subscribe_body(&wallet, &browser, now);
 
     let mut off_curve = good.clone();
     let mut point = URL_SAFE_NO_PAD
@@ -408,12 +570,24 @@ async fn subscriptions_are_signed_validated_replaced_and_capped() {
         .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{answer}");
     assert_eq!(answer["error"], "invalid_signature");
+    // Signed 301 s ago, or without the time (the message as it was before): refused.
+    let stale = subscribe_body(&wallet, &browser, now - 301);
+    let mut timeless = good.clone();
+    timeless["signature"] = json!(wallet.sign(&format!(
+        "narrative-market-service:push-subscribe:{}:{}",
+        wallet.address, browser.endpoint
+    )));
+    for (body, why) in [(stale, "stale"), (timeless, "timeless")] {
+        let (status, answer) = server.post("/v1/notifications/push/subscribe", &body).await;
+        assert_eq!(status, StatusCode::UNAUTHORIZED, "{why}: {answer}");
+        assert_eq!(answer["error"], "invalid_signature");
+    }
     // A private address is refused even where loopback is allowed (development).
     let private = Browser::at("http://10.0.0.7/push/x", &browser);
     let (status, answer) = server
         .post(
             "/v1/notifications/push/subscribe",
-            &subscribe_body(&wallet, &private),
+            &subscribe_body(&wallet, &private, now),
         )
         .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
@@ -424,10 +598,15 @@ async fn subscriptions_are_signed_validated_replaced_and_capped() {
         0
     );
 
-    // The browser's keys change (a new subscription at the same endpoint): they replace the old.
+    // The browser's keys change (a new subscription at the same endpoint, signed a second
+    // later): they replace the old.
     let first = subscribe(&server, &wallet, &browser).await;
+    // The same proof again is a replay.
+    let (status, answer) = server.post("/v1/notifications/push/subscribe", &good).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "replayed: {answer}");
+    assert_eq!(answer["error"], "invalid_signature");
     let renewed = push.browser("tablet");
-    let second = subscribe(&server, &wallet, &renewed).await;
+    let second = subscribe_at(&server, &wallet, &renewed, now + 1).await;
     assert_eq!(second["replaced"], true);
     assert_eq!(second["subscription_id"], first["subscription_id"]);
     announce(&server, &wallet, "to the new keys").await;

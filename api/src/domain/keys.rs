@@ -10,9 +10,10 @@ use sea_orm::{
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use crate::domain::wallet_proof::{self, Proof, Statement};
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::values::{enum_value, Base58Signature, KeyId, Wallet};
+use crate::values::{enum_value, KeyId, Wallet};
 
 /// The prefix of keys this service issues.
 pub const KEY_PREFIX: &str = "nms";
@@ -139,20 +140,25 @@ pub async fn list(state: &AppState, wallet: &Wallet) -> Result<Vec<api_keys::Mod
         .await?)
 }
 
-/// Revokes key `id` of `wallet` for its owner (who signed the revoke message) or the operator;
-/// 401 `invalid_signature` for anyone else, 404 when the wallet has no such key.
+/// Revokes key `id` of `wallet` for the operator, or for its owner with `proof`, the wallet's
+/// fresh, unused signature of [`revoke_statement`]; 401 `invalid_signature` for anyone else,
+/// 404 when the wallet has no such key.
 pub async fn revoke_by_owner(
     state: &AppState,
     id: KeyId,
     wallet: &Wallet,
-    signature: Option<&Base58Signature>,
+    proof: Option<Proof<'_>>,
     by_operator: bool,
 ) -> Result<(), ApiError> {
-    let signed = signature.is_some_and(|s| s.signs(wallet, revoke_message(id, wallet).as_bytes()));
-    if !by_operator && !signed {
-        return Err(ApiError::invalid_signature(
-            "revoking needs the wallet's signature of the revoke message or the admin headers",
-        ));
+    if !by_operator {
+        let proof = proof.ok_or_else(|| {
+            ApiError::invalid_signature(format!(
+                "revoking needs the admin headers or the wallet's signature of `{}` with its \
+                 issued_at",
+                revoke_statement(id, wallet).template()
+            ))
+        })?;
+        wallet_proof::prove(state, &revoke_statement(id, wallet), proof).await?;
     }
     if !revoke(state.store.db(), id, wallet, state.now()).await? {
         return Err(ApiError::not_found("api key"));
@@ -223,9 +229,10 @@ async fn revoke(
     Ok(true)
 }
 
-/// What a wallet signs to revoke one of its keys without the operator.
-fn revoke_message(id: KeyId, wallet: &Wallet) -> String {
-    format!("narrative-market-service:revoke-api-key:{id}:{wallet}")
+/// What a wallet signs to revoke one of its keys without the operator, with its issued-at
+/// time: `narrative-market-service:revoke-api-key:<id>:<wallet>:issued-at:<secs>`.
+pub fn revoke_statement(id: KeyId, wallet: &Wallet) -> Statement {
+    Statement::new("revoke-api-key").field(id).field(wallet)
 }
 
 #[cfg(test)]

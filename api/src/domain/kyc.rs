@@ -3,8 +3,9 @@
 //! the inquiry ended, and an approved inquiry raises the wallet's tier (and tells the wallet,
 //! `kyc_tier_upgraded`). Nothing but a signed webhook of the provider writes a tier.
 //!
-//! Opening an inquiry needs the wallet's signature of [`start_message`]: whoever completes an
-//! inquiry decides whose identity stands behind the wallet, so only the wallet may open one.
+//! Opening an inquiry needs the wallet's signature of [`start_statement`] (a [`wallet_proof`]
+//! statement, fresh and used once): whoever completes an inquiry decides whose identity stands
+//! behind the wallet, so only the wallet may open one.
 //!
 //! Screening: a wallet is screened by the screening provider when it starts KYC or when anyone
 //! asks (`POST /v1/kyc/screen`), at most once per [`SCREENING_VALID_SECS`]. A flagged wallet is
@@ -25,14 +26,16 @@ use sea_orm::{
 use crate::chain::blocks::{is_blocked, wallet_blocked};
 use crate::domain::notifications::{notices, notify};
 use crate::domain::quota;
+use crate::domain::wallet_proof::{self, Proof, Statement};
 use crate::error::ApiError;
 use crate::providers::kyc::{verify_signature, InquiryEvent, OpenedInquiry};
 use crate::state::AppState;
-use crate::values::{Base58Signature, Wallet};
+use crate::values::Wallet;
 
-/// What a wallet signs to open an inquiry: `narrative-market-service:kyc-start:<wallet>:<tier>`.
-pub fn start_message(wallet: &Wallet, tier: u8) -> String {
-    format!("narrative-market-service:kyc-start:{wallet}:{tier}")
+/// What a wallet signs to open an inquiry, with its issued-at time:
+/// `narrative-market-service:kyc-start:<wallet>:<tier>:issued-at:<secs>`.
+pub fn start_statement(wallet: &Wallet, tier: u8) -> Statement {
+    Statement::new("kyc-start").field(wallet).field(tier)
 }
 
 pub enum Started {
@@ -50,19 +53,12 @@ pub async fn tier_of(db: &impl ConnectionTrait, wallet: &str) -> Result<i32, DbE
         .map_or(0, |v| v.tier))
 }
 
-/// Opens a hosted inquiry for `wallet` at `tier`, with its signature of [`start_message`].
-/// 503 `kyc_unavailable` when the provider does not answer.
-pub async fn start(
-    state: &AppState,
-    wallet: &Wallet,
-    tier: u8,
-    signature: &Base58Signature,
-) -> Result<Started, ApiError> {
-    if !signature.signs(wallet, start_message(wallet, tier).as_bytes()) {
-        return Err(ApiError::invalid_signature(
-            "signature is not the wallet's signature of the kyc-start message",
-        ));
-    }
+/// Opens a hosted inquiry for the proof's wallet at `tier`, with its signature of
+/// [`start_statement`] (401 `invalid_signature` unless fresh and unused). 503
+/// `kyc_unavailable` when the provider does not answer.
+pub async fn start(state: &AppState, proof: Proof<'_>, tier: u8) -> Result<Started, ApiError> {
+    let wallet = proof.wallet;
+    wallet_proof::prove(state, &start_statement(wallet, tier), proof).await?;
     if screen(state, wallet).await?.blocked {
         return Err(wallet_blocked());
     }
@@ -242,6 +238,16 @@ pub async fn status(state: &AppState, wallet: &Wallet) -> Result<Status, ApiErro
             .one(db)
             .await?,
     })
+}
+
+/// The wallet's latest screening, however old, without screening it (the operator's view).
+pub async fn latest_screening(
+    state: &AppState,
+    wallet: &Wallet,
+) -> Result<Option<wallet_screenings::Model>, ApiError> {
+    Ok(wallet_screenings::Entity::find_by_id(wallet.to_string())
+        .one(state.store.db())
+        .await?)
 }
 
 pub async fn tier(state: &AppState, wallet: &Wallet) -> Result<i32, ApiError> {

@@ -81,14 +81,7 @@ pub async fn accept(
     let current = &state.terms_version;
     let wallet = proof.wallet;
     let signature = proof.signature;
-    check_signed(
-        state,
-        current,
-        version,
-        &statement(current, wallet),
-        proof,
-    )
-    .await?;
+    check_signed(state, current, version, &statement(current, wallet), proof).await?;
     terms_acceptances::Entity::insert(terms_acceptances::ActiveModel {
         wallet: Set(wallet.to_string()),
         terms_version: Set(current.clone()),

@@ -105,7 +105,11 @@ pub fn check_fresh(issued_at: UnixSeconds, now: i64) -> Result<(), String> {
 /// Whether `proof` is its wallet's signature of `statement`, fresh and not used before; on
 /// success the signature is used up. 401 `invalid_signature` otherwise (with `server_time` when
 /// the issued-at time is outside the window), and nothing is written.
-pub async fn prove(state: &AppState, statement: &Statement, proof: Proof<'_>) -> Result<(), ApiError> {
+pub async fn prove(
+    state: &AppState,
+    statement: &Statement,
+    proof: Proof<'_>,
+) -> Result<(), ApiError> {
     verify(statement, proof, state.now())?;
     consume(state.store.db(), statement, proof, state.now()).await
 }

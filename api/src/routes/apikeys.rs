@@ -10,11 +10,12 @@ use poem_openapi::{ApiResponse, Object, OpenApi};
 
 use crate::clock::iso;
 use crate::domain::keys::{self, AccessTier};
+use crate::domain::wallet_proof::Proof;
 use crate::error::{refusals, Answer};
 use crate::http::auth::{carries_admin, AdminAuth, ApiKeyAuth};
 use crate::routes::Tag;
 use crate::state::AppState;
-use crate::values::{Base58Signature, KeyId, Text, Wallet};
+use crate::values::{Base58Signature, KeyId, Text, UnixSeconds, Wallet};
 
 pub struct ApiKeysApi {
     pub state: Arc<AppState>,
@@ -71,9 +72,12 @@ pub struct RevokeKey {
     pub id: KeyId,
     pub wallet_address: Wallet,
     /// Base58 signature by `wallet_address` of
-    /// `narrative-market-service:revoke-api-key:<id>:<wallet_address>`; not needed with the
-    /// admin headers.
+    /// `narrative-market-service:revoke-api-key:<id>:<wallet_address>:issued-at:<issued_at>`;
+    /// not needed with the admin headers.
     pub signature: Option<Base58Signature>,
+    /// When the wallet signed (unix seconds), with `signature`: accepted within 300 s before
+    /// the server's time (60 s after), once.
+    pub issued_at: Option<UnixSeconds>,
 }
 
 #[derive(Object)]
@@ -176,11 +180,19 @@ impl ApiKeysApi {
     ) -> Answer<Json<Revoked>, RevokeRefusals> {
         let body = body.0;
         let by_operator = carries_admin(req, &self.state);
+        let proof = match (&body.signature, body.issued_at) {
+            (Some(signature), Some(issued_at)) => Some(Proof {
+                wallet: &body.wallet_address,
+                signature,
+                issued_at,
+            }),
+            _ => None,
+        };
         keys::revoke_by_owner(
             &self.state,
             body.id,
             &body.wallet_address,
-            body.signature.as_ref(),
+            proof,
             by_operator,
         )
         .await?;

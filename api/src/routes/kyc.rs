@@ -1,5 +1,12 @@
 //! KYC (spec 4.9): opening a hosted inquiry with the provider, the wallet's status and tier,
 //! the provider's signed webhook, wallet screening, and the operator's unblock.
+//!
+//! The status and the screening answer anyone who asks about any wallet, so without the admin
+//! headers they show what a public page may: the tier, whether the wallet's writes are blocked
+//! (every prepare for it says so anyway) and its inquiry's progress, never the provider's
+//! inquiry id nor the screening's verdict, reason or provider. With the admin pair they add
+//! those for the operator's review. The wallet's own user gets its inquiry id and session token
+//! once, from its signed start.
 
 use std::sync::Arc;
 
@@ -12,12 +19,13 @@ use secrecy::ExposeSecret;
 
 use crate::clock::iso;
 use crate::domain::kyc::{self, Recorded, Started};
+use crate::domain::wallet_proof::Proof;
 use crate::error::{refusals, Answer};
-use crate::http::auth::AdminAuth;
+use crate::http::auth::{carries_admin, AdminAuth};
 use crate::http::client_ip::client_ip;
 use crate::routes::Tag;
 use crate::state::AppState;
-use crate::values::{Base58Signature, Wallet};
+use crate::values::{Base58Signature, UnixSeconds, Wallet};
 
 pub struct KycApi {
     pub state: Arc<AppState>,
@@ -30,9 +38,12 @@ pub struct KycStart {
     #[oai(validator(minimum(value = "1"), maximum(value = "2")))]
     pub tier: Option<u8>,
     /// The wallet's ed25519 signature (base58) of
-    /// `narrative-market-service:kyc-start:<wallet>:<tier>` (the tier as a digit, 1 when
-    /// absent).
+    /// `narrative-market-service:kyc-start:<wallet>:<tier>:issued-at:<issued_at>` (the tier as
+    /// a digit, 1 when absent).
     pub signature: Base58Signature,
+    /// When the wallet signed (unix seconds): accepted within 300 s before the server's time
+    /// (60 s after), once.
+    pub issued_at: UnixSeconds,
 }
 
 /// An inquiry to send the user to, or the tier the wallet already holds.
@@ -53,7 +64,9 @@ pub struct KycStarted {
 
 #[derive(Object)]
 pub struct KycInquiry {
-    pub inquiry_id: String,
+    /// The provider's id of the inquiry: with the admin headers only.
+    #[oai(skip_serializing_if_is_none)]
+    pub inquiry_id: Option<String>,
     pub tier: i32,
     /// As the provider last reported it: `created`, `pending`, `completed`, `approved`,
     /// `declined`, `failed`, `expired`, `needs_review`.
@@ -73,6 +86,20 @@ pub struct KycStatus {
     pub blocked: bool,
     /// The wallet's most recent inquiry.
     pub inquiry: Option<KycInquiry>,
+    /// Its latest screening: with the admin headers only (and once it was screened).
+    #[oai(skip_serializing_if_is_none)]
+    pub screening: Option<ScreeningVerdict>,
+}
+
+/// What the screening provider said of a wallet: for the operator.
+#[derive(Object)]
+pub struct ScreeningVerdict {
+    /// Whether the screening provider flagged the wallet.
+    pub flagged: bool,
+    pub reason: Option<String>,
+    /// `chainalysis` or `local`.
+    pub provider: String,
+    pub screened_at: String,
 }
 
 #[derive(Object)]
@@ -84,15 +111,20 @@ pub struct ScreenRequest {
 pub struct ScreeningResult {
     pub ok: bool,
     pub wallet: Wallet,
-    /// Whether the screening provider flagged the wallet.
-    pub flagged: bool,
-    pub reason: Option<String>,
-    /// `chainalysis` or `local`.
-    pub provider: String,
     /// When it was screened (a screening stands for 24 hours).
     pub screened_at: String,
     /// Whether its protocol writes are refused (403 `wallet_blocked`) now.
     pub blocked: bool,
+    /// Whether the screening provider flagged the wallet: with the admin headers only (an
+    /// operator's lifted block leaves a flagged wallet unblocked).
+    #[oai(skip_serializing_if_is_none)]
+    pub flagged: Option<bool>,
+    /// Why it was flagged: with the admin headers only.
+    #[oai(skip_serializing_if_is_none)]
+    pub reason: Option<String>,
+    /// `chainalysis` or `local`: with the admin headers only.
+    #[oai(skip_serializing_if_is_none)]
+    pub provider: Option<String>,
 }
 
 #[derive(Object)]
@@ -176,32 +208,53 @@ impl KycApi {
     async fn start(&self, body: Json<KycStart>) -> Answer<Json<KycStarted>, StartRefusals> {
         let body = body.0;
         let tier = body.tier.unwrap_or(1);
-        Ok(Json(
-            match kyc::start(&self.state, &body.wallet, tier, &body.signature).await? {
-                Started::AlreadyVerified { tier } => KycStarted {
-                    ok: true,
-                    already_verified: true,
-                    kyc_tier: tier,
-                    kyc_url: None,
-                    inquiry_id: None,
-                    session_token: None,
-                },
-                Started::Opened { inquiry, tier } => KycStarted {
-                    ok: true,
-                    already_verified: false,
-                    kyc_tier: tier,
-                    kyc_url: Some(inquiry.url),
-                    inquiry_id: Some(inquiry.inquiry_id),
-                    session_token: Some(inquiry.session_token.expose_secret().to_owned()),
-                },
+        let proof = Proof {
+            wallet: &body.wallet,
+            signature: &body.signature,
+            issued_at: body.issued_at,
+        };
+        Ok(Json(match kyc::start(&self.state, proof, tier).await? {
+            Started::AlreadyVerified { tier } => KycStarted {
+                ok: true,
+                already_verified: true,
+                kyc_tier: tier,
+                kyc_url: None,
+                inquiry_id: None,
+                session_token: None,
             },
-        ))
+            Started::Opened { inquiry, tier } => KycStarted {
+                ok: true,
+                already_verified: false,
+                kyc_tier: tier,
+                kyc_url: Some(inquiry.url),
+                inquiry_id: Some(inquiry.inquiry_id),
+                session_token: Some(inquiry.session_token.expose_secret().to_owned()),
+            },
+        }))
     }
 
-    /// The wallet's KYC tier and its most recent inquiry.
+    /// The wallet's KYC tier and its most recent inquiry's progress (public); with the admin
+    /// headers also the inquiry's id and the latest screening.
     #[oai(path = "/kyc/status/:wallet", method = "get")]
-    async fn status(&self, wallet: Path<Wallet>) -> Answer<Json<KycStatus>, ReadRefusals> {
+    async fn status(
+        &self,
+        req: &Request,
+        wallet: Path<Wallet>,
+    ) -> Answer<Json<KycStatus>, ReadRefusals> {
+        let operator = carries_admin(req, &self.state);
         let status = kyc::status(&self.state, &wallet.0).await?;
+        let screening = if operator {
+            kyc::latest_screening(&self.state, &wallet.0)
+                .await?
+                .map(|s| ScreeningVerdict {
+                    flagged: s.flagged,
+                    reason: s.reason,
+                    provider: s.provider,
+                    screened_at: iso(s.screened_at),
+                })
+        } else {
+            None
+        };
         Ok(Json(KycStatus {
             ok: true,
             wallet: wallet.0,
@@ -209,33 +262,37 @@ impl KycApi {
             verified: status.tier > 0,
             blocked: status.blocked,
             inquiry: status.latest.map(|i| KycInquiry {
-                inquiry_id: i.inquiry_id,
+                inquiry_id: operator.then_some(i.inquiry_id),
                 tier: i.tier,
                 status: i.status,
                 created_at: iso(i.created_at),
                 updated_at: iso(i.updated_at),
             }),
+            screening,
         }))
     }
 
     /// Screen the wallet with the screening provider (its screening of the last 24 hours
     /// stands). A flagged wallet is blocked from protocol writes until an operator lifts it.
+    /// The answer says whether the wallet is blocked; the verdict (`flagged`, `reason`,
+    /// `provider`) only with the admin headers.
     #[oai(path = "/kyc/screen", method = "post")]
     async fn screen(
         &self,
         req: &Request,
         body: Json<ScreenRequest>,
     ) -> Answer<Json<ScreeningResult>, ScreenRefusals> {
+        let operator = carries_admin(req, &self.state);
         let wallet = body.0.wallet;
         let screening = kyc::screen_for(&self.state, client_ip(req), &wallet).await?;
         Ok(Json(ScreeningResult {
             ok: true,
             wallet,
-            flagged: screening.flagged,
-            reason: screening.reason,
-            provider: screening.provider,
             screened_at: iso(screening.screened_at),
             blocked: screening.blocked,
+            flagged: operator.then_some(screening.flagged),
+            reason: screening.reason.filter(|_| operator),
+            provider: operator.then_some(screening.provider),
         }))
     }
 

@@ -22,8 +22,13 @@ pub struct MarketsApi {
 pub struct CreateMarketRequest {
     /// Human-verification token (Turnstile, at most 2,048 characters).
     pub cf_token: Option<Text<2048, 0>>,
-    /// The creator's signature of the canonical request message (see README).
+    /// The creator's ed25519 signature (base58) of
+    /// `narrative-market-service:create-market:<variant>:<deadline>:<seed_yes_lamports>:<seed_no_lamports>:<fee_tx_signature>:<question>:issued-at:<issued_at>`
+    /// (the seeds in lamports, 0 when absent; the question as sent).
     pub signature: Option<Base58Signature>,
+    /// When the creator signed (unix seconds): accepted within 300 s before the server's time
+    /// (60 s after), once.
+    pub issued_at: Option<UnixSeconds>,
     /// Signature of the confirmed fee payment to the treasury.
     pub fee_tx_signature: Option<Base58Signature>,
     pub variant: Variant,
@@ -89,6 +94,7 @@ impl MarketsApi {
         let request = CreateMarket {
             cf_token: body.cf_token.and_then(Text::non_empty),
             signature: body.signature,
+            issued_at: body.issued_at,
             fee_tx_signature: body.fee_tx_signature,
             variant: body.variant,
             question: body.question.into_string(),

@@ -2,6 +2,12 @@
 //! marking them read with the wallet's signature, and the operator's announcements; and their
 //! Web Push delivery (spec 4.11): the VAPID key, browser subscriptions and per-type
 //! preferences.
+//!
+//! The reads (`GET`) are public, so they answer what a public page may show: the feed's
+//! notifications without private data (no KYC inquiry id), the preferences as booleans (never a
+//! subscription's endpoint or keys). Every write carries the wallet's signature of a
+//! [`wallet_proof`](crate::domain::wallet_proof) statement with its issued-at time (accepted
+//! within 300 s before the server's time, 60 s after, and once).
 
 use std::sync::Arc;
 
@@ -10,14 +16,16 @@ use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
 
 use crate::clock::iso;
-use crate::domain::notifications::{announcements, feed, push};
+use crate::domain::notifications::push::PreferencesWrite;
+use crate::domain::notifications::{announcements, feed, notices, push};
+use crate::domain::wallet_proof::Proof;
 use crate::error::{refusals, Answer};
 use crate::http::auth::AdminAuth;
 use crate::routes::Tag;
 use crate::state::AppState;
 use crate::values::{
     page, Base58Signature, HttpsUrl, JsonDocument, NotificationKind, PushAuth, PushPublicKey, Text,
-    Wallet,
+    UnixSeconds, Wallet,
 };
 
 pub struct NotificationsApi {
@@ -31,7 +39,7 @@ pub struct NotificationView {
     pub kind: NotificationKind,
     pub title: String,
     pub body: String,
-    /// What it is about (ids, amounts in lamports).
+    /// What it is about (ids, amounts in lamports); never private ids (a KYC inquiry's).
     pub data: JsonDocument,
     pub created_at: String,
     pub read: bool,
@@ -54,9 +62,12 @@ pub struct NotificationFeed {
 #[derive(Object)]
 pub struct MarkRead {
     /// The wallet's ed25519 signature (base58) of
-    /// `narrative-market-service:notifications-read:<wallet>:<up_to_id>` (or `…:all` without
-    /// `up_to_id`).
+    /// `narrative-market-service:notifications-read:<wallet>:<up_to_id>:issued-at:<issued_at>`
+    /// (`all` in place of `<up_to_id>` without `up_to_id`).
     pub signature: Base58Signature,
+    /// When the wallet signed (unix seconds): accepted within 300 s before the server's time
+    /// (60 s after), once.
+    pub issued_at: UnixSeconds,
     /// Marks every notification up to and including this id; every one when absent.
     pub up_to_id: Option<i64>,
 }
@@ -117,8 +128,11 @@ pub struct PushSubscribe {
     pub wallet: Wallet,
     pub subscription: BrowserSubscription,
     /// The wallet's ed25519 signature (base58) of
-    /// `narrative-market-service:push-subscribe:<wallet>:<endpoint>`.
+    /// `narrative-market-service:push-subscribe:<wallet>:<endpoint>:issued-at:<issued_at>`.
     pub signature: Base58Signature,
+    /// When the wallet signed (unix seconds): accepted within 300 s before the server's time
+    /// (60 s after), once.
+    pub issued_at: UnixSeconds,
 }
 
 #[derive(Object)]
@@ -133,8 +147,8 @@ pub struct PushSubscribed {
 }
 
 /// The 19 notification types (spec 6.2) as object properties, so the document names each one:
-/// the preferences as read (every type, `true` when pushed) and as changed (only the types
-/// named; others are left as they are; unknown names are refused).
+/// the preferences as read (every type, `true` when pushed) and as written (the types named;
+/// unknown names are refused).
 macro_rules! preference_objects {
     ($($field:ident => $kind:ident),+ $(,)?) => {
         /// Whether each notification type is pushed to the wallet's browsers.
@@ -143,7 +157,8 @@ macro_rules! preference_objects {
             $(pub $field: bool,)+
         }
 
-        /// Types to turn on (`true`) or off (`false`); types not named keep their setting.
+        /// Types to turn on (`true`) or off (`false`). With `PATCH` the types not named keep
+        /// their setting; with `PUT` (the whole set) they are pushed, as by default.
         #[derive(Object)]
         #[oai(deny_unknown_fields)]
         pub struct PushPreferenceChanges {
@@ -201,14 +216,14 @@ pub struct PushPreferences {
 
 refusals! {
     VapidRefusals: [];
-    /// A signature that is not the wallet's (401); an endpoint the service does not call (403
-    /// `url_not_allowed`).
+    /// A signature that is not the wallet's, stale or used before (401); an endpoint the
+    /// service does not call (403 `url_not_allowed`).
     SubscribeRefusals: [400, 403, 413];
     PreferencesRefusals: [400];
-    /// A signature that is not the wallet's (401).
+    /// A signature that is not the wallet's, stale or used before (401).
     PreferencesChangeRefusals: [400, 413];
     FeedRefusals: [400];
-    /// A signature that is not the wallet's (401).
+    /// A signature that is not the wallet's, stale or used before (401).
     ReadRefusals: [400, 413];
     AnnounceRefusals: [400, 413];
 }
@@ -248,7 +263,7 @@ impl NotificationsApi {
                         .unwrap_or(NotificationKind::SystemAnnouncement),
                     title: n.title,
                     body: n.body,
-                    data: JsonDocument(n.data),
+                    data: JsonDocument(notices::public_data(n.data)),
                     created_at: iso(n.created_at),
                     read: n.read_at.is_some(),
                     read_at: n.read_at.map(iso),
@@ -281,11 +296,14 @@ impl NotificationsApi {
         let body = body.0;
         let subscribed = push::subscribe(
             &self.state,
-            &body.wallet,
+            Proof {
+                wallet: &body.wallet,
+                signature: &body.signature,
+                issued_at: body.issued_at,
+            },
             &body.subscription.endpoint,
             &body.subscription.keys.p256dh,
             &body.subscription.keys.auth,
-            &body.signature,
         )
         .await?;
         Ok(Json(PushSubscribed {
@@ -311,25 +329,53 @@ impl NotificationsApi {
         }))
     }
 
-    /// Turn notification types on or off for the wallet's browsers. `x-wallet-signature` is
-    /// the wallet's ed25519 signature (base58) of
-    /// `narrative-market-service:push-preferences:<wallet>:<changes>`, the changes being the
-    /// types named in the body sorted by name, each `<type>=on` or `<type>=off`, joined by
-    /// commas.
+    /// Replace the wallet's whole preference set (spec 4.0: `PUT` is a full update): the types
+    /// named are pushed (`true`) or not (`false`), every type not named is pushed again, as by
+    /// default. `x-wallet-signature` is the wallet's ed25519 signature (base58) of
+    /// `narrative-market-service:push-preferences-replace:<wallet>:<types>:issued-at:<issued_at>`,
+    /// `<types>` being the types named in the body sorted by name, each `<type>=on` or
+    /// `<type>=off`, joined by commas, and `<issued_at>` the unix seconds sent in
+    /// `x-wallet-issued-at` (accepted within 300 s before the server's time, 60 s after, once).
     #[oai(path = "/notifications/push/preferences/:wallet", method = "put")]
-    async fn set_preferences(
+    async fn replace_preferences(
         &self,
         wallet: Path<Wallet>,
         #[oai(name = "x-wallet-signature")] signature: Header<Base58Signature>,
+        #[oai(name = "x-wallet-issued-at")] issued_at: Header<UnixSeconds>,
         body: Json<PushPreferenceChanges>,
     ) -> Answer<Json<PushPreferences>, PreferencesChangeRefusals> {
-        let disabled =
-            push::set_preferences(&self.state, &wallet.0, &body.0.changes(), &signature.0).await?;
-        Ok(Json(PushPreferences {
-            ok: true,
-            wallet: wallet.0,
-            preferences: PushPreferenceMap::without(&disabled),
-        }))
+        self.write_preferences(
+            wallet.0,
+            &signature.0,
+            issued_at.0,
+            &body.0,
+            PreferencesWrite::Replace,
+        )
+        .await
+    }
+
+    /// Turn some notification types on or off for the wallet's browsers; types not named keep
+    /// their setting. `x-wallet-signature` is the wallet's ed25519 signature (base58) of
+    /// `narrative-market-service:push-preferences:<wallet>:<changes>:issued-at:<issued_at>`, the
+    /// changes being the types named in the body sorted by name, each `<type>=on` or
+    /// `<type>=off`, joined by commas, and `<issued_at>` the unix seconds sent in
+    /// `x-wallet-issued-at` (accepted within 300 s before the server's time, 60 s after, once).
+    #[oai(path = "/notifications/push/preferences/:wallet", method = "patch")]
+    async fn change_preferences(
+        &self,
+        wallet: Path<Wallet>,
+        #[oai(name = "x-wallet-signature")] signature: Header<Base58Signature>,
+        #[oai(name = "x-wallet-issued-at")] issued_at: Header<UnixSeconds>,
+        body: Json<PushPreferenceChanges>,
+    ) -> Answer<Json<PushPreferences>, PreferencesChangeRefusals> {
+        self.write_preferences(
+            wallet.0,
+            &signature.0,
+            issued_at.0,
+            &body.0,
+            PreferencesWrite::Change,
+        )
+        .await
     }
 
     /// Mark the wallet's notifications read, with its signature.
@@ -339,8 +385,17 @@ impl NotificationsApi {
         wallet: Path<Wallet>,
         body: Json<MarkRead>,
     ) -> Answer<Json<MarkedRead>, ReadRefusals> {
-        let marked =
-            feed::mark_read(&self.state, &wallet.0, body.0.up_to_id, &body.0.signature).await?;
+        let body = body.0;
+        let marked = feed::mark_read(
+            &self.state,
+            Proof {
+                wallet: &wallet.0,
+                signature: &body.signature,
+                issued_at: body.issued_at,
+            },
+            body.up_to_id,
+        )
+        .await?;
         let unread = feed::page(&self.state, &wallet.0, true, 1, 0).await?.unread;
         Ok(Json(MarkedRead {
             ok: true,
@@ -378,6 +433,29 @@ impl NotificationsApi {
             announcement_id: recorded.id,
             audience,
             status: "queued".into(),
+        }))
+    }
+}
+
+impl NotificationsApi {
+    async fn write_preferences(
+        &self,
+        wallet: Wallet,
+        signature: &Base58Signature,
+        issued_at: UnixSeconds,
+        body: &PushPreferenceChanges,
+        how: PreferencesWrite,
+    ) -> Answer<Json<PushPreferences>, PreferencesChangeRefusals> {
+        let proof = Proof {
+            wallet: &wallet,
+            signature,
+            issued_at,
+        };
+        let disabled = push::set_preferences(&self.state, proof, &body.changes(), how).await?;
+        Ok(Json(PushPreferences {
+            ok: true,
+            wallet,
+            preferences: PushPreferenceMap::without(&disabled),
         }))
     }
 }

@@ -78,7 +78,7 @@ impl TermsApi {
         let version = self.state.terms_version.clone();
         Ok(Json(CurrentTerms {
             ok: true,
-            message_template: terms::statement(&version, &"<wallet>").template(),
+            message_template: terms::statement(&version, "<wallet>").template(),
             terms_version: version,
         }))
     }

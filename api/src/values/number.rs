@@ -31,6 +31,17 @@ macro_rules! number_value {
                 Some(serde_json::json!(self.0))
             }
         }
+
+        // As a header or query value: the number's text.
+        impl poem_openapi::types::ParseFromParameter for $ty {
+            fn parse_from_parameter(value: &str) -> ParseResult<Self> {
+                value
+                    .trim()
+                    .parse::<$inner>()
+                    .map_err(|_| ParseError::custom("must be a number"))
+                    .and_then(|v| $ty::new(v).map_err(ParseError::custom))
+            }
+        }
     };
 }
 

@@ -2,7 +2,8 @@
 //! halt flag (503), the request's own bounds (400: a deadline one hour to 730 days ahead, no
 //! seeds on a classic market), the human-verification token (400 `TURNSTILE_FAILED`), the fee
 //! transaction on the ledger (400 `market_fee_missing_treasury` when it is missing or failed),
-//! the creator's signature over the request (401 `invalid_signature`), then what the fee
+//! the creator's signature over the request (401 `invalid_signature`: a [`wallet_proof`]
+//! statement, fresh, and used up with the creation it allows), then what the fee
 //! transaction paid the treasury from the creator: at least `BINARY_MARKET_FEE_SOL` (400
 //! `market_fee_missing_treasury`). Then a prepared `create_market` (with the seed backings of a Yield
 //! market) for the creator to sign, confirmed like every money move: a Yield market opens at
@@ -26,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::chain::{MoneyFlow, Prepared, Unsigned};
 use crate::domain::human::require_human;
 use crate::domain::system::ensure_running;
+use crate::domain::wallet_proof::{self, Proof, Statement};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::values::{
@@ -53,6 +55,8 @@ pub type Seed = SolOrZero<MIN_BACKING_LAMPORTS>;
 pub struct CreateMarket {
     pub cf_token: Option<String>,
     pub signature: Option<Base58Signature>,
+    /// When the creator signed.
+    pub issued_at: Option<UnixSeconds>,
     pub fee_tx_signature: Option<Base58Signature>,
     pub variant: Variant,
     pub question: String,
@@ -87,19 +91,20 @@ pub struct Confirmed {
 
 pub struct MarketCreation;
 
-/// What a creator signs for `POST /v1/markets`: every field that shapes the market, one per
-/// line, the question last so that no field can smuggle a line into another.
-pub fn message(request: &CreateMarket, fee_tx_signature: &Base58Signature) -> String {
-    format!(
-        "narrative-market-service:create-market\nvariant:{}\ndeadline:{}\n\
-         seed_yes_lamports:{}\nseed_no_lamports:{}\nfee_tx_signature:{}\nquestion:{}",
-        request.variant,
-        request.deadline.get(),
-        request.seed_yes,
-        request.seed_no,
-        fee_tx_signature,
-        request.question
-    )
+/// What a creator signs for `POST /v1/markets`, with its issued-at time: every field that
+/// shapes the market,
+/// `narrative-market-service:create-market:<variant>:<deadline>:<seed_yes_lamports>:`
+/// `<seed_no_lamports>:<fee_tx_signature>:<question>:issued-at:<secs>`. The question is the
+/// only free text and comes last: the fields before it hold no `:`, and the issued-at time
+/// after it is digits, so no question can be read as other fields.
+pub fn statement(request: &CreateMarket, fee_tx_signature: &Base58Signature) -> Statement {
+    Statement::new("create-market")
+        .field(request.variant)
+        .field(request.deadline.get())
+        .field(request.seed_yes)
+        .field(request.seed_no)
+        .field(fee_tx_signature)
+        .field(&request.question)
 }
 
 fn fee_missing(why: &str) -> ApiError {
@@ -152,14 +157,20 @@ pub async fn create(
     let creator = request
         .creator
         .unwrap_or_else(|| Wallet::from(landed.fee_payer));
-    let signed = request
-        .signature
-        .is_some_and(|s| s.signs(&creator, message(&request, &fee_signature).as_bytes()));
-    if !signed {
-        return Err(ApiError::invalid_signature(
-            "signature is not the creator's signature of the request",
-        ));
-    }
+    let statement = statement(&request, &fee_signature);
+    let (Some(signature), Some(issued_at)) = (&request.signature, request.issued_at) else {
+        return Err(ApiError::invalid_signature(format!(
+            "signature and issued_at are the creator's signature of `{}`",
+            statement.template()
+        )));
+    };
+    let proof = Proof {
+        wallet: &creator,
+        signature,
+        issued_at,
+    };
+    // Checked here; used up with the creation it allows.
+    wallet_proof::verify(&statement, proof, state.now())?;
     let paid = landed.transferred(&creator.pubkey(), &treasury);
     if paid < state.binary_market_fee_lamports {
         return Err(fee_missing("it does not pay the treasury the creation fee")
@@ -196,6 +207,7 @@ pub async fn create(
     let creation_id = uuid::Uuid::new_v4().to_string();
     let blockhash = state.chain.blockhash().await?;
     let txn = state.store.begin_write().await?;
+    wallet_proof::consume(&txn, &statement, proof, state.now()).await?;
     // One creation per fee payment: the unique signature refuses a second use.
     let inserted = market_creations::Entity::insert(market_creations::ActiveModel {
         id: Set(creation_id.clone()),

@@ -5,9 +5,10 @@ use narrative_store::entities::notifications;
 use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
+use crate::domain::wallet_proof::{self, Proof, Statement};
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::values::{Base58Signature, Wallet};
+use crate::values::Wallet;
 
 pub struct Page {
     pub notifications: Vec<notifications::Model>,
@@ -65,27 +66,25 @@ pub async fn page(
 }
 
 /// What a wallet signs to mark its notifications read: everything up to and including
-/// `up_to_id`, or everything (`all`) when none is given:
-/// `narrative-market-service:notifications-read:<wallet>:<up_to_id | all>`.
-pub fn read_message(wallet: &Wallet, up_to_id: Option<i64>) -> String {
+/// `up_to_id`, or everything (`all`) when none is given, with its issued-at time:
+/// `narrative-market-service:notifications-read:<wallet>:<up_to_id | all>:issued-at:<secs>`.
+pub fn read_statement(wallet: &Wallet, up_to_id: Option<i64>) -> Statement {
     let target = up_to_id.map_or_else(|| "all".to_owned(), |id| id.to_string());
-    format!("narrative-market-service:notifications-read:{wallet}:{target}")
+    Statement::new("notifications-read")
+        .field(wallet)
+        .field(target)
 }
 
-/// Marks the wallet's notifications up to `up_to_id` (all when `None`) read, if `signature` is
-/// the wallet's signature of [`read_message`]; how many were unread. Marking twice changes
-/// nothing more.
+/// Marks the proof's wallet's notifications up to `up_to_id` (all when `None`) read, if the
+/// proof is its fresh, unused signature of [`read_statement`] (401 `invalid_signature`
+/// otherwise); how many were unread. Marking twice changes nothing more.
 pub async fn mark_read(
     state: &AppState,
-    wallet: &Wallet,
+    proof: Proof<'_>,
     up_to_id: Option<i64>,
-    signature: &Base58Signature,
 ) -> Result<u64, ApiError> {
-    if !signature.signs(wallet, read_message(wallet, up_to_id).as_bytes()) {
-        return Err(ApiError::invalid_signature(
-            "signature is not the wallet's signature of the read message",
-        ));
-    }
+    let wallet = proof.wallet;
+    wallet_proof::prove(state, &read_statement(wallet, up_to_id), proof).await?;
     let mut update = notifications::Entity::update_many()
         .col_expr(
             notifications::Column::ReadAt,
@@ -109,12 +108,16 @@ mod tests {
             .parse()
             .unwrap();
         assert_eq!(
-            read_message(&wallet, Some(12)),
-            format!("narrative-market-service:notifications-read:{wallet}:12")
+            read_statement(&wallet, Some(12)).template(),
+            format!(
+                "narrative-market-service:notifications-read:{wallet}:12:issued-at:<issued_at>"
+            )
         );
         assert_eq!(
-            read_message(&wallet, None),
-            format!("narrative-market-service:notifications-read:{wallet}:all")
+            read_statement(&wallet, None).template(),
+            format!(
+                "narrative-market-service:notifications-read:{wallet}:all:issued-at:<issued_at>"
+            )
         );
     }
 }

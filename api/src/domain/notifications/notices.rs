@@ -1,10 +1,24 @@
 //! The text and data of each notification type, one constructor per cause, so every producer
 //! words a type the same way. Amounts are lamports in `data` and SOL in the text.
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::Notice;
 use crate::values::{sol_u64, NotificationKind as Kind};
+
+/// Keys of `data` that a feed, readable by anyone, never shows: older notifications carried
+/// them (the KYC provider's inquiry id, which lets its holder into the inquiry's records).
+const PRIVATE_DATA_KEYS: [&str; 1] = ["inquiry_id"];
+
+/// A notification's `data` as a public read shows it: without [`PRIVATE_DATA_KEYS`].
+pub fn public_data(mut data: Value) -> Value {
+    if let Some(object) = data.as_object_mut() {
+        for key in PRIVATE_DATA_KEYS {
+            object.remove(key);
+        }
+    }
+    data
+}
 
 /// `1.5 SOL`, without trailing zeros.
 pub fn sol_text(lamports: u64) -> String {
@@ -257,14 +271,15 @@ pub fn announcement(wallet: &str, id: i64, title: &str, body: &str) -> Notice {
     }
 }
 
-/// The KYC provider approved an inquiry that raised the wallet's tier.
+/// The KYC provider approved an inquiry that raised the wallet's tier. The inquiry keys the
+/// notification (one per inquiry) but is not in its data: the feed is a public read.
 pub fn kyc_tier_upgraded(wallet: &str, tier: i32, inquiry_id: &str) -> Notice {
     Notice {
         wallet: wallet.to_owned(),
         kind: Kind::KycTierUpgraded,
         title: format!("KYC tier {tier} verified"),
         body: format!("Your identity verification passed: your wallet is now at KYC tier {tier}."),
-        data: json!({"tier": tier, "inquiry_id": inquiry_id}),
+        data: json!({"tier": tier}),
         event: inquiry_id.to_owned(),
     }
 }
@@ -332,6 +347,18 @@ mod tests {
         assert_eq!(sol_text(1_500_000_000), "1.5 SOL");
         assert_eq!(sol_text(2_000_000_000), "2 SOL");
         assert_eq!(sol_text(1), "0.000000001 SOL");
+    }
+
+    #[test]
+    fn public_data_drops_the_inquiry_id() {
+        assert_eq!(
+            public_data(json!({"tier": 1, "inquiry_id": "inq_1"})),
+            json!({"tier": 1})
+        );
+        assert_eq!(public_data(json!(null)), json!(null));
+        let upgraded = kyc_tier_upgraded("w", 2, "inq_9");
+        assert_eq!(upgraded.data, json!({"tier": 2}));
+        assert!(upgraded.dedupe_key().contains("inq_9"), "one per inquiry");
     }
 
     #[test]

@@ -15,7 +15,9 @@ use crate::values::{Component, Wallet};
 
 /// What a wallet signs to acknowledge the shield terms (with its issued-at time).
 pub fn statement(terms_version: &str, wallet: &Wallet) -> Statement {
-    Statement::new("shield-terms").field(terms_version).field(wallet)
+    Statement::new("shield-terms")
+        .field(terms_version)
+        .field(wallet)
 }
 
 /// Whether `wallet` acknowledged the current terms, as of generations `now` (from the memo
