@@ -59,7 +59,8 @@ pub struct AppState {
     pub keeper: Option<Arc<Keypair>>,
     /// The platform terms version wallets accept.
     pub terms_version: String,
-    /// Agent wallets allowed to submit verdicts.
+    /// The oracle bootstrap: an agent whose *proven* wallet is listed counts as granted
+    /// (`domain::agents::oracle`).
     pub oracle_agent_wallets: Vec<Wallet>,
     /// The in-process indexer's metrics, appended to `/metrics` when it runs.
     pub indexer_metrics: std::sync::OnceLock<narrative_indexer::metrics::Metrics>,

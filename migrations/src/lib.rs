@@ -35,6 +35,7 @@ mod m20261125_000023_admin_actions;
 mod m20261125_000024_shield_blocked_ips;
 mod m20261126_000025_probe_log_refusals;
 mod m20261127_000026_wallet_proofs;
+mod m20261127_000027_oracle_grants;
 
 pub struct Migrator;
 
@@ -68,6 +69,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000024_shield_blocked_ips::Migration),
             Box::new(m20261126_000025_probe_log_refusals::Migration),
             Box::new(m20261127_000026_wallet_proofs::Migration),
+            Box::new(m20261127_000027_oracle_grants::Migration),
         ]
     }
 }
