@@ -141,6 +141,12 @@ pub struct Config {
     #[arg(long, env = "ORACLE_AGENT_WALLETS", value_delimiter = ',')]
     pub oracle_agent_wallets: Vec<String>,
 
+    /// The beta is over: operators may issue Pro and Enterprise keys (spec 5 rule 5, 8). While
+    /// false (the default), `POST /v1/admin/apikeys` issues only Free keys (403 `tier_inactive`
+    /// otherwise).
+    #[arg(long, env = "PAID_TIERS_ACTIVE", default_value_t = false)]
+    pub paid_tiers_active: bool,
+
     /// Base URL of an OpenAI-compatible API (`…/v1`) for polishing, reviewing and drafting
     /// theses; local deterministic providers when unset.
     #[arg(long, env = "AI_API_BASE")]

@@ -62,6 +62,8 @@ pub struct AppState {
     /// The oracle bootstrap: an agent whose *proven* wallet is listed counts as granted
     /// (`domain::agents::oracle`).
     pub oracle_agent_wallets: Vec<Wallet>,
+    /// Operators may issue Pro and Enterprise keys (`PAID_TIERS_ACTIVE`).
+    pub paid_tiers_active: bool,
     /// The in-process indexer's metrics, appended to `/metrics` when it runs.
     pub indexer_metrics: std::sync::OnceLock<narrative_indexer::metrics::Metrics>,
     pub admin: Option<AdminCredentials>,
@@ -520,6 +522,7 @@ impl AppState {
             keeper,
             terms_version: config.terms_version.trim().to_owned(),
             oracle_agent_wallets,
+            paid_tiers_active: config.paid_tiers_active,
             admin,
             binary_markets_enabled: config.binary_markets_enabled,
             shield_terms_version: config.shield_terms_version.clone(),
