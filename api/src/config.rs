@@ -165,9 +165,19 @@ pub struct Config {
     #[arg(long, env = "TERMS_VERSION", default_value = "2026-11")]
     pub terms_version: String,
 
-    /// Wallets of the agents allowed to submit verdicts (comma-separated); others get 403.
+    /// Bootstrap only (comma-separated wallets): an agent counts as granted oracle authority
+    /// when its wallet is listed here *and* was proven by the wallet's signature at registration
+    /// (`wallet_signature`). An agent that merely named a listed wallet gets nothing. Authority
+    /// is otherwise an operator's grant (`POST /v1/admin/agents/{agent_id}/oracle`), and a
+    /// revocation (`DELETE` there) overrides this list.
     #[arg(long, env = "ORACLE_AGENT_WALLETS", value_delimiter = ',')]
     pub oracle_agent_wallets: Vec<String>,
+
+    /// The beta is over: operators may issue Pro and Enterprise keys (spec 5 rule 5, 8). While
+    /// false (the default), `POST /v1/admin/apikeys` issues only Free keys (403 `tier_inactive`
+    /// otherwise).
+    #[arg(long, env = "PAID_TIERS_ACTIVE", default_value_t = false)]
+    pub paid_tiers_active: bool,
 
     /// Base URL of an OpenAI-compatible API (`…/v1`) for polishing, reviewing and drafting
     /// theses; local deterministic providers when unset.

@@ -66,8 +66,11 @@ pub struct AppState {
     pub keeper: Option<Arc<Keypair>>,
     /// The platform terms version wallets accept.
     pub terms_version: String,
-    /// Agent wallets allowed to submit verdicts.
+    /// The oracle bootstrap: an agent whose *proven* wallet is listed counts as granted
+    /// (`domain::agents::oracle`).
     pub oracle_agent_wallets: Vec<Wallet>,
+    /// Operators may issue Pro and Enterprise keys (`PAID_TIERS_ACTIVE`).
+    pub paid_tiers_active: bool,
     /// The in-process indexer's metrics, appended to `/metrics` when it runs.
     pub indexer_metrics: std::sync::OnceLock<narrative_indexer::metrics::Metrics>,
     pub admin: Option<AdminCredentials>,
@@ -569,6 +572,7 @@ impl AppState {
             keeper,
             terms_version: config.terms_version.trim().to_owned(),
             oracle_agent_wallets,
+            paid_tiers_active: config.paid_tiers_active,
             admin,
             binary_markets_enabled: config.binary_markets_enabled,
             shield_terms_version: config.shield_terms_version.clone(),

@@ -101,7 +101,8 @@ async fn registration_issues_a_working_key_once_and_is_limited_per_ip() {
 
 #[tokio::test]
 async fn the_feed_lists_open_narratives_newest_first_with_market_totals() {
-    let server = TestServer::start_at(clock_at_hour_start(), |_| {}).await;
+    // A Pro key, so the feed's own limit is what refuses: paid tiers issued.
+    let server = TestServer::start_at(clock_at_hour_start(), |c| c.paid_tiers_active = true).await;
     let db = server.db.store.db();
     let base = 1_790_000_000;
     for i in 0..55u32 {

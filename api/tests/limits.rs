@@ -6,6 +6,7 @@ mod common;
 use common::{clock_at_hour_start, TestServer, ADMIN_SECRET, ADMIN_WALLET};
 use ed25519_dalek::{Signer, SigningKey};
 use reqwest::StatusCode;
+use sea_orm::{EntityTrait, PaginatorTrait};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -297,7 +298,7 @@ async fn two_processes_share_limits_through_redis() {
 
 #[tokio::test]
 async fn admin_headers_are_checked_before_anything_is_issued() {
-    let server = TestServer::start(|_| {}).await;
+    let server = TestServer::start(|c| c.paid_tiers_active = true).await;
     let response = server
         .http
         .post(server.url("/v1/admin/apikeys"))
@@ -322,5 +323,48 @@ async fn admin_headers_are_checked_before_anything_is_issued() {
     assert_eq!(status, StatusCode::CREATED);
     let (_, me_body) = me(&server, body["key"].as_str().unwrap()).await;
     assert_eq!(me_body["limit_per_minute"], 1000);
+    server.stop().await;
+}
+
+/// Spec 5 rule 5 and 8: paid tiers are inactive during the beta, so operators issue only Free
+/// keys until `PAID_TIERS_ACTIVE` says the beta is over.
+#[tokio::test]
+async fn paid_tiers_are_issued_only_once_active() {
+    let server = TestServer::start(|_| {}).await;
+    for tier in ["pro", "enterprise"] {
+        let (status, body) = server
+            .admin_post("/v1/admin/apikeys", &json!({"tier": tier, "name": "bot"}))
+            .await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+        assert_eq!(body["error"], "tier_inactive");
+        assert_eq!(body["tier"], tier);
+        assert_eq!(
+            body["message"],
+            format!(
+                "the {tier} tier is inactive during the beta: only free keys are issued until \
+                 PAID_TIERS_ACTIVE is set"
+            )
+        );
+    }
+    let keys = narrative_store::entities::api_keys::Entity::find()
+        .count(server.db.store.db())
+        .await
+        .unwrap();
+    assert_eq!(keys, 0, "nothing issued");
+    for body in [json!({"tier": "free"}), json!({})] {
+        let (status, issued) = server.admin_post("/v1/admin/apikeys", &body).await;
+        assert_eq!(status, StatusCode::CREATED, "{issued}");
+        assert_eq!(issued["tier"], "free");
+    }
+    server.stop().await;
+
+    let server = TestServer::start(|c| c.paid_tiers_active = true).await;
+    let (status, issued) = server
+        .admin_post("/v1/admin/apikeys", &json!({"tier": "pro"}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{issued}");
+    assert_eq!(issued["tier"], "pro");
+    let (_, me_body) = me(&server, issued["key"].as_str().unwrap()).await;
+    assert_eq!(me_body["limit_per_minute"], 300);
     server.stop().await;
 }

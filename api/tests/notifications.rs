@@ -108,10 +108,7 @@ async fn every_cause_writes_its_notification_once() {
         wallets: 6,
         ..Default::default()
     };
-    let (server, ledger) = chain::start_on_bank_with(options, |_, c| {
-        c.oracle_agent_wallets = vec![AGENT_WALLET.into()];
-    })
-    .await;
+    let (server, ledger) = chain::start_on_bank_with(options, |_, _| {}).await;
     let [a, b, c, creator, referrer] = {
         let h = ledger.harness.lock().await;
         [0, 1, 2, 3, 4].map(|i| h.wallets[i].insecure_clone())
@@ -154,6 +151,11 @@ async fn every_cause_writes_its_notification_once() {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{agent}");
     let key = agent["agent"]["api_key"].as_str().unwrap().to_owned();
+    let agent_id = agent["agent"]["id"].as_str().unwrap();
+    let (status, granted) = server
+        .admin_post(&format!("/v1/admin/agents/{agent_id}/oracle"), &json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{granted}");
     for (narrative, resolution) in [(first, "true"), (second, "false")] {
         let (status, body) = server
             .key_post(

@@ -1,6 +1,6 @@
 //! The narrative loop on a program-test bank: a narrative created through prepare-mint and
 //! publish, backed on both sides by two wallets through the api,
-//! resolved by an authorised agent over HTTP, settled on chain by the durable job (the service's
+//! resolved by an agent an operator granted oracle authority over HTTP, settled on chain by the durable job (the service's
 //! oracle vote, then `finalize_resolution` once the 48 h hold has passed on the warped clock),
 //! claimed by the winner, and the conviction profiles changed.
 
@@ -33,7 +33,6 @@ async fn resolve_settle_claim_and_the_profiles_change() {
     let (server, ledger) = chain::start_on_bank_with(options, |h, c| {
         c.oracle_keypair = Some(h.oracles[0].to_base58_string().into());
         c.treasury_wallet = Some(h.treasury.to_string());
-        c.oracle_agent_wallets = vec![AGENT_WALLET.into()];
     })
     .await;
     let (creator, winner, loser) = {
@@ -93,6 +92,12 @@ async fn resolve_settle_claim_and_the_profiles_change() {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{registered}");
     let key = registered["agent"]["api_key"].as_str().unwrap().to_owned();
+    // An operator grants it oracle authority; the stranger has none.
+    let agent_id = registered["agent"]["id"].as_str().unwrap();
+    let (status, granted) = server
+        .admin_post(&format!("/v1/admin/agents/{agent_id}/oracle"), &json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{granted}");
     let (status, other) = server
         .post(
             "/v1/agent/register",

@@ -45,7 +45,7 @@ fn receive(headers: &HeaderMap, body: String, Data(receiver): Data<&Arc<Receiver
     }
 }
 
-/// Registers an agent on `server`; its key.
+/// Registers an agent on `server`, granted oracle authority by the operator; its key.
 async fn agent(server: &TestServer) -> String {
     let (status, registered) = server
         .post(
@@ -54,6 +54,11 @@ async fn agent(server: &TestServer) -> String {
         )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{registered}");
+    let id = registered["agent"]["id"].as_str().unwrap();
+    let (status, granted) = server
+        .admin_post(&format!("/v1/admin/agents/{id}/oracle"), &json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{granted}");
     registered["agent"]["api_key"].as_str().unwrap().to_owned()
 }
 
@@ -69,7 +74,6 @@ async fn a_resolution_is_delivered_as_a_standard_webhook_and_retried_until_accep
     // Near the real time: the library checks the timestamp against its own clock.
     let clock = ManualClock::at_system_time();
     let server = TestServer::start_at(clock.clone(), |c| {
-        c.oracle_agent_wallets = vec![AGENT_WALLET.into()];
         // The receiver is an http server on this machine.
         c.outbound_allow_local = true;
     })
@@ -296,14 +300,10 @@ async fn the_service_calls_only_public_https_addresses() {
             ],
         ),
     ]);
-    let mut config = Config::defaults();
-    config.oracle_agent_wallets = vec![AGENT_WALLET.into()];
+    let config = Config::defaults();
     let mut providers = Providers::from_config(&config).unwrap();
     providers.resolver = resolver.clone();
-    let server = TestServer::start_with(Some(providers), |c| {
-        c.oracle_agent_wallets = vec![AGENT_WALLET.into()]
-    })
-    .await;
+    let server = TestServer::start_with(Some(providers), |_| {}).await;
     let key = agent(&server).await;
     let register = |url: &str| {
         let body = json!({"url": url, "events": ["narrative.resolved"]});

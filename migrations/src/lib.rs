@@ -37,6 +37,7 @@ mod m20261126_000025_probe_log_refusals;
 mod m20261127_000026_wallet_proofs;
 mod m20261127_000029_retention_and_leaderboards;
 mod m20261127_000030_webhook_signing_secrets;
+mod m20261127_000027_oracle_grants;
 
 pub struct Migrator;
 
@@ -72,6 +73,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000026_wallet_proofs::Migration),
             Box::new(m20261127_000029_retention_and_leaderboards::Migration),
             Box::new(m20261127_000030_webhook_signing_secrets::Migration),
+            Box::new(m20261127_000027_oracle_grants::Migration),
         ]
     }
 }

@@ -3,6 +3,7 @@
 //! secret: 256 random bits, so a digest lookup leaks nothing worth timing.
 
 use narrative_store::entities::api_keys;
+use poem::http::StatusCode;
 use rand::RngCore;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
@@ -118,13 +119,27 @@ pub async fn issue(
     Ok(IssuedKey { row, tier, key })
 }
 
-/// A key issued by the operator (`POST /v1/admin/apikeys`).
+/// A key issued by the operator (`POST /v1/admin/apikeys`). While the paid tiers are inactive
+/// (spec 5 rule 5, 8: the beta, until `PAID_TIERS_ACTIVE`), only Free keys: 403
+/// `tier_inactive` for Pro and Enterprise, and nothing is issued.
 pub async fn issue_by_operator(
     state: &AppState,
     tier: AccessTier,
     wallet: Option<Wallet>,
     name: Option<String>,
 ) -> Result<IssuedKey, ApiError> {
+    if tier != AccessTier::Free && !state.paid_tiers_active {
+        return Err(ApiError::coded(
+            StatusCode::FORBIDDEN,
+            "tier_inactive",
+            format!(
+                "the {} tier is inactive during the beta: only free keys are issued until \
+                 PAID_TIERS_ACTIVE is set",
+                tier.as_str()
+            ),
+        )
+        .with("tier", tier.as_str()));
+    }
     let issued = issue(state.store.db(), tier, wallet, name, state.now()).await?;
     tracing::info!(id = %issued.row.id, prefix = %issued.row.prefix, tier = tier.as_str(), "api key issued");
     Ok(issued)

@@ -1,6 +1,6 @@
 //! The operators' surface under `/v1/admin` (spec 5.6, 9.2), every operation behind the admin
 //! header pair: the dashboard, Classic market review, narrative moderation (also served at the
-//! spec's `/admin/narratives/…`) and score recalculation. The job queue's page is
+//! spec's `/admin/narratives/…`), score recalculation and agents' oracle grants. The job queue's page is
 //! `crate::routes::queues_page`.
 
 use std::sync::Arc;
@@ -12,12 +12,15 @@ use poem_openapi::{Object, OpenApi};
 
 use crate::clock::iso;
 use crate::domain::admin::{dashboard, moderation, rescore, review, Operator};
+use crate::domain::agents::oracle;
 use crate::error::{refusals, Answer};
 use crate::http::auth::AdminAuth;
 use crate::routes::system::ComponentStatus;
 use crate::routes::{ConfirmRequest, Tag};
 use crate::state::AppState;
-use crate::values::{Base58Signature, CreationId, NarrativeId, NarrativeSide, PreparedId, Text};
+use crate::values::{
+    AgentId, Base58Signature, CreationId, NarrativeId, NarrativeSide, PreparedId, Text,
+};
 
 pub struct AdminApi {
     pub state: Arc<AppState>,
@@ -182,6 +185,28 @@ pub struct Recalculated {
     pub queued: u64,
 }
 
+/// An agent's oracle authority, after a grant or a revocation.
+#[derive(Object)]
+pub struct OracleAuthority {
+    pub ok: bool,
+    pub agent_id: String,
+    pub wallet_address: String,
+    /// Whether the agent proved its wallet at registration.
+    pub wallet_proven: bool,
+    /// Whether the agent may submit verdicts now.
+    pub oracle: bool,
+    /// Why it may: `grant` (an operator's) or `bootstrap` (its proven wallet is listed in
+    /// `ORACLE_AGENT_WALLETS`); absent when it may not.
+    pub authority: Option<String>,
+    /// False when the agent already stood so: nothing was written or logged.
+    pub changed: bool,
+    /// Its last grant: when, and by which operator.
+    pub granted_at: Option<String>,
+    pub granted_by: Option<String>,
+    /// When it was revoked (no authority while set, until a new grant).
+    pub revoked_at: Option<String>,
+}
+
 refusals! {
     DashboardRefusals: [];
     PendingRefusals: [];
@@ -189,6 +214,7 @@ refusals! {
     RejectRefusals: [400, 404, 409, 413];
     ModerateRefusals: [400, 404, 409, 413];
     RecalculateRefusals: [400, 404, 413];
+    OracleGrantRefusals: [400, 404];
 }
 
 #[OpenApi(prefix_path = "/admin", tag = "Tag::Admin")]
@@ -359,5 +385,50 @@ impl AdminApi {
         let queued =
             rescore::recalculate(&self.state, &operator(admin), body.0.narrative_id).await?;
         Ok(Json(Recalculated { ok: true, queued }))
+    }
+
+    /// Grant an agent oracle authority: its verdicts (`POST /v1/agent/resolve`) are accepted
+    /// from now on. Logged; granting an agent that holds a grant changes nothing (`changed`
+    /// false). A grant clears an earlier revocation.
+    #[oai(path = "/agents/:agent_id/oracle", method = "post")]
+    async fn grant_oracle(
+        &self,
+        admin: AdminAuth,
+        agent_id: Path<AgentId>,
+    ) -> Answer<Json<OracleAuthority>, OracleGrantRefusals> {
+        let change = oracle::grant(&self.state, &operator(admin), &agent_id.0).await?;
+        Ok(Json(self.oracle_authority(change)))
+    }
+
+    /// Revoke an agent's oracle authority, an operator's grant or the `ORACLE_AGENT_WALLETS`
+    /// bootstrap: its verdicts are refused (403) from now on. Logged; revoking an agent without
+    /// authority changes nothing (`changed` false).
+    #[oai(path = "/agents/:agent_id/oracle", method = "delete")]
+    async fn revoke_oracle(
+        &self,
+        admin: AdminAuth,
+        agent_id: Path<AgentId>,
+    ) -> Answer<Json<OracleAuthority>, OracleGrantRefusals> {
+        let change = oracle::revoke(&self.state, &operator(admin), &agent_id.0).await?;
+        Ok(Json(self.oracle_authority(change)))
+    }
+}
+
+impl AdminApi {
+    fn oracle_authority(&self, change: oracle::Change) -> OracleAuthority {
+        let authority = oracle::authority(&self.state, &change.agent);
+        let agent = change.agent;
+        OracleAuthority {
+            ok: true,
+            agent_id: agent.id,
+            wallet_address: agent.wallet_address,
+            wallet_proven: agent.wallet_proven,
+            oracle: authority.is_some(),
+            authority: authority.map(|a| a.as_str().to_owned()),
+            changed: change.changed,
+            granted_at: agent.oracle_granted_at.map(iso),
+            granted_by: agent.oracle_granted_by,
+            revoked_at: agent.oracle_revoked_at.map(iso),
+        }
     }
 }

@@ -11,16 +11,18 @@ use poem_openapi::{ApiResponse, Object, OpenApi};
 
 use crate::clock::iso;
 use crate::domain::agents::positions::{self, Position, HISTORY_SIZE};
+use crate::domain::agents::registration::WalletSignature;
 use crate::domain::agents::resolve::{self, Verdict};
 use crate::domain::agents::webhooks::{self, WebhookEvent};
 use crate::domain::agents::{agent_of, feed, registration};
-use crate::error::{refusals, Answer};
+use crate::error::{refusals, Answer, ApiError};
 use crate::http::auth::ApiKeyAuth;
 use crate::http::client_ip::client_ip;
 use crate::routes::Tag;
 use crate::state::AppState;
 use crate::values::{
-    page, sol, Confidence, HttpsUrl, NarrativeId, NarrativeSide, OracleStatus, Text, Wallet,
+    page, sol, Base58Signature, Confidence, HttpsUrl, NarrativeId, NarrativeSide, OracleStatus,
+    Text, UnixSeconds, Wallet,
 };
 
 pub struct AgentsApi {
@@ -29,9 +31,19 @@ pub struct AgentsApi {
 
 #[derive(Object)]
 pub struct RegisterAgent {
+    /// Without `wallet_signature` a label: the agent is registered, but its wallet is unproven
+    /// and confers nothing (no oracle authority).
     pub wallet_address: Wallet,
     pub name: Text<100>,
     pub description: Option<Text<1000, 0>>,
+    /// Optional proof of the wallet: its ed25519 signature (base58) of
+    /// `narrative-market-service:agent-register:<wallet_address>:<name>:issued-at:<issued_at>`
+    /// (`name` trimmed). With `issued_at`; a signature that is not the wallet's, stale or used
+    /// before is refused (401 `invalid_signature`) and nothing is registered.
+    pub wallet_signature: Option<Base58Signature>,
+    /// When the wallet signed (unix seconds): accepted within 300 s before the server's time
+    /// (60 s after), once. Required with `wallet_signature`.
+    pub issued_at: Option<UnixSeconds>,
 }
 
 /// Spec 2.7.
@@ -43,6 +55,9 @@ pub struct Agent {
     pub api_key: String,
     pub name: String,
     pub wallet_address: String,
+    /// Whether the registration proved the wallet (`wallet_signature`); an unproven wallet is a
+    /// label.
+    pub wallet_proven: bool,
     pub created_at: String,
 }
 
@@ -196,6 +211,7 @@ pub struct Leaderboard {
 }
 
 refusals! {
+    /// 401 `invalid_signature` for a wallet proof that fails.
     RegisterRefusals: [400, 413];
     ResolveRefusals: [400, 403, 404, 413, 503];
     WebhookRefusals: [400, 403, 413];
@@ -206,7 +222,8 @@ refusals! {
 
 #[OpenApi(prefix_path = "/agent", tag = "Tag::Agents")]
 impl AgentsApi {
-    /// Register an agent: its API key (Free tier) is in the answer, once.
+    /// Register an agent: its API key (Free tier) is in the answer, once. The wallet is proven
+    /// only with `wallet_signature`; otherwise it is a label that confers nothing.
     #[oai(path = "/register", method = "post")]
     async fn register(
         &self,
@@ -214,12 +231,25 @@ impl AgentsApi {
         body: Json<RegisterAgent>,
     ) -> Answer<Registered, RegisterRefusals> {
         let body = body.0;
+        let signed = match (body.wallet_signature, body.issued_at) {
+            (Some(signature), Some(issued_at)) => Some(WalletSignature {
+                signature,
+                issued_at,
+            }),
+            (None, None) => None,
+            _ => {
+                return Err(
+                    ApiError::validation("wallet_signature and issued_at go together").into(),
+                )
+            }
+        };
         let registered = registration::register(
             &self.state,
             client_ip(req),
             body.wallet_address,
             body.name.into_string(),
             body.description.and_then(Text::non_empty),
+            signed,
         )
         .await?;
         let agent = registered.agent;
@@ -230,13 +260,15 @@ impl AgentsApi {
                 api_key: registered.api_key,
                 name: agent.name,
                 wallet_address: agent.wallet_address,
+                wallet_proven: agent.wallet_proven,
                 created_at: iso(agent.created_at),
             },
         })))
     }
 
-    /// Submit a verdict on a narrative in `open`, `live` or `pending` (agents authorised as
-    /// oracles): logged, the narrative's `oracle_status` set, and settlement on chain enqueued.
+    /// Submit a verdict on a narrative in `open`, `live` or `pending` (agents an operator
+    /// granted oracle authority; 403 for others): logged, the narrative's `oracle_status` set,
+    /// and settlement on chain enqueued.
     #[oai(path = "/resolve", method = "post")]
     async fn resolve(
         &self,

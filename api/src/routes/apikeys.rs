@@ -26,7 +26,8 @@ pub struct IssueKey {
     /// The wallet the key belongs to.
     pub wallet: Option<Wallet>,
     pub name: Option<Text<100>>,
-    /// `free` by default.
+    /// `free` by default; `pro` and `enterprise` only once the paid tiers are active
+    /// (`PAID_TIERS_ACTIVE`), 403 `tier_inactive` before.
     pub tier: Option<AccessTier>,
 }
 
@@ -97,7 +98,8 @@ pub struct Me {
 }
 
 refusals! {
-    IssueRefusals: [400, 413];
+    /// 403 `tier_inactive`: a Pro or Enterprise key while the paid tiers are inactive.
+    IssueRefusals: [400, 403, 413];
     MeRefusals: [];
     ListRefusals: [400];
     RevokeRefusals: [400, 404, 413];

@@ -1,5 +1,5 @@
 //! Identifiers: UUIDs (narratives, prepared transactions, API keys, drafts), a binary market as
-//! its UUID or its 32-byte id, and a shield coverage's protocol_id.
+//! its UUID or its 32-byte id, an agent's `ag_…` id and a shield coverage's protocol_id.
 
 use std::fmt;
 use std::str::FromStr;
@@ -177,6 +177,46 @@ string_value!(
     )
 );
 
+/// An agent (spec 2.7): `ag_` and 32 lower-case hex characters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AgentId(String);
+
+impl AgentId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl FromStr for AgentId {
+    type Err = &'static str;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let shaped = text.strip_prefix("ag_").is_some_and(|hex| {
+            hex.len() == 32 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        });
+        if !shaped {
+            return Err("must be `ag_` and 32 lower-case hex characters");
+        }
+        Ok(AgentId(text.to_owned()))
+    }
+}
+
+impl fmt::Display for AgentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+string_value!(
+    AgentId,
+    "agent_id",
+    string_schema(
+        "An agent's id: `ag_` and 32 lower-case hex characters.",
+        "^ag_[0-9a-f]{32}$",
+        None,
+    )
+);
+
 /// A shield coverage's `protocol_id`: 32 bytes, 64 hex characters (written lower case).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ProtocolId(pub [u8; 32]);
@@ -250,6 +290,21 @@ mod tests {
         let by_hex: MarketRef = by_uuid.hex().to_uppercase().parse().unwrap();
         assert_eq!(by_hex, by_uuid);
         assert!("ab".repeat(31).parse::<MarketRef>().is_err());
+    }
+
+    #[test]
+    fn agent_ids_are_ag_and_32_lower_case_hex() {
+        let id: AgentId = format!("ag_{}", "0a".repeat(16)).parse().unwrap();
+        assert_eq!(id.as_str(), format!("ag_{}", "0a".repeat(16)));
+        for refused in [
+            format!("ag_{}", "0A".repeat(16)),
+            format!("ag_{}", "0a".repeat(15)),
+            format!("xx_{}", "0a".repeat(16)),
+            "0a".repeat(16),
+            String::new(),
+        ] {
+            assert!(refused.parse::<AgentId>().is_err(), "{refused}");
+        }
     }
 
     #[test]

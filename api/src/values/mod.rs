@@ -27,7 +27,9 @@ pub use category::Category;
 pub use chain_address::ChainAddress;
 pub use component::Component;
 pub use email::Email;
-pub use id::{CreationId, GenerationId, KeyId, MarketRef, NarrativeId, PreparedId, ProtocolId};
+pub use id::{
+    AgentId, CreationId, GenerationId, KeyId, MarketRef, NarrativeId, PreparedId, ProtocolId,
+};
 pub use json::JsonDocument;
 pub use nft_tier::NftTier;
 pub use notification_kind::NotificationKind;

@@ -1,7 +1,8 @@
 //! Agents (spec 4.10): registration with an API key, the narrative feed, portfolio and history,
-//! the PnL leaderboard, verdicts from agents authorised as oracles, and webhooks.
+//! the PnL leaderboard, verdicts from agents an operator authorised as oracles, and webhooks.
 
 pub mod feed;
+pub mod oracle;
 pub mod positions;
 pub mod registration;
 pub mod resolve;

@@ -1,4 +1,4 @@
-//! Verdicts from agents authorised as oracles (spec 3.2, 4.10): the narrative's `oracle_status`
+//! Verdicts from agents authorised as oracles (spec 3.2, 4.10; who is: `super::oracle`): the narrative's `oracle_status`
 //! moves from an eligible one to `resolved_true` / `resolved_false`, the verdict goes to the
 //! append-only oracle audit log, settlement on chain and `narrative.resolved` are queued, and the
 //! narrative's creator and backers are notified, all in one database transaction.
@@ -9,7 +9,7 @@ use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::json;
 
 use crate::domain::admin::{self, Operator};
-use crate::domain::agents::{agent_of, webhooks};
+use crate::domain::agents::{agent_of, oracle, webhooks};
 use crate::domain::keys::Caller;
 use crate::domain::notifications;
 use crate::domain::system::ensure_running;
@@ -38,11 +38,8 @@ pub async fn resolve(
     ensure_running(db, Component::Agents).await?;
     let refusal = "agent is not authorised to resolve";
     let agent = agent_of(state, caller, refusal).await?;
-    let authorised = state
-        .oracle_agent_wallets
-        .iter()
-        .any(|w| w.to_string() == agent.wallet_address);
-    if !authorised {
+    // An operator's grant, or a proven wallet under the bootstrap list: never a claimed one.
+    if oracle::authority(state, &agent).is_none() {
         return Err(ApiError::ok_false(StatusCode::FORBIDDEN, refusal));
     }
     record(state, Resolver::Agent(&agent.id), verdict)
