@@ -547,9 +547,12 @@ async fn terms_are_accepted_once_by_the_wallets_signature_of_the_current_version
 
 /// `wallet`'s signed join of the waitlist (`body` gives the email and referrer).
 fn signed_join(server: &TestServer, wallet: &Keypair, body: Value) -> Value {
-    common::signed_waitlist_join(body, &wallet.pubkey().to_string(), server.clock.now(), |m| {
-        sign(wallet, m)
-    })
+    common::signed_waitlist_join(
+        body,
+        &wallet.pubkey().to_string(),
+        server.clock.now(),
+        |m| sign(wallet, m),
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -703,10 +706,9 @@ async fn the_waitlist_leaks_no_identity_and_joins_a_wallet_by_its_signature() {
     // referrer; with a signature already used; and issued too long ago.
     let now = server.clock.now();
     let unsigned = json!({"wallet": victim_address, "referrer": attacker_address});
-    let by_attacker =
-        common::signed_waitlist_join(unsigned.clone(), &victim_address, now, |m| {
-            sign(&attacker, m)
-        });
+    let by_attacker = common::signed_waitlist_join(unsigned.clone(), &victim_address, now, |m| {
+        sign(&attacker, m)
+    });
     let mut other_referrer =
         common::signed_waitlist_join(json!({}), &victim_address, now, |m| sign(&victim, m));
     other_referrer["referrer"] = attacker_address.clone().into();
@@ -729,7 +731,10 @@ async fn the_waitlist_leaks_no_identity_and_joins_a_wallet_by_its_signature() {
     let own = common::signed_waitlist_join(json!({}), &victim_address, now, |m| sign(&victim, m));
     let (code, joined) = server.post("/v1/waitlist", &own).await;
     assert_eq!(code, StatusCode::OK, "{joined}");
-    assert_eq!((joined["position"].clone(), joined["created"].clone()), (json!(2), json!(true)));
+    assert_eq!(
+        (joined["position"].clone(), joined["created"].clone()),
+        (json!(2), json!(true))
+    );
     let (code, replayed) = server.post("/v1/waitlist", &own).await;
     assert_eq!(code, StatusCode::UNAUTHORIZED, "{replayed}");
     let entries = narrative_store::entities::waitlist_entries::Entity::find()

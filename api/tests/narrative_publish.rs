@@ -583,14 +583,26 @@ async fn a_publish_is_bound_to_the_content_its_creator_signed() {
     let as_attacker = sign_publish(as_attacker, &attacker, now);
     for (attempt, status, error) in [
         (&unsigned, StatusCode::BAD_REQUEST, None),
-        (&by_attacker, StatusCode::UNAUTHORIZED, Some("invalid_signature")),
+        (
+            &by_attacker,
+            StatusCode::UNAUTHORIZED,
+            Some("invalid_signature"),
+        ),
         (
             &with_creators_proof,
             StatusCode::UNAUTHORIZED,
             Some("invalid_signature"),
         ),
-        (&other_rules, StatusCode::UNAUTHORIZED, Some("invalid_signature")),
-        (&other_title, StatusCode::UNAUTHORIZED, Some("invalid_signature")),
+        (
+            &other_rules,
+            StatusCode::UNAUTHORIZED,
+            Some("invalid_signature"),
+        ),
+        (
+            &other_title,
+            StatusCode::UNAUTHORIZED,
+            Some("invalid_signature"),
+        ),
         (
             &as_attacker,
             StatusCode::BAD_REQUEST,
@@ -638,9 +650,15 @@ async fn a_publish_is_bound_to_the_content_its_creator_signed() {
     assert_eq!(single["narrative"]["category"], "MARKET");
     assert_eq!(single["narrative"]["title"], "SOL at $300");
     let (_, rules) = server.get(&format!("/v1/narratives/{id}/rules")).await;
-    assert_eq!(rules["rules"]["resolution_source"], "Coinbase SOL-USD daily close");
+    assert_eq!(
+        rules["rules"]["resolution_source"],
+        "Coinbase SOL-USD daily close"
+    );
     // The proof is used up with the record.
-    let used = used_wallet_signatures::Entity::find().all(db).await.unwrap();
+    let used = used_wallet_signatures::Entity::find()
+        .all(db)
+        .await
+        .unwrap();
     assert_eq!(used.len(), 1);
     assert_eq!(
         (used[0].purpose.as_str(), used[0].wallet.as_str()),

@@ -578,7 +578,11 @@ async fn backing_points_grow_with_the_amount_and_referrals_credit_only_new_backe
     assert_eq!(points(&veteran).await["by_reason"]["backing"], 2);
     let rewarded = points(&referrer).await;
     assert_eq!(rewarded["total_points"], 50, "{rewarded}");
-    assert_eq!(rewarded["awards"].as_array().unwrap().len(), 1, "{rewarded}");
+    assert_eq!(
+        rewarded["awards"].as_array().unwrap().len(),
+        1,
+        "{rewarded}"
+    );
     assert_eq!(
         rewarded["awards"][0]["detail"]["referred"],
         newcomer.pubkey().to_string()

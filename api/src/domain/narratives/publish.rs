@@ -41,9 +41,9 @@ use crate::chain::{MoneyFlow, Prepared, Unsigned};
 use crate::clock::{day_start, iso, DAY_SECS};
 use crate::domain::agents::webhooks::{self, WebhookEvent};
 use crate::domain::human::require_human;
-use crate::domain::wallet_proof::{self, Proof, Statement};
 use crate::domain::profiles::conviction::wallet_score;
 use crate::domain::system::ensure_running;
+use crate::domain::wallet_proof::{self, Proof, Statement};
 use crate::error::ApiError;
 use crate::jobs::score_narrative::ScoreNarrative;
 use crate::state::AppState;
@@ -348,10 +348,7 @@ pub async fn publish(
     // Before anything else: only the creator's wallet can name what is published on its stake.
     // Checked here, used up only where the narrative is recorded (a refusal keeps it unused).
     let proof = CreatorProof {
-        statement: statement(
-            &request.signature,
-            &content_hash(&request.content()),
-        ),
+        statement: statement(&request.signature, &content_hash(&request.content())),
         wallet: request.creator,
         signature: request.creator_signature,
         issued_at: request.issued_at,
@@ -639,7 +636,8 @@ mod tests {
             ("resolution_source", String::new()),
             ("criteria", String::new()),
         ];
-        let documented = "thesis:14:SOL above $300\ncategory:6:MARKET\ndeadline_days:1:7\ntitle:0:\n\
+        let documented =
+            "thesis:14:SOL above $300\ncategory:6:MARKET\ndeadline_days:1:7\ntitle:0:\n\
                           sub_category:0:\nasset_tag:0:\nresolution_source:0:\ncriteria:0:\n";
         assert_eq!(
             content_hash(&content),
