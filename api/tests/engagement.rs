@@ -545,13 +545,21 @@ async fn terms_are_accepted_once_by_the_wallets_signature_of_the_current_version
     server.stop().await;
 }
 
+/// `wallet`'s signed join of the waitlist (`body` gives the email and referrer).
+fn signed_join(server: &TestServer, wallet: &Keypair, body: Value) -> Value {
+    common::signed_waitlist_join(
+        body,
+        &wallet.pubkey().to_string(),
+        server.clock.now(),
+        |m| sign(wallet, m),
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_waitlist_keeps_one_place_per_email_and_wallet() {
     let server = TestServer::start(|_| {}).await;
-    let (wallet, referrer) = (
-        Keypair::new().pubkey().to_string(),
-        Keypair::new().pubkey().to_string(),
-    );
+    let (signer, referrer) = (Keypair::new(), Keypair::new().pubkey().to_string());
+    let wallet = signer.pubkey().to_string();
     let join = |body: Value| {
         let server = &server;
         async move { server.post("/v1/waitlist", &body).await }
@@ -559,17 +567,18 @@ async fn the_waitlist_keeps_one_place_per_email_and_wallet() {
     let (code, first) = join(json!({"email": "Ada@Example.com"})).await;
     assert_eq!(code, StatusCode::OK, "{first}");
     assert_eq!(
-        (
-            first["position"].as_u64(),
-            first["created"].as_bool(),
-            first["email"].as_str()
-        ),
-        (Some(1), Some(true), Some("ada@example.com"))
+        first,
+        json!({"ok": true, "position": 1, "total": 1, "created": true, "referral": null})
     );
-    let (_, second) = join(json!({"wallet": wallet, "referrer": referrer})).await;
+    let (code, second) = join(signed_join(&server, &signer, json!({"referrer": referrer}))).await;
+    assert_eq!(code, StatusCode::OK, "{second}");
     assert_eq!(
-        (second["position"].as_u64(), second["total"].as_u64()),
-        (Some(2), Some(2))
+        (
+            second["position"].as_u64(),
+            second["total"].as_u64(),
+            second["referral"].as_str()
+        ),
+        (Some(2), Some(2), Some("recorded"))
     );
     // The same address in another case, or the same wallet with a new email: the place held.
     let (code, again) = join(json!({"email": "ADA@example.COM"})).await;
@@ -578,12 +587,16 @@ async fn the_waitlist_keeps_one_place_per_email_and_wallet() {
         (again["position"].as_u64(), again["created"].as_bool()),
         (Some(1), Some(false))
     );
-    let (_, again) = join(json!({"wallet": wallet, "email": "new@example.com"})).await;
+    let (_, again) = join(signed_join(
+        &server,
+        &signer,
+        json!({"email": "new@example.com"}),
+    ))
+    .await;
     assert_eq!(
         (again["position"].as_u64(), again["created"].as_bool()),
         (Some(2), Some(false))
     );
-    assert_eq!(again["email"], Value::Null, "nothing was written");
     // Racing joins of one address write one row.
     let answers = concurrently(
         &server,
@@ -620,6 +633,10 @@ async fn the_waitlist_keeps_one_place_per_email_and_wallet() {
             "a wallet cannot refer itself",
         ),
         (
+            json!({"email": "someone@example.com", "referrer": referrer}),
+            "a referrer is named by a joining wallet, with its signature",
+        ),
+        (
             json!({"email": "not an email"}),
             "invalid request body: email: must be an email address such as name@example.com",
         ),
@@ -639,5 +656,92 @@ async fn the_waitlist_keeps_one_place_per_email_and_wallet() {
     let rule = &document["components"]["schemas"]["WaitlistJoin"]["anyOf"];
     assert_eq!(rule[0]["required"], json!(["email"]));
     assert_eq!(rule[1]["required"], json!(["wallet"]));
+    server.stop().await;
+}
+
+/// The waitlist links no email to a wallet in any answer, and a wallet joins (naming a
+/// referrer) only by its own signature: requests that answered or wrote these before.
+#[tokio::test]
+async fn the_waitlist_leaks_no_identity_and_joins_a_wallet_by_its_signature() {
+    let server = TestServer::start(|_| {}).await;
+    let (owner, victim, attacker) = (Keypair::new(), Keypair::new(), Keypair::new());
+    let (owner_address, victim_address, attacker_address) = (
+        owner.pubkey().to_string(),
+        victim.pubkey().to_string(),
+        attacker.pubkey().to_string(),
+    );
+    let (code, joined) = server
+        .post(
+            "/v1/waitlist",
+            &signed_join(&server, &owner, json!({"email": "owner@example.com"})),
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK, "{joined}");
+    assert_eq!(joined["created"], true);
+    let leaks = |body: &Value| {
+        let text = body.to_string();
+        text.contains("owner@example.com") || text.contains(&owner_address)
+    };
+    assert!(!leaks(&joined), "{joined}");
+
+    // Before: the wallet's place answered its email.
+    let (code, place) = server.get(&format!("/v1/waitlist/{owner_address}")).await;
+    assert_eq!(code, StatusCode::OK, "{place}");
+    assert!(place.get("email").is_none(), "{place}");
+    assert!(!place.to_string().contains("owner@example.com"), "{place}");
+    assert_eq!(place["wallet"], owner_address.as_str());
+    // Before: joining with a listed email answered the wallet that joined with it.
+    let (code, known) = server
+        .post("/v1/waitlist", &json!({"email": "OWNER@example.com"}))
+        .await;
+    assert_eq!(code, StatusCode::OK, "{known}");
+    assert_eq!(
+        known,
+        json!({"ok": true, "position": 1, "total": 1, "created": false, "referral": null})
+    );
+    assert!(!leaks(&known), "{known}");
+
+    // A join for another wallet without its signature (it wrote the entry, and the referrer
+    // with it, before); with the attacker's signature; with the victim's signature of another
+    // referrer; with a signature already used; and issued too long ago.
+    let now = server.clock.now();
+    let unsigned = json!({"wallet": victim_address, "referrer": attacker_address});
+    let by_attacker = common::signed_waitlist_join(unsigned.clone(), &victim_address, now, |m| {
+        sign(&attacker, m)
+    });
+    let mut other_referrer =
+        common::signed_waitlist_join(json!({}), &victim_address, now, |m| sign(&victim, m));
+    other_referrer["referrer"] = attacker_address.clone().into();
+    let stale = common::signed_waitlist_join(unsigned.clone(), &victim_address, now - 301, |m| {
+        sign(&victim, m)
+    });
+    let mut no_time = by_attacker.clone();
+    no_time["issued_at"] = Value::Null;
+    for attempt in [&unsigned, &by_attacker, &other_referrer, &stale, &no_time] {
+        let (code, refused) = server.post("/v1/waitlist", attempt).await;
+        assert_eq!(code, StatusCode::UNAUTHORIZED, "{attempt}: {refused}");
+        assert_eq!(refused["error"], "invalid_signature", "{refused}");
+    }
+    let (code, _) = server.get(&format!("/v1/waitlist/{victim_address}")).await;
+    assert_eq!(code, StatusCode::NOT_FOUND, "nothing was written");
+    let (_, place) = server.get(&format!("/v1/waitlist/{owner_address}")).await;
+    assert_eq!(place["total"], 1);
+
+    // The victim's own signed join is taken, once.
+    let own = common::signed_waitlist_join(json!({}), &victim_address, now, |m| sign(&victim, m));
+    let (code, joined) = server.post("/v1/waitlist", &own).await;
+    assert_eq!(code, StatusCode::OK, "{joined}");
+    assert_eq!(
+        (joined["position"].clone(), joined["created"].clone()),
+        (json!(2), json!(true))
+    );
+    let (code, replayed) = server.post("/v1/waitlist", &own).await;
+    assert_eq!(code, StatusCode::UNAUTHORIZED, "{replayed}");
+    let entries = narrative_store::entities::waitlist_entries::Entity::find()
+        .all(server.db.store.db())
+        .await
+        .unwrap();
+    assert_eq!(entries.len(), 2);
+    assert!(entries.iter().all(|e| e.referrer.is_none()), "{entries:?}");
     server.stop().await;
 }

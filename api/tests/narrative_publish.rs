@@ -5,12 +5,14 @@
 
 mod common;
 
-use common::chain::{self, HUMAN_TOKEN};
+use common::chain::{self, sign_publish, HUMAN_TOKEN};
 use common::eventually;
 use integration_tests::harness::{HarnessOptions, SOL};
 use narrative_api::clock::{Clock, ManualClock};
 use narrative_sdk::binary_vault::state::Side;
-use narrative_store::entities::{jobs, narrative_mints, narratives, prepared_transactions};
+use narrative_store::entities::{
+    jobs, narrative_mints, narratives, prepared_transactions, used_wallet_signatures,
+};
 use reqwest::StatusCode;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter,
@@ -170,8 +172,9 @@ async fn a_narrative_is_minted_on_chain_then_published_once_every_check_passes()
         assert_eq!(h.vault_balance(&market_id, Side::Yes).await, 4 * SOL);
     }
 
-    // Refusals, each recording nothing.
-    let good = publish_body(&wallet, &signature);
+    // Refusals, each recording nothing (each body signed by the wallet it names, so the check
+    // after the proof is the one refusing).
+    let good = sign_publish(publish_body(&wallet, &signature), &creator, clock.now());
     for (change, status, error) in [
         (
             json!({"cf_token": null}),
@@ -233,6 +236,12 @@ async fn a_narrative_is_minted_on_chain_then_published_once_every_check_passes()
         for (k, v) in change.as_object().unwrap() {
             bad[k] = v.clone();
         }
+        let signer = if bad["walletAddress"] == wallet.as_str() {
+            &creator
+        } else {
+            &stranger
+        };
+        let bad = sign_publish(bad, signer, clock.now());
         let (got, body) = server.post("/v1/narratives/publish", &bad).await;
         assert_eq!(got, status, "{change}: {body}");
         if error == "validation_error" {
@@ -245,19 +254,29 @@ async fn a_narrative_is_minted_on_chain_then_published_once_every_check_passes()
     assert_eq!(narratives::Entity::find().count(db).await.unwrap(), 0);
     let mut obvious = good.clone();
     obvious["thesis"] = "Bitcoin will still exist tomorrow".into();
+    let obvious = sign_publish(obvious, &creator, clock.now());
     let (_, obvious) = server.post("/v1/narratives/publish", &obvious).await;
     assert_eq!(obvious["uncertainty_score"], 15.0, "{obvious}");
 
-    // The refusals consumed nothing: the same signature publishes.
+    // The refusals consumed nothing (not the transaction's signature, not the creator's proof
+    // that the turnstile refusals carried): the same body publishes.
+    assert_eq!(
+        used_wallet_signatures::Entity::find()
+            .count(db)
+            .await
+            .unwrap(),
+        0
+    );
     let (status, published) = server.post("/v1/narratives/publish", &good).await;
     assert_eq!(status, StatusCode::OK, "{published}");
     assert_eq!(
         published,
         json!({"success": true, "narrativeId": id, "message": "narrative published"})
     );
-    // A replay answers the same and writes nothing, even without a fresh token.
+    // A replay answers the same and writes nothing, even without a fresh token or proof.
     let mut replay = good.clone();
     replay["cf_token"] = Value::Null;
+    replay["issued_at"] = (clock.now() - 3_600).into();
     let (status, again) = server.post("/v1/narratives/publish", &replay).await;
     assert_eq!(status, StatusCode::OK, "{again}");
     assert_eq!(again["narrativeId"], id.as_str());
@@ -435,12 +454,12 @@ async fn the_conviction_gate_refuses_before_payment_and_at_publish() {
     assert_eq!(body["required_score"], 50.0);
     assert_eq!(body["conviction_score"], 0.0);
     let fake_signature = bs58::encode([7u8; 64]).into_string();
-    let (status, body) = server
-        .post(
-            "/v1/narratives/publish",
-            &publish_body(&wallet, &fake_signature),
-        )
-        .await;
+    let body = sign_publish(
+        publish_body(&wallet, &fake_signature),
+        &creator,
+        server.clock.now(),
+    );
+    let (status, body) = server.post("/v1/narratives/publish", &body).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     assert_eq!(body["error"], "conviction_score_required");
     server.stop().await;
@@ -479,9 +498,12 @@ async fn a_mint_whose_deadline_passed_is_not_published() {
         .into_active_model();
     mint.deadline_at = sea_orm::ActiveValue::Set(chrono::Utc::now().timestamp() - 1);
     mint.update(db).await.unwrap();
-    let (status, body) = server
-        .post("/v1/narratives/publish", &publish_body(&wallet, &signature))
-        .await;
+    let body = sign_publish(
+        publish_body(&wallet, &signature),
+        &creator,
+        server.clock.now(),
+    );
+    let (status, body) = server.post("/v1/narratives/publish", &body).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
     assert_eq!(body["error"], "deadline_passed");
     assert_eq!(narratives::Entity::find().count(db).await.unwrap(), 0);
@@ -493,7 +515,11 @@ async fn two_publishes_racing_on_one_signature_record_one_narrative() {
     let (server, ledger, creator) = start_with_treasury().await;
     let wallet = creator.pubkey().to_string();
     let (prepared, signature) = minted(&server, &ledger, &creator, 5 * SOL).await;
-    let body = publish_body(&wallet, &signature);
+    let body = sign_publish(
+        publish_body(&wallet, &signature),
+        &creator,
+        server.clock.now(),
+    );
     let (first, second) = tokio::join!(
         server.post("/v1/narratives/publish", &body),
         server.post("/v1/narratives/publish", &body)
@@ -516,5 +542,134 @@ async fn two_publishes_racing_on_one_signature_record_one_narrative() {
         .await
         .unwrap();
     assert_eq!(created, 1, "one narrative, scored once");
+    server.stop().await;
+}
+
+/// The prepare-mint signature is public once it lands: whoever sees it must not be able to
+/// publish other content on the creator's stake. Each attempt is refused and records nothing;
+/// the creator's own publish, even with the very proof an attacker replayed with other content,
+/// still succeeds afterwards, once.
+#[tokio::test]
+async fn a_publish_is_bound_to_the_content_its_creator_signed() {
+    let (server, ledger, creator) = start_with_treasury().await;
+    let attacker = ledger.harness.lock().await.wallets[1].insecure_clone();
+    let wallet = creator.pubkey().to_string();
+    let (prepared, signature) = minted(&server, &ledger, &creator, 5 * SOL).await;
+    let id = prepared["narrativeId"].as_str().unwrap().to_owned();
+    let now = server.clock.now();
+    // What the creator means to publish, and its proof (seen by the attacker, say).
+    let own = sign_publish(publish_body(&wallet, &signature), &creator, now);
+    // The attacker's content on the creator's mint.
+    let mut hijack = publish_body(&wallet, &signature);
+    hijack["thesis"] = "ETH closes above $9000 on Coinbase before 30 June 2027".into();
+    hijack["category"] = "ECONOMICS".into();
+    hijack["resolution_source"] = "the attacker's word".into();
+    hijack["criteria"] = "YES whenever the attacker says so.".into();
+
+    let unsigned = hijack.clone();
+    let by_attacker = sign_publish(hijack.clone(), &attacker, now);
+    let mut with_creators_proof = hijack.clone();
+    with_creators_proof["creator_signature"] = own["creator_signature"].clone();
+    with_creators_proof["issued_at"] = own["issued_at"].clone();
+    // Only the rules differ from what the creator signed.
+    let mut other_rules = own.clone();
+    other_rules["criteria"] = "YES whenever the attacker says so.".into();
+    // The creator's content under a title the creator did not sign.
+    let mut other_title = own.clone();
+    other_title["title"] = "Attacker's title".into();
+    // The attacker's own wallet named, with its own proof: not the attacker's mint.
+    let mut as_attacker = hijack.clone();
+    as_attacker["walletAddress"] = attacker.pubkey().to_string().into();
+    let as_attacker = sign_publish(as_attacker, &attacker, now);
+    for (attempt, status, error) in [
+        (&unsigned, StatusCode::BAD_REQUEST, None),
+        (
+            &by_attacker,
+            StatusCode::UNAUTHORIZED,
+            Some("invalid_signature"),
+        ),
+        (
+            &with_creators_proof,
+            StatusCode::UNAUTHORIZED,
+            Some("invalid_signature"),
+        ),
+        (
+            &other_rules,
+            StatusCode::UNAUTHORIZED,
+            Some("invalid_signature"),
+        ),
+        (
+            &other_title,
+            StatusCode::UNAUTHORIZED,
+            Some("invalid_signature"),
+        ),
+        (
+            &as_attacker,
+            StatusCode::BAD_REQUEST,
+            Some("transaction_mismatch"),
+        ),
+    ] {
+        let (got, body) = server.post("/v1/narratives/publish", attempt).await;
+        assert_eq!(got, status, "{attempt}: {body}");
+        match error {
+            Some(error) => assert_eq!(body["error"], error, "{body}"),
+            None => assert_eq!(body["ok"], false, "{body}"),
+        }
+    }
+    // A proof from before the window is refused though it is the creator's.
+    let stale = sign_publish(publish_body(&wallet, &signature), &creator, now - 301);
+    let (got, body) = server.post("/v1/narratives/publish", &stale).await;
+    assert_eq!(got, StatusCode::UNAUTHORIZED, "{body}");
+    assert!(body["server_time"].as_i64().unwrap() >= now, "{body}");
+
+    let db = server.db.store.db();
+    assert_eq!(narratives::Entity::find().count(db).await.unwrap(), 0);
+    let mint = narrative_mints::Entity::find_by_id(id.clone())
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(mint.status, "prepared");
+    assert_eq!(mint.published_at, None);
+    assert_eq!(
+        used_wallet_signatures::Entity::find()
+            .count(db)
+            .await
+            .unwrap(),
+        0,
+        "no refusal used a proof up"
+    );
+
+    // The creator publishes what it signed, with the proof the attacker replayed.
+    let (status, published) = server.post("/v1/narratives/publish", &own).await;
+    assert_eq!(status, StatusCode::OK, "{published}");
+    assert_eq!(published["message"], "narrative published");
+    assert_eq!(published["narrativeId"], id.as_str());
+    let (_, single) = server.get(&format!("/v1/narratives/{id}")).await;
+    assert_eq!(single["narrative"]["thesis"], THESIS);
+    assert_eq!(single["narrative"]["category"], "MARKET");
+    assert_eq!(single["narrative"]["title"], "SOL at $300");
+    let (_, rules) = server.get(&format!("/v1/narratives/{id}/rules")).await;
+    assert_eq!(
+        rules["rules"]["resolution_source"],
+        "Coinbase SOL-USD daily close"
+    );
+    // The proof is used up with the record.
+    let used = used_wallet_signatures::Entity::find()
+        .all(db)
+        .await
+        .unwrap();
+    assert_eq!(used.len(), 1);
+    assert_eq!(
+        (used[0].purpose.as_str(), used[0].wallet.as_str()),
+        ("publish", wallet.as_str())
+    );
+    // Afterwards, the attacker's content with the transaction's signature changes nothing.
+    let (status, again) = server.post("/v1/narratives/publish", &by_attacker).await;
+    assert_eq!(status, StatusCode::OK, "{again}");
+    assert_eq!(again["message"], "already published");
+    let (_, single) = server.get(&format!("/v1/narratives/{id}")).await;
+    assert_eq!(single["narrative"]["thesis"], THESIS);
+    assert_eq!(narratives::Entity::find().count(db).await.unwrap(), 1);
     server.stop().await;
 }

@@ -16,7 +16,7 @@ use integration_tests::harness::{HarnessOptions, DAY, SOL};
 use narrative_sdk::binary_vault::state::{DisputeAction, Side};
 use narrative_store::entities::{event_cursors, narratives};
 use reqwest::StatusCode;
-use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel};
+use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel, QueryOrder};
 use serde_json::{json, Value};
 use solana_keypair::Keypair;
 use solana_signer::Signer;
@@ -59,6 +59,19 @@ async fn back(
 ) {
     let ix = narrative_sdk::binary::back_market(wallet.pubkey(), market, side, amount);
     run_indexed(server, ledger, &[ix], &[wallet]).await;
+}
+
+/// `wallet` joins the waitlist by its signature, naming `referrer`; the answer.
+async fn join_waitlist(server: &TestServer, wallet: &Keypair, referrer: &Keypair) -> Value {
+    let body = common::signed_waitlist_join(
+        json!({"referrer": referrer.pubkey().to_string()}),
+        &wallet.pubkey().to_string(),
+        server.clock.now(),
+        |message| wallet.sign_message(message.as_bytes()).to_string(),
+    );
+    let (status, joined) = server.post("/v1/waitlist", &body).await;
+    assert_eq!(status, StatusCode::OK, "{joined}");
+    joined
 }
 
 /// The one oracle votes `side` on `market` (after its deadline).
@@ -115,13 +128,8 @@ async fn every_cause_writes_its_notification_once() {
     };
 
     // a joined the waitlist on the referrer's word.
-    let (status, joined) = server
-        .post(
-            "/v1/waitlist",
-            &json!({"wallet": a.pubkey().to_string(), "referrer": referrer.pubkey().to_string()}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{joined}");
+    let joined = join_waitlist(&server, &a, &referrer).await;
+    assert_eq!(joined["referral"], "recorded", "{joined}");
 
     // The creator's two narratives; a and b back the first, c the second.
     let (first, m1) = narrative_market(&server, &ledger, &creator, "Kestrel ships").await;
@@ -550,5 +558,79 @@ async fn a_wallet_reads_its_feed_in_pages_and_marks_it_read_with_its_signature()
         )
         .await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
+    server.stop().await;
+}
+
+/// Points grow with the amount backed, however it is split; a referral credits only a wallet
+/// that had not backed before it joined.
+#[tokio::test]
+async fn backing_points_grow_with_the_amount_and_referrals_credit_only_new_backers() {
+    let options = HarnessOptions {
+        wallets: 6,
+        ..Default::default()
+    };
+    let (server, ledger) = chain::start_on_bank_with(options, |_, _| {}).await;
+    let [whole, split, creator, referrer, veteran, newcomer] = {
+        let h = ledger.harness.lock().await;
+        [0, 1, 2, 3, 4, 5].map(|i| h.wallets[i].insecure_clone())
+    };
+    let (_, market) = narrative_market(&server, &ledger, &creator, "Kestrel ships").await;
+
+    // One backing of 0.5 SOL against ten of 0.05 SOL (each of which earned 1 point before, as
+    // the minimum: 10 against 5).
+    back(&server, &ledger, &whole, &market, Side::Yes, SOL / 2).await;
+    for _ in 0..10 {
+        back(&server, &ledger, &split, &market, Side::Yes, SOL / 20).await;
+    }
+
+    // The veteran backed before joining: its referrer is not kept, and its next backing
+    // credits nothing. The newcomer joins first, then backs: its referrer is credited.
+    back(&server, &ledger, &veteran, &market, Side::No, SOL / 10).await;
+    let joined = join_waitlist(&server, &veteran, &referrer).await;
+    assert_eq!(joined["referral"], "not_eligible", "{joined}");
+    back(&server, &ledger, &veteran, &market, Side::No, SOL / 10).await;
+    let joined = join_waitlist(&server, &newcomer, &referrer).await;
+    assert_eq!(joined["referral"], "recorded", "{joined}");
+    back(&server, &ledger, &newcomer, &market, Side::No, SOL / 10).await;
+
+    // The follower passes every event.
+    let db = server.db.store.db();
+    let last = narrative_store::entities::program_events::Entity::find()
+        .order_by_desc(narrative_store::entities::program_events::Column::Id)
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap()
+        .id;
+    eventually("the follower to pass every event", || async {
+        event_cursors::Entity::find_by_id("follow_events")
+            .one(db)
+            .await
+            .unwrap()
+            .is_some_and(|c| c.last_event_id >= last)
+    })
+    .await;
+    let points = |wallet: &Keypair| {
+        let path = format!("/v1/points/{}", wallet.pubkey());
+        let server = &server;
+        async move { server.get(&path).await.1 }
+    };
+    let (one, ten) = (points(&whole).await, points(&split).await);
+    assert_eq!(one["by_reason"]["backing"], 5, "{one}");
+    assert_eq!(ten["by_reason"]["backing"], 5, "{ten}");
+    assert_eq!(one["total_points"], ten["total_points"]);
+    // The veteran's two backings of 0.1 SOL on one side: 2; the referrer: the newcomer's only.
+    assert_eq!(points(&veteran).await["by_reason"]["backing"], 2);
+    let rewarded = points(&referrer).await;
+    assert_eq!(rewarded["total_points"], 50, "{rewarded}");
+    assert_eq!(
+        rewarded["awards"].as_array().unwrap().len(),
+        1,
+        "{rewarded}"
+    );
+    assert_eq!(
+        rewarded["awards"][0]["detail"]["referred"],
+        newcomer.pubkey().to_string()
+    );
     server.stop().await;
 }

@@ -628,14 +628,28 @@ async fn sas_requests_are_kept_and_attestations_are_read_from_the_ledger() {
         (json!(lapsed), json!(false))
     );
 
+    // Spec 7 maps `coming_soon` to 503 (it answered 200 before); the intent is still recorded
+    // (spec 4.8).
     let request = json!({"wallet_address": owner.to_string()});
     let (status, body) = server.post("/v1/verify/sas", &request).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(
-        (body["feature"].clone(), body["recorded"].clone()),
-        (json!("coming_soon"), json!(true))
+        (
+            body["error"].clone(),
+            body["feature"].clone(),
+            body["recorded"].clone()
+        ),
+        (json!("coming_soon"), json!("coming_soon"), json!(true))
     );
-    let (_, body) = server.post("/v1/verify/sas", &request).await;
+    assert_eq!(body["wallet_address"], owner.to_string());
+    assert!(body["message"].is_string(), "{body}");
+    // The document states the 503 and its body.
+    let (_, document) = server.get("/v1/openapi.json").await;
+    let responses = &document["paths"]["/verify/sas"]["post"]["responses"];
+    assert!(responses.get("200").is_none(), "{responses}");
+    assert!(responses.get("503").is_some(), "{responses}");
+    let (status, body) = server.post("/v1/verify/sas", &request).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(body["recorded"], false, "kept once");
     let (_, record) = server.get(&format!("/v1/verify/status/{owner}")).await;
     assert_eq!(

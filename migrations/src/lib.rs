@@ -35,9 +35,9 @@ mod m20261125_000023_admin_actions;
 mod m20261125_000024_shield_blocked_ips;
 mod m20261126_000025_probe_log_refusals;
 mod m20261127_000026_wallet_proofs;
+mod m20261127_000027_oracle_grants;
 mod m20261127_000029_retention_and_leaderboards;
 mod m20261127_000030_webhook_signing_secrets;
-mod m20261127_000027_oracle_grants;
 
 pub struct Migrator;
 
@@ -71,9 +71,9 @@ impl MigratorTrait for Migrator {
             Box::new(m20261125_000024_shield_blocked_ips::Migration),
             Box::new(m20261126_000025_probe_log_refusals::Migration),
             Box::new(m20261127_000026_wallet_proofs::Migration),
+            Box::new(m20261127_000027_oracle_grants::Migration),
             Box::new(m20261127_000029_retention_and_leaderboards::Migration),
             Box::new(m20261127_000030_webhook_signing_secrets::Migration),
-            Box::new(m20261127_000027_oracle_grants::Migration),
         ]
     }
 }

@@ -3,9 +3,10 @@
 //! summed, so any figure can be audited row by row. Awards come from missions
 //! (`domain::missions`), backings and referrals (the event follower), and the ruffler's draw.
 //!
-//! Rules (also in docs/decisions.md): a backing earns one point per 0.1 SOL (at least 1, at most
-//! 100); a referral 50 when the referred wallet first backs; missions what their catalogue row
-//! says; a ruffler round its prize.
+//! Rules (also in docs/decisions.md): backings earn one point per whole 0.1 SOL a wallet holds
+//! on one side of one market (at most 100 there), each backing earning what it adds to that
+//! figure, so splitting a backing into many earns nothing extra; a referral 50 when the referred
+//! wallet first backs; missions what their catalogue row says; a ruffler round its prize.
 
 use narrative_store::entities::point_awards;
 use sea_orm::sea_query::{Expr, OnConflict};
@@ -35,13 +36,24 @@ enum_value!(
 
 /// What the referrer earns when a wallet it referred makes its first backing.
 pub const REFERRAL_POINTS: u64 = 50;
-/// A backing earns one point per tenth of a SOL, at least 1 and at most this many.
+/// What one point of backing costs: a tenth of a SOL.
+pub const LAMPORTS_PER_BACKING_POINT: u64 = LAMPORTS_PER_SOL / 10;
+/// A wallet's backing on one side of one market earns at most this many points.
 pub const MAX_BACKING_POINTS: u64 = 100;
 
-/// Points for a backing of `lamports`: one per 0.1 SOL, at least 1 (the minimum backing is
-/// 0.01 SOL), at most [`MAX_BACKING_POINTS`], so a whale's single backing cannot buy the board.
-pub fn backing_points(lamports: u64) -> u64 {
-    (lamports / (LAMPORTS_PER_SOL / 10)).clamp(1, MAX_BACKING_POINTS)
+/// Points for holding `lamports` on one side of one market: one per whole 0.1 SOL (rounded
+/// down), at most [`MAX_BACKING_POINTS`], so a whale cannot buy the board.
+pub fn held_points(lamports: u64) -> u64 {
+    (lamports / LAMPORTS_PER_BACKING_POINT).min(MAX_BACKING_POINTS)
+}
+
+/// Points for a backing of `amount` that brought the wallet's backing on its side of the market
+/// to `total` (the `MarketBacked` event's `backing_amount`): what it added to
+/// [`held_points`]. The points of a wallet's backings on a side sum to [`held_points`] of their
+/// sum however they were split: ten backings of 0.05 SOL earn 5, as one of 0.5 SOL does. A
+/// backing that crosses no 0.1 SOL step earns 0 (its lamports count towards the next).
+pub fn backing_points(amount: u64, total: u64) -> u64 {
+    held_points(total).saturating_sub(held_points(total.saturating_sub(amount)))
 }
 
 /// An award to record.
@@ -204,18 +216,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_backing_earns_a_point_per_tenth_of_a_sol_within_bounds() {
+    fn a_backing_earns_what_it_adds_to_the_points_of_the_sides_total() {
+        const TENTH: u64 = LAMPORTS_PER_SOL / 10;
+        assert_eq!(backing_points(TENTH / 10, TENTH / 10), 0, "0.01 SOL alone");
+        assert_eq!(backing_points(TENTH, TENTH), 1);
+        assert_eq!(backing_points(25 * TENTH, 25 * TENTH), 25);
         assert_eq!(
-            backing_points(10_000_000),
-            1,
-            "the 0.01 SOL minimum earns 1"
-        );
-        assert_eq!(backing_points(99_999_999), 1);
-        assert_eq!(backing_points(100_000_000), 1);
-        assert_eq!(backing_points(2_500_000_000), 25);
-        assert_eq!(
-            backing_points(10_000 * LAMPORTS_PER_SOL),
+            backing_points(10_000 * LAMPORTS_PER_SOL, 10_000 * LAMPORTS_PER_SOL),
             MAX_BACKING_POINTS
         );
+        // Split any way, the points are those of the sum.
+        for (whole, parts) in [
+            (5 * TENTH, 10),
+            (TENTH, 10),
+            (TENTH + 7, 3),
+            (200 * LAMPORTS_PER_SOL, 10),
+            (2 * LAMPORTS_PER_SOL + 12_345, 7),
+        ] {
+            let part = whole / parts;
+            let mut total = 0;
+            let mut earned = 0;
+            for i in 0..parts {
+                // The last part takes the remainder.
+                let amount = if i + 1 == parts {
+                    whole - part * (parts - 1)
+                } else {
+                    part
+                };
+                total += amount;
+                earned += backing_points(amount, total);
+            }
+            assert_eq!(earned, backing_points(whole, whole), "{whole} in {parts}");
+        }
+        // Nonsense from a decoded event (a total below the amount) cannot underflow.
+        assert_eq!(backing_points(5 * TENTH, TENTH), 1);
     }
 }

@@ -16,7 +16,8 @@ use crate::http::client_ip::client_ip;
 use crate::routes::Tag;
 use crate::state::AppState;
 use crate::values::{
-    Base58Signature, Category, DeadlineDays, GenerationId, Lamports, NarrativeId, Text, Wallet,
+    Base58Signature, Category, DeadlineDays, GenerationId, Lamports, NarrativeId, Text,
+    UnixSeconds, Wallet,
 };
 
 pub struct NarrativeCreationApi {
@@ -72,6 +73,24 @@ pub struct Publish {
     /// Resolution rules (spec 2.3): give both `resolution_source` and `criteria`, or neither.
     pub resolution_source: Option<Text<2000, 0>>,
     pub criteria: Option<Text<2000, 0>>,
+    /// The creator wallet's ed25519 signature (base58) of
+    /// `narrative-market-service:publish:<signature>:<content_hash>:issued-at:<issued_at>`, which
+    /// binds what is published to the creator: `<signature>` is the prepare-mint transaction's
+    /// signature above, `<content_hash>` the lower-case hex SHA-256 of the content, encoded as
+    /// one line per field in this order: `thesis`, `category`, `deadline_days`, `title`,
+    /// `sub_category`, `asset_tag`, `resolution_source`, `criteria`, each line being
+    /// `<field>:<length of the value in UTF-8 bytes>:<value>` and a line feed (`\n`). The values
+    /// are the ones recorded: the thesis with its words separated by single spaces, the category
+    /// upper case, `deadline_days` in decimal, every other text without leading or trailing
+    /// whitespace, and an empty value for a field absent or blank. Example, for a thesis `SOL
+    /// above $300`, category `MARKET`, 7 days and nothing else: the hash of
+    /// `thesis:14:SOL above $300\ncategory:6:MARKET\ndeadline_days:1:7\ntitle:0:\n`
+    /// `sub_category:0:\nasset_tag:0:\nresolution_source:0:\ncriteria:0:\n`. Not the
+    /// creator's signature of this content: 401 `invalid_signature`, nothing recorded.
+    pub creator_signature: Base58Signature,
+    /// When the creator signed (unix seconds): accepted within 300 s before the server's time
+    /// (60 s after), and used up only by the publish that records the narrative.
+    pub issued_at: UnixSeconds,
 }
 
 #[derive(Object)]
@@ -185,9 +204,10 @@ impl NarrativeCreationApi {
         }))
     }
 
-    /// Publish a narrative whose prepare-mint transaction landed: human verification, the
-    /// conviction gate, the daily cap, the signature on the ledger, then moderation and the
-    /// uncertainty threshold. A refused publish can be retried with the same signature.
+    /// Publish a narrative whose prepare-mint transaction landed: the creator's signature of
+    /// the content, human verification, the conviction gate, the daily cap, the signature on
+    /// the ledger, then moderation and the uncertainty threshold. A refused publish can be
+    /// retried with the same transaction signature.
     #[oai(path = "/publish", method = "post")]
     async fn publish(
         &self,
@@ -209,6 +229,8 @@ impl NarrativeCreationApi {
                 body.resolution_source.and_then(Text::non_empty),
                 body.criteria.and_then(Text::non_empty),
             )?,
+            creator_signature: body.creator_signature,
+            issued_at: body.issued_at,
         };
         let published = publish::publish(&self.state, request, client_ip(req)).await?;
         Ok(Json(Published {

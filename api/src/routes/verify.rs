@@ -7,7 +7,7 @@ use std::sync::Arc;
 use poem::Request;
 use poem_openapi::param::Path;
 use poem_openapi::payload::Json;
-use poem_openapi::{Object, OpenApi};
+use poem_openapi::{ApiResponse, Object, OpenApi};
 
 use crate::clock::iso;
 use crate::domain::verify::{self, HOLD_DAYS};
@@ -118,15 +118,24 @@ pub struct SasRequest {
     pub attestation_id: Option<Wallet>,
 }
 
+/// The 503 `coming_soon` of spec 7, with what became of the request.
 #[derive(Object)]
 pub struct SasRequested {
-    pub ok: bool,
+    /// `coming_soon`.
+    pub error: String,
+    pub message: String,
     /// `coming_soon`.
     pub feature: String,
     pub wallet_address: Wallet,
     /// Whether this request was new (a wallet's request is kept once).
     pub recorded: bool,
-    pub message: String,
+}
+
+#[derive(ApiResponse)]
+pub enum SasAnswer {
+    /// SAS verification is not wired yet (spec 7 `coming_soon`); the request is kept.
+    #[oai(status = 503)]
+    ComingSoon(Json<SasRequested>),
 }
 
 #[derive(Object)]
@@ -301,9 +310,10 @@ impl VerifyApi {
         }))
     }
 
-    /// Ask for SAS verification: coming soon; the request is kept.
+    /// Ask for SAS verification: 503 `coming_soon` (spec 7); the request is kept (spec 4.8:
+    /// "records intent"), and `recorded` says whether it was new.
     #[oai(path = "/verify/sas", method = "post")]
-    async fn sas(&self, body: Json<SasRequest>) -> Answer<Json<SasRequested>, SasRefusals> {
+    async fn sas(&self, body: Json<SasRequest>) -> Answer<SasAnswer, SasRefusals> {
         let body = body.0;
         let recorded = verify::request_sas(
             &self.state,
@@ -311,13 +321,13 @@ impl VerifyApi {
             body.attestation_id.as_ref(),
         )
         .await?;
-        Ok(Json(SasRequested {
-            ok: true,
+        Ok(SasAnswer::ComingSoon(Json(SasRequested {
+            error: "coming_soon".to_owned(),
+            message: "SAS verification is coming soon; your request is kept".to_owned(),
             feature: "coming_soon".to_owned(),
             wallet_address: body.wallet_address,
             recorded,
-            message: "SAS verification is coming soon; your request is kept".to_owned(),
-        }))
+        })))
     }
 
     /// The wallet's Solana Attestation Service attestations under the trusted credentials and

@@ -1,4 +1,5 @@
-//! `/v1/waitlist` (spec 4.15): join with an email, a wallet or both; look up a wallet's place.
+//! `/v1/waitlist` (spec 4.15): join with an email, a wallet (by its signature) or both; look up
+//! a wallet's place. No answer carries an entry's email, nor the wallet joined with an email.
 
 use std::sync::Arc;
 
@@ -11,7 +12,7 @@ use crate::domain::waitlist::{self, Join, Place};
 use crate::error::{refusals, Answer};
 use crate::routes::Tag;
 use crate::state::AppState;
-use crate::values::{Email, Wallet};
+use crate::values::{Base58Signature, Email, UnixSeconds, Wallet};
 
 pub struct WaitlistApi {
     pub state: Arc<AppState>,
@@ -21,14 +22,25 @@ pub struct WaitlistApi {
 #[derive(Object)]
 pub struct WaitlistJoin {
     pub email: Option<Email>,
+    /// Joins by the wallet's signature (`signature`, `issued_at`).
     pub wallet: Option<Wallet>,
-    /// The wallet that referred this one: it earns referral points when this wallet first
-    /// backs.
+    /// The wallet that referred this one (only with `wallet`, which signs it): it earns
+    /// referral points when this wallet first backs, if this wallet had not backed before
+    /// joining.
     pub referrer: Option<Wallet>,
+    /// With `wallet`: the wallet's ed25519 signature (base58) of
+    /// `narrative-market-service:waitlist-join:<wallet>:<referrer, or none>:issued-at:<issued_at>`.
+    /// Missing or not the wallet's: 401 `invalid_signature`, nothing written. Not needed to
+    /// join with an email only.
+    pub signature: Option<Base58Signature>,
+    /// When the wallet signed (unix seconds): accepted within 300 s before the server's time
+    /// (60 s after), once.
+    pub issued_at: Option<UnixSeconds>,
 }
 
+/// A join's answer: the place only (never the email or wallet of an entry found listed).
 #[derive(Object)]
-pub struct WaitlistPlace {
+pub struct WaitlistJoined {
     pub ok: bool,
     /// From 1, in the order of joining.
     pub position: u64,
@@ -36,23 +48,33 @@ pub struct WaitlistPlace {
     pub total: u64,
     /// False when the email or wallet was on the list already (nothing was written).
     pub created: bool,
-    pub email: Option<String>,
-    pub wallet: Option<String>,
-    pub joined_at: String,
+    /// When this join named a referrer and wrote the entry: `recorded`, or `not_eligible` when
+    /// the wallet had backed before joining (the referrer is not kept).
+    pub referral: Option<String>,
 }
 
-impl From<Place> for WaitlistPlace {
+impl From<Place> for WaitlistJoined {
     fn from(p: Place) -> Self {
-        WaitlistPlace {
+        WaitlistJoined {
             ok: true,
             position: p.position,
             total: p.total,
             created: p.created,
-            email: p.entry.email,
-            wallet: p.entry.wallet,
-            joined_at: iso(p.entry.created_at),
+            referral: p.referral.map(|r| r.as_str().to_owned()),
         }
     }
+}
+
+/// A wallet's place (never its email).
+#[derive(Object)]
+pub struct WaitlistPlace {
+    pub ok: bool,
+    /// From 1, in the order of joining.
+    pub position: u64,
+    /// Entries on the list.
+    pub total: u64,
+    pub wallet: Wallet,
+    pub joined_at: String,
 }
 
 refusals! {
@@ -62,9 +84,10 @@ refusals! {
 
 #[OpenApi(prefix_path = "/waitlist", tag = "Tag::Waitlist")]
 impl WaitlistApi {
-    /// Join the waitlist; joining again with a listed email or wallet answers its place.
+    /// Join the waitlist; joining again with a listed email or wallet answers its place. A
+    /// wallet joins by its signature.
     #[oai(path = "/", method = "post")]
-    async fn join(&self, body: Json<WaitlistJoin>) -> Answer<Json<WaitlistPlace>, JoinRefusals> {
+    async fn join(&self, body: Json<WaitlistJoin>) -> Answer<Json<WaitlistJoined>, JoinRefusals> {
         let body = body.0;
         let place = waitlist::join(
             &self.state,
@@ -72,6 +95,8 @@ impl WaitlistApi {
                 email: body.email,
                 wallet: body.wallet,
                 referrer: body.referrer,
+                signature: body.signature,
+                issued_at: body.issued_at,
             },
         )
         .await?;
@@ -81,8 +106,13 @@ impl WaitlistApi {
     /// A wallet's place on the waitlist.
     #[oai(path = "/:wallet", method = "get")]
     async fn place(&self, wallet: Path<Wallet>) -> Answer<Json<WaitlistPlace>, PlaceRefusals> {
-        Ok(Json(
-            waitlist::position(&self.state, &wallet.0).await?.into(),
-        ))
+        let place = waitlist::position(&self.state, &wallet.0).await?;
+        Ok(Json(WaitlistPlace {
+            ok: true,
+            position: place.position,
+            total: place.total,
+            wallet: wallet.0,
+            joined_at: iso(place.entry.created_at),
+        }))
     }
 }

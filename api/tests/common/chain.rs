@@ -19,6 +19,50 @@ use super::TestServer;
 /// The `cf_token` the local human verifier accepts in these tests.
 pub const HUMAN_TOKEN: &str = "human";
 
+/// The lower-case hex SHA-256 of what a publish `body` records, encoded as the publish body's
+/// `creator_signature` documents it (built here from that text, not from the service's code):
+/// `<field>:<UTF-8 length>:<value>` and a line feed per field, in the documented order, absent
+/// fields empty. The bodies of these tests send their values trimmed and single-spaced.
+pub fn publish_content_hash(body: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    let mut encoded = String::new();
+    for field in [
+        "thesis",
+        "category",
+        "deadline_days",
+        "title",
+        "sub_category",
+        "asset_tag",
+        "resolution_source",
+        "criteria",
+    ] {
+        let value = match &body[field] {
+            Value::String(text) => text.trim().to_owned(),
+            Value::Number(n) => n.to_string(),
+            _ => String::new(),
+        };
+        encoded.push_str(&format!("{field}:{}:{value}\n", value.len()));
+    }
+    hex::encode(Sha256::digest(encoded.as_bytes()))
+}
+
+/// The message `body`'s creator signs to publish its content with its `signature`.
+pub fn publish_message(body: &Value, issued_at: i64) -> String {
+    format!(
+        "narrative-market-service:publish:{}:{}:issued-at:{issued_at}",
+        body["signature"].as_str().unwrap_or_default(),
+        publish_content_hash(body)
+    )
+}
+
+/// `body` with `signer`'s proof of its content (`creator_signature`, `issued_at`).
+pub fn sign_publish(mut body: Value, signer: &Keypair, issued_at: i64) -> Value {
+    let message = publish_message(&body, issued_at);
+    body["creator_signature"] = signer.sign_message(message.as_bytes()).to_string().into();
+    body["issued_at"] = issued_at.into();
+    body
+}
+
 /// A harness moved to the wall clock (the api checks deadlines and windows against it) behind a
 /// server, with `prepare` run on the harness first.
 pub async fn start_on_bank(configure: impl FnOnce(&mut Config)) -> (TestServer, Arc<BankLedger>) {
@@ -316,6 +360,7 @@ pub async fn mint_and_publish(
     body["walletAddress"] = creator.pubkey().to_string().into();
     body["signature"] = signature.into();
     body["cf_token"] = HUMAN_TOKEN.into();
+    let body = sign_publish(body, creator, server.clock.now());
     let (status, published) = server.post("/v1/narratives/publish", &body).await;
     assert_eq!(status, reqwest::StatusCode::OK, "{published}");
     assert_eq!(published["narrativeId"], prepared["narrativeId"]);

@@ -48,6 +48,29 @@ impl SigningWallet {
     }
 }
 
+/// What `wallet` signs at `issued_at` to join the waitlist naming `referrer` (or none).
+pub fn waitlist_message(wallet: &str, referrer: Option<&str>, issued_at: i64) -> String {
+    format!(
+        "narrative-market-service:waitlist-join:{wallet}:{}:issued-at:{issued_at}",
+        referrer.unwrap_or("none")
+    )
+}
+
+/// A waitlist join `body` (`email`, `referrer` as given) for `wallet`, with its signature
+/// (`sign` signs a message as the wallet does) at `issued_at`.
+pub fn signed_waitlist_join(
+    mut body: Value,
+    wallet: &str,
+    issued_at: i64,
+    sign: impl FnOnce(&str) -> String,
+) -> Value {
+    let message = waitlist_message(wallet, body["referrer"].as_str(), issued_at);
+    body["wallet"] = wallet.into();
+    body["signature"] = sign(&message).into();
+    body["issued_at"] = issued_at.into();
+    body
+}
+
 pub const ADMIN_WALLET: &str = "AdminWa11et1111111111111111111111111111111";
 pub const ADMIN_SECRET: &str = "correct horse battery staple";
 

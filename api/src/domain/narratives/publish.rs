@@ -5,15 +5,20 @@
 //! recorded only once every check has passed, in this order:
 //!
 //! 1. a replayed signature that already published answers the same, writing nothing;
-//! 2. the halt flag, then the human-verification token (400 `TURNSTILE_FAILED`);
-//! 3. the conviction gate (403 `conviction_score_required`) and the daily cap (429
+//! 2. the creator's proof (401 `invalid_signature`): the creator wallet's signature of
+//!    [`statement`], which binds the transaction's signature and the [`content_hash`] of what
+//!    will be recorded, so nobody else can publish other content on the creator's stake;
+//! 3. the halt flag, then the human-verification token (400 `TURNSTILE_FAILED`);
+//! 4. the conviction gate (403 `conviction_score_required`) and the daily cap (429
 //!    `daily_limit_reached`), which prepare-mint also checks so nobody pays for a refusal;
-//! 4. the ledger: the signature landed, paid by the creator, as prepared, before its deadline;
-//! 5. the review, last as the one check that may cost a model call: moderation (422
+//! 5. the ledger: the signature landed, paid by the creator, as prepared, before its deadline;
+//! 6. the review, last as the one check that may cost a model call: moderation (422
 //!    `content_flagged`), then uncertainty (422 `narrative_too_obvious`).
 //!
 //! A refused publish consumes nothing: the creator may fix the thesis and publish again with
-//! the same signature.
+//! the same transaction signature (and a proof of the new content). The proof is used up only
+//! in the transaction that records the narrative, so a refusal after it was checked leaves it
+//! unused too.
 
 use std::net::IpAddr;
 
@@ -38,11 +43,13 @@ use crate::domain::agents::webhooks::{self, WebhookEvent};
 use crate::domain::human::require_human;
 use crate::domain::profiles::conviction::wallet_score;
 use crate::domain::system::ensure_running;
+use crate::domain::wallet_proof::{self, Proof, Statement};
 use crate::error::ApiError;
 use crate::jobs::score_narrative::ScoreNarrative;
 use crate::state::AppState;
 use crate::values::{
-    sol, Base58Signature, Category, Component, DeadlineDays, NarrativeId, OracleStatus, Wallet,
+    sol, Base58Signature, Category, Component, DeadlineDays, NarrativeId, OracleStatus,
+    UnixSeconds, Wallet,
 };
 
 /// The treasury's share of the publish fee; the rest is the creator's YES stake.
@@ -87,6 +94,16 @@ struct Publication {
     narrative: narratives::Model,
     rules: Option<(String, String)>,
     stake_lamports: i64,
+    /// The creator's proof, used up with the record.
+    proof: CreatorProof,
+}
+
+/// A checked proof of [`statement`], kept to be used up where the narrative is recorded.
+struct CreatorProof {
+    statement: Statement,
+    wallet: Wallet,
+    signature: Base58Signature,
+    issued_at: UnixSeconds,
 }
 
 /// The prepare-mint / publish money flow.
@@ -260,6 +277,57 @@ pub struct Publish {
     pub asset_tag: Option<String>,
     /// Resolution rules (spec 2.3): source and criteria.
     pub rules: Option<(String, String)>,
+    /// The creator wallet's signature of [`statement`] at `issued_at`.
+    pub creator_signature: Base58Signature,
+    pub issued_at: UnixSeconds,
+}
+
+impl Publish {
+    /// The fields this publish records, in the order [`content_hash`] encodes them.
+    pub fn content(&self) -> [(&'static str, String); 8] {
+        let (source, criteria) = match &self.rules {
+            Some((source, criteria)) => (source.clone(), criteria.clone()),
+            None => (String::new(), String::new()),
+        };
+        let text = |value: &Option<String>| value.clone().unwrap_or_default();
+        [
+            ("thesis", self.thesis.clone()),
+            ("category", self.category.to_string()),
+            ("deadline_days", self.deadline_days.get().to_string()),
+            ("title", text(&self.title)),
+            ("sub_category", text(&self.sub_category)),
+            ("asset_tag", text(&self.asset_tag)),
+            ("resolution_source", source),
+            ("criteria", criteria),
+        ]
+    }
+}
+
+/// The SHA-256 (lower-case hex) of the content a publish records, encoded field after field as
+/// `<name>:<length of the value in UTF-8 bytes>:<value>` and a line feed, in the order of
+/// [`Publish::content`]: `thesis` (its words separated by single spaces), `category` (upper
+/// case), `deadline_days` (decimal), `title`, `sub_category`, `asset_tag`, `resolution_source`,
+/// `criteria` (each without leading or trailing whitespace; an empty value when absent or blank).
+/// A client that sends each value already so (trimmed, single-spaced, upper case) hashes exactly
+/// what it sends.
+pub fn content_hash(content: &[(&str, String)]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for (name, value) in content {
+        hasher.update(format!("{name}:{}:", value.len()).as_bytes());
+        hasher.update(value.as_bytes());
+        hasher.update(b"\n");
+    }
+    hex::encode(hasher.finalize())
+}
+
+/// What the creator's wallet signs to publish the content whose [`content_hash`] is
+/// `content_hash` with the prepare-mint transaction `signature`:
+/// `narrative-market-service:publish:<signature>:<content_hash>:issued-at:<issued_at>`.
+pub fn statement(signature: &Base58Signature, content_hash: &str) -> Statement {
+    Statement::new("publish")
+        .field(signature)
+        .field(content_hash)
 }
 
 pub struct Published {
@@ -277,6 +345,15 @@ pub async fn publish(
     if let Some(done) = confirmed_by::<NarrativeMint>(db, &request.signature).await? {
         return replay(&done, &request.creator);
     }
+    // Before anything else: only the creator's wallet can name what is published on its stake.
+    // Checked here, used up only where the narrative is recorded (a refusal keeps it unused).
+    let proof = CreatorProof {
+        statement: statement(&request.signature, &content_hash(&request.content())),
+        wallet: request.creator,
+        signature: request.creator_signature,
+        issued_at: request.issued_at,
+    };
+    wallet_proof::verify(&proof.statement, proof.as_proof(), state.now())?;
     ensure_running(db, Component::Narratives).await?;
     require_human(state.human.as_ref(), request.cf_token.as_deref(), client_ip).await?;
     creator_gates(state, &request.creator).await?;
@@ -359,9 +436,20 @@ pub async fn publish(
             narrative,
             rules: request.rules,
             stake_lamports: mint.stake_lamports,
+            proof,
         }),
     };
     state.chain.record(&flow, prepared, request.signature).await
+}
+
+impl CreatorProof {
+    fn as_proof(&self) -> Proof<'_> {
+        Proof {
+            wallet: &self.wallet,
+            signature: &self.signature,
+            issued_at: self.issued_at,
+        }
+    }
 }
 
 /// The answer to a signature that already published: the same narrative, if it is this
@@ -434,6 +522,8 @@ async fn record_narrative(
     now: i64,
 ) -> Result<(), ApiError> {
     let narrative = &publication.narrative;
+    let proof = &publication.proof;
+    wallet_proof::consume(txn, &proof.statement, proof.as_proof(), now).await?;
     narratives::Entity::insert(narrative.clone().into_active_model())
         .exec_without_returning(txn)
         .await?;
@@ -526,5 +616,48 @@ impl MoneyFlow for NarrativeMint {
             narrative_id: prepared.params.narrative_id,
             fresh,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::{Digest, Sha256};
+
+    #[test]
+    fn the_content_hash_is_the_documented_encoding() {
+        let content = [
+            ("thesis", "SOL above $300".to_owned()),
+            ("category", "MARKET".to_owned()),
+            ("deadline_days", "7".to_owned()),
+            ("title", String::new()),
+            ("sub_category", String::new()),
+            ("asset_tag", String::new()),
+            ("resolution_source", String::new()),
+            ("criteria", String::new()),
+        ];
+        let documented =
+            "thesis:14:SOL above $300\ncategory:6:MARKET\ndeadline_days:1:7\ntitle:0:\n\
+                          sub_category:0:\nasset_tag:0:\nresolution_source:0:\ncriteria:0:\n";
+        assert_eq!(
+            content_hash(&content),
+            hex::encode(Sha256::digest(documented.as_bytes()))
+        );
+        // Lengths are in bytes, and they keep a value from spilling into the next field.
+        let mut moved = content.clone();
+        moved[0].1 = "SOL above $300\ncategory:6:MARKET".to_owned();
+        moved[1].1 = String::new();
+        assert_ne!(content_hash(&moved), content_hash(&content));
+        let mut accented = content.clone();
+        accented[0].1 = "é".to_owned();
+        let expected_line = "thesis:2:é\n";
+        assert_eq!(
+            content_hash(&accented),
+            hex::encode(Sha256::digest(
+                documented
+                    .replace("thesis:14:SOL above $300\n", expected_line)
+                    .as_bytes()
+            ))
+        );
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! | event | causes |
 //! |---|---|
-//! | `MarketBacked` | backing points for the backer; the referrer's reward on a referred wallet's first backing (`referral_rewarded`); `new_backer_on_my_narrative` for the narrative's creator |
+//! | `MarketBacked` | backing points for the backer (what it added to its side's total's); the referrer's reward on a referred wallet's first backing (`referral_rewarded`); `new_backer_on_my_narrative` for the narrative's creator |
 //! | `Claimed` | `payout_received` |
 //! | `DisputeOpened` / `DisputeSettled` | `challenge_opened` for the market's creator and backers but the disputer; `challenge_resolved` for them and the disputer |
 //! | `MarketFinalized` | per backer: `streak_milestone`, `streak_broken`, `conviction_tier_up`, `nft_tier_unlocked` |
@@ -266,20 +266,26 @@ async fn backed(
     let market_id = hex32(&e.market_id);
     let backer = e.backer.to_string();
     let side = side_name(e.side);
-    points::award(
-        db,
-        Award {
-            wallet: &backer,
-            points: points::backing_points(e.amount),
-            reason: Reason::Backing,
-            source_key: format!("backing:{position}"),
-            detail: Some(json!({
-                "market_id": market_id, "side": side, "amount_lamports": e.amount,
-            })),
-        },
-        now,
-    )
-    .await?;
+    // What this backing added to the points of the wallet's total on its side (none for one
+    // that crosses no 0.1 SOL step: no row is written for nothing).
+    let earned = points::backing_points(e.amount, e.backing_amount);
+    if earned > 0 {
+        points::award(
+            db,
+            Award {
+                wallet: &backer,
+                points: earned,
+                reason: Reason::Backing,
+                source_key: format!("backing:{position}"),
+                detail: Some(json!({
+                    "market_id": market_id, "side": side, "amount_lamports": e.amount,
+                    "side_total_lamports": e.backing_amount,
+                })),
+            },
+            now,
+        )
+        .await?;
+    }
     // A referred wallet's first backing rewards its referrer, once.
     let referrer = waitlist_entries::Entity::find()
         .filter(waitlist_entries::Column::Wallet.eq(backer.as_str()))
