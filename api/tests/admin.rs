@@ -612,6 +612,7 @@ async fn the_shield_gate_does_not_count_the_services_own_failures() {
     let well_formed = json!({
         "wallet": solana_keypair::Keypair::new().pubkey().to_string(),
         "signature": bs58::encode([7u8; 64]).into_string(),
+        "issued_at": 0,
     });
     halt(true).await;
     for attempt in 1..=4 {

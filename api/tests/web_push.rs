@@ -649,7 +649,7 @@ async fn push_endpoints_must_belong_to_a_known_push_service() {
     let (status, answer) = server
         .post(
             "/v1/notifications/push/subscribe",
-            &subscribe_body(&wallet, &browser),
+            &subscribe_body(&wallet, &browser, server.clock.now()),
         )
         .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
@@ -665,7 +665,7 @@ async fn push_endpoints_must_belong_to_a_known_push_service() {
     let (status, answer) = server
         .post(
             "/v1/notifications/push/subscribe",
-            &subscribe_body(&wallet, &elsewhere),
+            &subscribe_body(&wallet, &elsewhere, server.clock.now()),
         )
         .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{answer}");
