@@ -415,13 +415,16 @@ async fn the_service_calls_only_public_https_addresses() {
     server.stop().await;
 }
 
+/// Deliveries a receiver saw: (hook name, headers, body).
+type Seen = Arc<Mutex<Vec<(String, HeaderMap, String)>>>;
+
 /// Accepts every delivery, noting which hook it came to (`/hook/<name>`).
 #[handler]
 fn accept(
     poem::web::Path(name): poem::web::Path<String>,
     headers: &HeaderMap,
     body: String,
-    Data(seen): Data<&Arc<Mutex<Vec<(String, HeaderMap, String)>>>>,
+    Data(seen): Data<&Seen>,
 ) -> PoemStatus {
     seen.lock().unwrap().push((name, headers.clone(), body));
     PoemStatus::OK
@@ -453,7 +456,7 @@ async fn named_agent(server: &TestServer, name: &str) -> (String, String) {
 #[tokio::test]
 async fn the_signing_secret_is_random_and_a_revoked_agent_receives_nothing() {
     use sha2::Digest;
-    let seen: Arc<Mutex<Vec<(String, HeaderMap, String)>>> = Arc::default();
+    let seen: Seen = Arc::default();
     let base = common::serve_locally(
         Route::new()
             .at("/hook/:name", post(accept))

@@ -21,7 +21,7 @@ pub fn wallet(i: usize) -> String {
 
 /// Its point total: one award, and a second of 5 for every tenth wallet.
 pub fn points(i: usize) -> i64 {
-    (i as i64 * 37) % 1_000 + if i % 10 == 0 { 5 } else { 0 }
+    (i as i64 * 37) % 1_000 + if i.is_multiple_of(10) { 5 } else { 0 }
 }
 
 /// Missions it completed.
