@@ -303,15 +303,17 @@ async fn a_failed_registration_proof_registers_nothing() {
     let mut renamed = signed_registration(&oracle, "oracle-bot", now);
     renamed["name"] = json!("impostor");
     expect_refused(register(&server, renamed).await);
-    // Half a proof is a bad request.
+    // Half a proof proves nothing, either half.
     let mut half = signed_registration(&oracle, "oracle-bot", now);
     half.as_object_mut().unwrap().remove("issued_at");
     let (status, body) = register(&server, half).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    assert_eq!(
-        body,
-        json!({"ok": false, "error": "wallet_signature and issued_at go together"})
-    );
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_eq!(body["error"], "invalid_signature");
+    let mut half = signed_registration(&oracle, "oracle-bot", now);
+    half.as_object_mut().unwrap().remove("wallet_signature");
+    let (status, body) = register(&server, half).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_eq!(body["error"], "invalid_signature");
     assert_eq!(count().await, (0, 0));
 
     // Replayed: the signed body registers once, and the same body again registers nothing.

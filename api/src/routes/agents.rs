@@ -237,10 +237,13 @@ impl AgentsApi {
                 issued_at,
             }),
             (None, None) => None,
+            // Half a proof proves nothing: refused like a wrong one, so that a client that
+            // meant to prove its wallet is not registered with a bare label.
             _ => {
-                return Err(
-                    ApiError::validation("wallet_signature and issued_at go together").into(),
+                return Err(ApiError::invalid_signature(
+                    "a wallet proof needs both wallet_signature and issued_at",
                 )
+                .into())
             }
         };
         let registered = registration::register(
