@@ -195,8 +195,16 @@ async fn settlement_runs_on_time_while_push_and_webhook_endpoints_never_answer()
     );
     let took = started.elapsed();
 
+    // Within one outbound request's timeout: a settlement that waited behind even one
+    // delivery to a silent host would take at least that.
+    assert!(
+        took < std::time::Duration::from_secs(5),
+        "settlement took {took:?} beside silent receivers"
+    );
+
     // The deliveries were not lost: once each host failed five times in a row, its deliveries
-    // wait for the cool-down (attempts untouched), none dead and none sent.
+    // wait for the cool-down, none dead and none sent; a skip spends no attempt, and a failed
+    // send keeps the attempt it spent (a host that never recovers kills its jobs in the end).
     let outbound = common::within(SETTLEMENT_BOUND, || async {
         let jobs = jobs::Entity::find()
             .filter(jobs::Column::Kind.is_in(["deliver_push", "deliver_webhook"]))
@@ -213,6 +221,11 @@ async fn settlement_runs_on_time_while_push_and_webhook_endpoints_never_answer()
     // Those queued here, and the verdict's own: a webhook, and a push to the creator's browser.
     assert_eq!(outbound.len(), 2 * QUEUED + 2);
     assert!(outbound.iter().all(|j| j.attempts <= 1), "{outbound:?}");
+    let spent = outbound.iter().filter(|j| j.attempts == 1).count();
+    assert!(
+        spent >= 2,
+        "the failed sends kept their attempts: {outbound:?}"
+    );
     // Five failures per host opened its breaker; the others were not sent at all.
     let (pushed, hooked) = (*push_accepted.borrow(), *hook_accepted.borrow());
     assert!(pushed <= 5 + 4 && hooked <= 5 + 4, "{pushed} {hooked}");

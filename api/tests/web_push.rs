@@ -170,6 +170,11 @@ async fn every_subscribed_browser_gets_the_notification_encrypted_to_it_and_sign
             format!("/v1/notifications/{}", wallet.address)
         );
     }
+    // The worker records a delivery done after the push service answered it: wait for that.
+    eventually("both deliveries recorded", || async {
+        push_jobs(&server).await.iter().all(|j| j.status == "done")
+    })
+    .await;
     let jobs = push_jobs(&server).await;
     assert_eq!(
         jobs.len(),

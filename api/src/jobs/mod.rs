@@ -89,6 +89,10 @@ pub enum JobOutcome {
     /// Not yet (waiting on the ledger's clock, say): run again at this unix time. Waiting is
     /// not failing, so the attempts start over.
     Later(i64),
+    /// Not run at all (its receiver's host is skipped by the breaker): run again at this unix
+    /// time with the attempts it had, so a host that never recovers still kills its jobs
+    /// after their attempts instead of deferring them for ever.
+    Deferred(i64),
 }
 
 /// A leased job as its handler sees it.

@@ -273,6 +273,29 @@ pub async fn postpone(
     Ok(())
 }
 
+/// Puts a leased job that did not run back to wait until `run_at`, without the attempt its
+/// lease counted.
+pub async fn defer(
+    db: &impl ConnectionTrait,
+    id: i64,
+    run_at: i64,
+    now: i64,
+) -> Result<(), sea_orm::DbErr> {
+    jobs::Entity::update_many()
+        .col_expr(jobs::Column::Status, Expr::value("queued"))
+        .col_expr(jobs::Column::RunAt, Expr::value(run_at))
+        .col_expr(
+            jobs::Column::Attempts,
+            Expr::col(jobs::Column::Attempts).sub(1),
+        )
+        .col_expr(jobs::Column::LockedUntil, Expr::value(Option::<i64>::None))
+        .col_expr(jobs::Column::UpdatedAt, Expr::value(now))
+        .filter(jobs::Column::Id.eq(id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
 /// The states an operator may retry a job from, and cancel it from unless it is perpetual.
 const ACTIONABLE: [&str; 2] = ["dead", "queued"];
 

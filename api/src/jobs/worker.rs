@@ -13,7 +13,7 @@ use tokio::sync::Notify;
 
 use super::deliver_push::DeliverPush;
 use super::deliver_webhook::DeliverWebhook;
-use super::queue::{complete, fail, lease_next_of, postpone, Kinds, LEASE_SECS};
+use super::queue::{complete, defer, fail, lease_next_of, postpone, Kinds, LEASE_SECS};
 use super::{JobKind, JobOutcome, Registry};
 use crate::clock::SharedClock;
 
@@ -86,6 +86,7 @@ impl Worker {
             match outcome {
                 Ok(JobOutcome::Done) => complete(db, job.id, now).await?,
                 Ok(JobOutcome::Later(run_at)) => postpone(db, job.id, run_at, now).await?,
+                Ok(JobOutcome::Deferred(run_at)) => defer(db, job.id, run_at, now).await?,
                 Err(error) => {
                     tracing::warn!(job = job.id, kind = %job.kind, attempts = job.attempts, error = %format!("{error:#}"), "job failed");
                     fail(db, &job, &format!("{error:#}"), now).await?;

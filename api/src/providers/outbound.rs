@@ -13,7 +13,7 @@
 //!   once), so a name that resolved to a public address at registration and to a private one
 //!   later (DNS rebinding) is refused then;
 //! - redirects are not followed, no proxy is used, and time and response size are bounded;
-//! - a host that keeps failing (no answer in time, a refused connection, a 5xx) is skipped for a
+//! - a host that keeps failing (no answer in time, a refused connection) is skipped for a
 //!   cool-down by a per-host circuit breaker ([`Breaker`], on the injected clock): its requests
 //!   answer [`OutboundError::CircuitOpen`] at once instead of holding a worker for the timeout.
 
@@ -406,7 +406,10 @@ impl Outbound {
         }
         let answered = self.send(url, content_type, headers, body).await;
         match &answered {
-            Ok(answer) => self.breaker.record(&origin, answer.status < 500),
+            // Any answer, a 5xx included, is a host that answers: what the breaker guards is a
+            // worker held for the timeout. Counting a fast 500 would let one tenant of a shared
+            // receiver host (its URL is the agent's choice) stall every other tenant there.
+            Ok(_) => self.breaker.record(&origin, true),
             Err(OutboundError::Failed(_)) => self.breaker.record(&origin, false),
             // The guard's refusals say nothing of the host's health.
             Err(_) => {}

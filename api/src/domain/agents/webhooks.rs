@@ -236,11 +236,13 @@ impl Handler<DeliverWebhook> for WebhookSender {
         let hook = agent_webhooks::Entity::find_by_id(delivery.agent_id.clone())
             .one(db)
             .await?;
-        let Some(secret) = hook
-            .and_then(|hook| hook.signing_secret)
-            .as_deref()
-            .and_then(secret_bytes)
-        else {
+        let Some(hook) = hook else {
+            return Ok(JobOutcome::Done); // the webhook was removed: nobody to tell
+        };
+        // The receiver as registered now, with its secret: after a registration replaced the
+        // URL, queued events go to the new receiver, never signed with the new secret to the
+        // old one.
+        let Some(secret) = hook.signing_secret.as_deref().and_then(secret_bytes) else {
             tracing::warn!(agent = %delivery.agent_id, "webhook without a signing secret (registered before secrets were random); not sent until registered again");
             return Ok(JobOutcome::Done);
         };
@@ -249,7 +251,7 @@ impl Handler<DeliverWebhook> for WebhookSender {
             .clone()
             .unwrap_or_else(|| format!("msg_job{}", job.id));
         let timestamp = self.clock.now();
-        let url: reqwest::Url = delivery.url.parse().context("stored webhook URL")?;
+        let url: reqwest::Url = hook.url.parse().context("stored webhook URL")?;
         let sent = self
             .outbound
             .post(
@@ -279,14 +281,14 @@ impl Handler<DeliverWebhook> for WebhookSender {
             ),
             // The receiver's host failed repeatedly: tried once its cool-down ends, as if
             // this turn had not come (no attempt spent or recorded).
-            Err(OutboundError::CircuitOpen { until }) => return Ok(JobOutcome::Later(*until)),
+            Err(OutboundError::CircuitOpen { until }) => return Ok(JobOutcome::Deferred(*until)),
             Err(e) => (None, Some(e.to_string()), true),
         };
         webhook_deliveries::Entity::insert(webhook_deliveries::ActiveModel {
             id: NotSet,
             agent_id: Set(delivery.agent_id.clone()),
             event: Set(delivery.event.clone()),
-            url: Set(delivery.url.clone()),
+            url: Set(hook.url.clone()),
             job_id: Set(job.id),
             attempt: Set(job.attempt),
             status_code: Set(status_code.map(i32::from)),

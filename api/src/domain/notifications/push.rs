@@ -547,7 +547,7 @@ impl Handler<DeliverPush> for PushSender {
                 anyhow::bail!("sending the push message: {error}")
             }
             // The push service failed repeatedly: sent once its cool-down ends, not lost.
-            Err(OutboundError::CircuitOpen { until }) => Ok(JobOutcome::Later(until)),
+            Err(OutboundError::CircuitOpen { until }) => Ok(JobOutcome::Deferred(until)),
         }
     }
 }
