@@ -226,6 +226,18 @@ async fn operators_grant_and_revoke_authority_in_their_log() {
         resolve_unknown(&server, &proven_key).await.0,
         StatusCode::FORBIDDEN
     );
+    // The revocation is of the wallet's bootstrap: its holder registering a new agent, proven
+    // and listed, does not win it back.
+    let (status, again) = register(
+        &server,
+        signed_registration(&oracle, "oracle-bot-2", now + 1),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{again}");
+    assert_eq!(again["agent"]["wallet_proven"], true);
+    let again_key = again["agent"]["api_key"].as_str().unwrap().to_owned();
+    let (status, body) = resolve_unknown(&server, &again_key).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     let (status, body) = set_authority(&server, Method::POST, &proven_id).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["authority"], "grant");

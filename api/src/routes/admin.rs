@@ -416,7 +416,7 @@ impl AdminApi {
 
 impl AdminApi {
     fn oracle_authority(&self, change: oracle::Change) -> OracleAuthority {
-        let authority = oracle::authority(&self.state, &change.agent);
+        let authority = change.authority;
         let agent = change.agent;
         OracleAuthority {
             ok: true,

@@ -36,25 +36,42 @@ impl Authority {
 }
 
 /// The authority `agent` holds now, if any: a revocation refuses it, a grant gives it, and
-/// otherwise a proven wallet listed in `ORACLE_AGENT_WALLETS` does.
-pub fn authority(state: &AppState, agent: &agents::Model) -> Option<Authority> {
+/// otherwise a proven wallet listed in `ORACLE_AGENT_WALLETS` does, unless an operator revoked
+/// a proven agent of that wallet: such a revocation is of the wallet's bootstrap, so its holder
+/// registering a new agent does not win it back (only a grant does). A revoked agent that merely
+/// named the wallet says nothing of its holder.
+pub async fn authority(
+    state: &AppState,
+    agent: &agents::Model,
+) -> Result<Option<Authority>, ApiError> {
     if agent.oracle_revoked_at.is_some() {
-        return None;
+        return Ok(None);
     }
     if agent.oracle_granted_at.is_some() {
-        return Some(Authority::Granted);
+        return Ok(Some(Authority::Granted));
     }
     let listed = state
         .oracle_agent_wallets
         .iter()
         .any(|w| w.to_string() == agent.wallet_address);
-    (agent.wallet_proven && listed).then_some(Authority::Bootstrap)
+    if !(agent.wallet_proven && listed) {
+        return Ok(None);
+    }
+    let revoked = agents::Entity::find()
+        .filter(agents::Column::WalletAddress.eq(&agent.wallet_address))
+        .filter(agents::Column::WalletProven.eq(true))
+        .filter(agents::Column::OracleRevokedAt.is_not_null())
+        .one(state.store.db())
+        .await?;
+    Ok(revoked.is_none().then_some(Authority::Bootstrap))
 }
 
 /// What a grant or revocation did.
 pub struct Change {
     /// The agent as it is now.
     pub agent: agents::Model,
+    /// The authority it holds now.
+    pub authority: Option<Authority>,
     /// False when the agent already stood so: nothing was written or logged.
     pub changed: bool,
 }
@@ -76,43 +93,32 @@ pub async fn grant(
 ) -> Result<Change, ApiError> {
     let agent = find(state, agent_id).await?;
     let now = state.now();
-    let txn = state.store.begin_write().await?;
     // Conditional: of two grants, one is recorded.
-    let updated = agents::Entity::update_many()
+    let update = agents::Entity::update_many()
         .col_expr(agents::Column::OracleGrantedAt, Expr::value(now))
         .col_expr(
             agents::Column::OracleGrantedBy,
             Expr::value(operator.0.clone()),
         )
         .col_expr(agents::Column::OracleRevokedAt, Expr::value(None::<i64>))
-        .filter(agents::Column::Id.eq(agent_id.as_str()))
         .filter(
             Condition::any()
                 .add(agents::Column::OracleGrantedAt.is_null())
                 .add(agents::Column::OracleRevokedAt.is_not_null()),
-        )
-        .exec(&txn)
-        .await?;
-    let changed = updated.rows_affected == 1;
-    if changed {
-        admin::log(
-            &txn,
-            operator,
-            "agent.oracle_grant",
-            agent_id.as_str(),
-            json!({
-                "wallet_address": agent.wallet_address,
-                "wallet_proven": agent.wallet_proven,
-            }),
-            now,
-        )
-        .await?;
-    }
-    txn.commit().await?;
-    Ok(Change {
-        agent: find(state, agent_id).await?,
-        changed,
-    })
+        );
+    let detail = json!({
+        "wallet_address": agent.wallet_address,
+        "wallet_proven": agent.wallet_proven,
+    });
+    apply(
+        state,
+        operator,
+        agent_id,
+        update,
+        "agent.oracle_grant",
+        detail,
+    )
+    .await
 }
 
 /// Revokes `agent_id`'s oracle authority, granted or bootstrapped (404 for an unknown agent).
@@ -123,39 +129,57 @@ pub async fn revoke(
     agent_id: &AgentId,
 ) -> Result<Change, ApiError> {
     let agent = find(state, agent_id).await?;
-    let Some(held) = authority(state, &agent) else {
+    let Some(held) = authority(state, &agent).await? else {
         return Ok(Change {
             agent,
+            authority: None,
             changed: false,
         });
     };
+    // Conditional: of two revocations, one is recorded.
+    let update = agents::Entity::update_many()
+        .col_expr(agents::Column::OracleRevokedAt, Expr::value(state.now()))
+        .filter(agents::Column::OracleRevokedAt.is_null());
+    let detail = json!({
+        "authority": held.as_str(),
+        "wallet_address": agent.wallet_address,
+    });
+    apply(
+        state,
+        operator,
+        agent_id,
+        update,
+        "agent.oracle_revoke",
+        detail,
+    )
+    .await
+}
+
+/// Runs a grant's or revocation's conditional `update` of `agent_id` and, when it changed the
+/// row, its line in the operators' log, in one transaction; the agent as it is then.
+async fn apply(
+    state: &AppState,
+    operator: &Operator,
+    agent_id: &AgentId,
+    update: sea_orm::UpdateMany<agents::Entity>,
+    action: &str,
+    detail: serde_json::Value,
+) -> Result<Change, ApiError> {
     let now = state.now();
     let txn = state.store.begin_write().await?;
-    // Conditional: of two revocations, one is recorded.
-    let updated = agents::Entity::update_many()
-        .col_expr(agents::Column::OracleRevokedAt, Expr::value(now))
+    let updated = update
         .filter(agents::Column::Id.eq(agent_id.as_str()))
-        .filter(agents::Column::OracleRevokedAt.is_null())
         .exec(&txn)
         .await?;
     let changed = updated.rows_affected == 1;
     if changed {
-        admin::log(
-            &txn,
-            operator,
-            "agent.oracle_revoke",
-            agent_id.as_str(),
-            json!({
-                "authority": held.as_str(),
-                "wallet_address": agent.wallet_address,
-            }),
-            now,
-        )
-        .await?;
+        admin::log(&txn, operator, action, agent_id.as_str(), detail, now).await?;
     }
     txn.commit().await?;
+    let agent = find(state, agent_id).await?;
     Ok(Change {
-        agent: find(state, agent_id).await?,
+        authority: authority(state, &agent).await?,
+        agent,
         changed,
     })
 }

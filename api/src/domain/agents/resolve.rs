@@ -39,7 +39,7 @@ pub async fn resolve(
     let refusal = "agent is not authorised to resolve";
     let agent = agent_of(state, caller, refusal).await?;
     // An operator's grant, or a proven wallet under the bootstrap list: never a claimed one.
-    if oracle::authority(state, &agent).is_none() {
+    if oracle::authority(state, &agent).await?.is_none() {
         return Err(ApiError::ok_false(StatusCode::FORBIDDEN, refusal));
     }
     record(state, Resolver::Agent(&agent.id), verdict)
