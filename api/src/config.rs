@@ -81,10 +81,17 @@ pub struct Config {
     pub anon_rate_per_min: u32,
 
     /// Networks of the reverse proxies in front of the service (comma-separated CIDRs, e.g.
-    /// `10.0.0.0/8,::1/128`), whose `Forwarded` / `X-Forwarded-For` headers name the caller.
-    /// None by default: the socket peer is the caller and those headers are ignored.
+    /// `10.0.0.0/8,::1/128`), whose forwarding header (`TRUSTED_PROXY_HEADER`) names the
+    /// caller. None by default: the socket peer is the caller and those headers are ignored.
     #[arg(long, env = "TRUSTED_PROXIES", value_delimiter = ',')]
     pub trusted_proxies: Vec<String>,
+
+    /// The one forwarding header the trusted proxies write: `x-forwarded-for` (nginx, most load
+    /// balancers) or `forwarded` (RFC 7239). The other is ignored, since proxies pass on a
+    /// client's copy of a header they do not write, and a client could name itself in it.
+    #[arg(long, env = "TRUSTED_PROXY_HEADER", default_value = "x-forwarded-for",
+          value_parser = ["x-forwarded-for", "forwarded"])]
+    pub trusted_proxy_header: String,
 
     /// AI polishes (text and voice) per IP per UTC day, beside the 3 per wallet.
     #[arg(long, env = "POLISH_PER_IP_DAILY", default_value_t = 20)]

@@ -583,8 +583,11 @@ impl AppState {
                 limit: config.anon_rate_per_min,
                 window_secs: 60,
             },
-            trusted_proxies: TrustedProxies::parse(&config.trusted_proxies)
-                .map_err(|e| anyhow::anyhow!("TRUSTED_PROXIES: {e}"))?,
+            trusted_proxies: TrustedProxies::parse(
+                &config.trusted_proxies,
+                &config.trusted_proxy_header,
+            )
+            .map_err(|e| anyhow::anyhow!("TRUSTED_PROXIES: {e}"))?,
             key_memory: KeyMemory::default(),
             cost_caps: CostCaps::from_config(config),
             holder_checks: crate::freshness::Expiring::new(HOLDER_CHECKS_KEPT),

@@ -163,27 +163,33 @@ async fn behind_a_trusted_proxy_the_forwarded_caller_is_limited_and_ipv6_per_64(
         assert_eq!(response.status(), StatusCode::OK);
     }
     assert_global_refusal(from("x-forwarded-for", "203.0.113.7").await.unwrap()).await;
-    // Another caller behind the proxy has its own budget, named by either header.
-    assert_eq!(
-        from("forwarded", "for=203.0.113.8;proto=https")
-            .await
-            .unwrap()
-            .status(),
-        StatusCode::OK
-    );
-    assert_eq!(
-        from("x-forwarded-for", "203.0.113.8")
-            .await
-            .unwrap()
-            .status(),
-        StatusCode::OK
-    );
-    assert_global_refusal(from("x-forwarded-for", "203.0.113.8").await.unwrap()).await;
-    // Two addresses of one IPv6 /64 are one caller; the next /64 is another.
-    for address in ["2001:db8:1:2::1", "2001:db8:1:2:ffff::9"] {
-        let response = from("forwarded", &format!("for=\"[{address}]:443\""))
+    // The header the proxies do not write names nobody: a client's own `Forwarded`, passed on
+    // by a proxy that only appends to X-Forwarded-For, leaves it the refused caller.
+    for spoof in ["for=198.51.100.1", "for=198.51.100.2;proto=https"] {
+        let response = server
+            .http
+            .get(server.url("/v1/system/status"))
+            .header("forwarded", spoof)
+            .header("x-forwarded-for", "203.0.113.7")
+            .send()
             .await
             .unwrap();
+        assert_global_refusal(response).await;
+    }
+    // Another caller behind the proxy has its own budget.
+    for _ in 0..2 {
+        assert_eq!(
+            from("x-forwarded-for", "203.0.113.8")
+                .await
+                .unwrap()
+                .status(),
+            StatusCode::OK
+        );
+    }
+    assert_global_refusal(from("x-forwarded-for", "203.0.113.8").await.unwrap()).await;
+    // Two addresses of one IPv6 /64 are one caller; the next /64 is another.
+    for address in ["2001:db8:1:2::1", "[2001:db8:1:2:ffff::9]:443"] {
+        let response = from("x-forwarded-for", address).await.unwrap();
         assert_eq!(response.status(), StatusCode::OK);
     }
     assert_global_refusal(from("x-forwarded-for", "2001:db8:1:2::77").await.unwrap()).await;
@@ -192,6 +198,32 @@ async fn behind_a_trusted_proxy_the_forwarded_caller_is_limited_and_ipv6_per_64(
             .await
             .unwrap()
             .status(),
+        StatusCode::OK
+    );
+    server.stop().await;
+
+    // Behind proxies that write RFC 7239's header, it is that one that names the caller.
+    let server = TestServer::start_at(clock_at_hour_start(), |c| {
+        c.anon_rate_per_min = 1;
+        c.trusted_proxies = vec!["127.0.0.1/8".into()];
+        c.trusted_proxy_header = "forwarded".into();
+    })
+    .await;
+    let from = |forwarded: &'static str| {
+        server
+            .http
+            .get(server.url("/v1/system/status"))
+            .header("forwarded", forwarded)
+            .header("x-forwarded-for", "192.0.2.1")
+            .send()
+    };
+    assert_eq!(
+        from("for=203.0.113.9;proto=https").await.unwrap().status(),
+        StatusCode::OK
+    );
+    assert_global_refusal(from("for=\"203.0.113.9:443\"").await.unwrap()).await;
+    assert_eq!(
+        from("for=203.0.113.10").await.unwrap().status(),
         StatusCode::OK
     );
     server.stop().await;
@@ -250,6 +282,19 @@ async fn fresh_wallets_from_one_ip_run_into_the_per_ip_daily_caps_of_paid_routes
     assert_eq!(status, StatusCode::OK);
     let (status, body) = server
         .post("/v1/kyc/screen", &json!({"wallet": wallet(2)}))
+        .await;
+    assert_daily_cap(status, &body, "2 screenings per IP per day");
+    // KYC start screens its wallet too: a fresh wallet's signed start from the same address
+    // is held to the same cap, before any inquiry is opened.
+    let fresh = common::SigningWallet::new(77);
+    let now = server.clock.now();
+    let message = format!("narrative-market-service:kyc-start:{}:1", fresh.address);
+    let (status, body) = server
+        .post(
+            "/v1/kyc/start",
+            &json!({"wallet": fresh.address, "tier": 1, "issued_at": now,
+                    "signature": fresh.sign_at(&message, now)}),
+        )
         .await;
     assert_daily_cap(status, &body, "2 screenings per IP per day");
 
@@ -437,8 +482,8 @@ async fn the_retention_job_deletes_what_is_past_its_period_and_keeps_the_rest() 
     use narrative_api::clock::Clock;
     use narrative_api::domain::retention;
     use narrative_store::entities::{
-        jobs, prepared_transactions, shield_partner_applications, shield_probe_log,
-        used_wallet_signatures,
+        jobs, narrative_mints, prepared_transactions, shield_partner_applications,
+        shield_probe_log, used_wallet_signatures,
     };
     use sea_orm::{ActiveValue::Set, EntityTrait, PaginatorTrait};
 
@@ -483,6 +528,16 @@ async fn the_retention_job_deletes_what_is_past_its_period_and_keeps_the_rest() 
             retention::UNCONFIRMED_PREPARED_SECS - 60,
         ),
         ("old-confirmed", "confirmed", 400 * 86_400),
+        (
+            "old-publishable-mint",
+            "prepared",
+            retention::UNCONFIRMED_PREPARED_SECS + 1,
+        ),
+        (
+            "old-lapsed-mint",
+            "prepared",
+            retention::UNCONFIRMED_PREPARED_SECS + 1,
+        ),
     ] {
         prepared_transactions::Entity::insert(prepared_transactions::ActiveModel {
             id: Set(id.into()),
@@ -501,6 +556,28 @@ async fn the_retention_job_deletes_what_is_past_its_period_and_keeps_the_rest() 
         .unwrap();
     }
     kept.insert("prepared", ("old-prepared".into(), "new-prepared".into()));
+    // A prepare-mint whose narrative can still be published (it may have landed with its
+    // publish refused) stays until the market's deadline; one past it goes.
+    for (prepared_id, deadline_at) in [
+        ("old-publishable-mint", now + 10 * 86_400),
+        ("old-lapsed-mint", now - 1),
+    ] {
+        narrative_mints::Entity::insert(narrative_mints::ActiveModel {
+            narrative_id: Set(format!("narrative-of-{prepared_id}")),
+            prepared_id: Set(prepared_id.into()),
+            wallet: Set(wallet(1)),
+            deadline_days: Set(30),
+            deadline_at: Set(deadline_at),
+            stake_lamports: Set(4_000_000_000),
+            treasury_lamports: Set(1_000_000_000),
+            status: Set("prepared".into()),
+            created_at: Set(now - retention::UNCONFIRMED_PREPARED_SECS - 1),
+            published_at: Set(None),
+        })
+        .exec(db)
+        .await
+        .unwrap();
+    }
     for (route, age) in [
         ("old", retention::PROBE_LOG_SECS + 1),
         ("new", retention::PROBE_LOG_SECS - 60),
@@ -582,7 +659,7 @@ async fn the_retention_job_deletes_what_is_past_its_period_and_keeps_the_rest() 
     assert_eq!(
         deleted,
         retention::Deleted {
-            prepared_transactions: 1,
+            prepared_transactions: 2,
             probe_log: 1,
             partner_applications: 1,
             jobs: 1,
@@ -599,6 +676,8 @@ async fn the_retention_job_deletes_what_is_past_its_period_and_keeps_the_rest() 
     assert!(!prepared.contains(&kept["prepared"].0));
     assert!(prepared.contains(&kept["prepared"].1));
     assert!(prepared.contains(&"old-confirmed".to_owned()));
+    assert!(prepared.contains(&"old-publishable-mint".to_owned()));
+    assert!(!prepared.contains(&"old-lapsed-mint".to_owned()));
     let probes: Vec<String> = shield_probe_log::Entity::find()
         .all(db)
         .await

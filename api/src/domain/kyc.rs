@@ -54,12 +54,19 @@ pub async fn tier_of(db: &impl ConnectionTrait, wallet: &str) -> Result<i32, DbE
 }
 
 /// Opens a hosted inquiry for the proof's wallet at `tier`, with its signature of
-/// [`start_statement`] (401 `invalid_signature` unless fresh and unused). 503
-/// `kyc_unavailable` when the provider does not answer.
-pub async fn start(state: &AppState, proof: Proof<'_>, tier: u8) -> Result<Started, ApiError> {
+/// [`start_statement`] (401 `invalid_signature` unless fresh and unused), asked by the caller
+/// at `ip`: the wallet's screening counts against the IP's daily cap as `POST /v1/kyc/screen`
+/// does, so fresh wallets cannot buy unbounded screenings and inquiries through this route.
+/// 503 `kyc_unavailable` when the provider does not answer.
+pub async fn start(
+    state: &AppState,
+    ip: Option<IpAddr>,
+    proof: Proof<'_>,
+    tier: u8,
+) -> Result<Started, ApiError> {
     let wallet = proof.wallet;
     wallet_proof::prove(state, &start_statement(wallet, tier), proof).await?;
-    if screen(state, wallet).await?.blocked {
+    if screen(state, ip, wallet).await?.blocked {
         return Err(wallet_blocked());
     }
     let db = state.store.db();
@@ -102,25 +109,13 @@ pub struct Screening {
     pub blocked: bool,
 }
 
-/// Screens `wallet` (or answers its screening of the last [`SCREENING_VALID_SECS`]); a
-/// flagged wallet is blocked unless an operator lifted its block. 503
-/// `screening_unavailable` when the provider does not answer.
-pub async fn screen(state: &AppState, wallet: &Wallet) -> Result<Screening, ApiError> {
-    screened(state, None, wallet).await
-}
-
-/// [`screen`] asked by the caller at `ip` (`POST /v1/kyc/screen`): a screening that asks the
-/// provider counts against the IP's daily cap (`SCREENING_PER_IP_DAILY`; one that stands is
-/// free, which is the per-wallet bound: one provider call per wallet per day).
-pub async fn screen_for(
-    state: &AppState,
-    ip: Option<IpAddr>,
-    wallet: &Wallet,
-) -> Result<Screening, ApiError> {
-    screened(state, ip, wallet).await
-}
-
-async fn screened(
+/// Screens `wallet` (or answers its screening of the last [`SCREENING_VALID_SECS`]) for the
+/// caller at `ip`; a flagged wallet is blocked unless an operator lifted its block. A
+/// screening that asks the provider counts against the IP's daily cap
+/// (`SCREENING_PER_IP_DAILY`; one that stands is free, which is the per-wallet bound: one
+/// provider call per wallet per day). 503 `screening_unavailable` when the provider does not
+/// answer.
+pub async fn screen(
     state: &AppState,
     ip: Option<IpAddr>,
     wallet: &Wallet,

@@ -24,17 +24,7 @@ pub async fn charge(
     code: &str,
     message: impl Into<String>,
 ) -> Result<(), ApiError> {
-    let now = state.now();
-    let decision = state.limiter.hit(policy, subject, now).await;
-    if decision.allowed {
-        return Ok(());
-    }
-    Err(ApiError::window_exhausted(
-        code,
-        message,
-        now,
-        decision.retry_after_secs,
-    ))
+    counted(state, policy, subject, code, message, Uncounted::Allow).await
 }
 
 /// [`charge`] for a quota that caps spending: refused with 503 `rate_limiter_unavailable`
@@ -46,9 +36,26 @@ pub async fn charge_cost(
     code: &str,
     message: impl Into<String>,
 ) -> Result<(), ApiError> {
+    counted(state, policy, subject, code, message, Uncounted::Refuse).await
+}
+
+/// What a hit the limiter could not count gets.
+enum Uncounted {
+    Allow,
+    Refuse,
+}
+
+async fn counted(
+    state: &AppState,
+    policy: &Policy,
+    subject: &str,
+    code: &str,
+    message: impl Into<String>,
+    uncounted: Uncounted,
+) -> Result<(), ApiError> {
     let now = state.now();
     let decision = state.limiter.hit(policy, subject, now).await;
-    if decision.limiter_down {
+    if decision.limiter_down && matches!(uncounted, Uncounted::Refuse) {
         return Err(ApiError::unavailable(
             "rate_limiter_unavailable",
             "the limits of this route cannot be counted right now; retry shortly",

@@ -3,7 +3,9 @@
 //!
 //! - prepared transactions never confirmed: [`UNCONFIRMED_PREPARED_SECS`] (1 day) after they
 //!   were prepared. Their blockhash lapsed within minutes, so none of them can still land;
-//!   confirmed ones are the record of what landed and stay.
+//!   confirmed ones are the record of what landed and stay. A narrative's prepare-mint stays
+//!   while its mint can still be published (before the market's deadline): it may have landed
+//!   with its publish refused (moderation, the daily cap), and publish reads it to retry.
 //! - the shield probe log: [`PROBE_LOG_SECS`] (30 days), far past the gate's ten-minute window.
 //!   The newest row always stays, so its id (which lifted blocks are fenced by) keeps rising.
 //! - shield partner applications: [`PARTNER_APPLICATION_SECS`] (90 days) for an operator to
@@ -15,9 +17,10 @@
 //!   (`wallet_proof::forget_expired`).
 
 use narrative_store::entities::{
-    jobs, prepared_transactions, shield_partner_applications, shield_probe_log,
+    jobs, narrative_mints, prepared_transactions, shield_partner_applications, shield_probe_log,
 };
 use narrative_store::Store;
+use sea_orm::sea_query::Query;
 use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QuerySelect};
 
 use crate::clock::{SharedClock, DAY_SECS};
@@ -45,9 +48,16 @@ pub struct Deleted {
 
 /// Deletes what is past its period at `now`.
 pub async fn apply(db: &impl ConnectionTrait, now: i64) -> Result<Deleted, DbErr> {
+    let publishable = Query::select()
+        .column(narrative_mints::Column::PreparedId)
+        .from(narrative_mints::Entity)
+        .and_where(narrative_mints::Column::Status.eq("prepared"))
+        .and_where(narrative_mints::Column::DeadlineAt.gt(now))
+        .to_owned();
     let prepared_transactions = prepared_transactions::Entity::delete_many()
         .filter(prepared_transactions::Column::Status.eq("prepared"))
         .filter(prepared_transactions::Column::CreatedAt.lt(now - UNCONFIRMED_PREPARED_SECS))
+        .filter(prepared_transactions::Column::Id.not_in_subquery(publishable))
         .exec(db)
         .await?
         .rows_affected;

@@ -1,7 +1,8 @@
 //! Who is calling: the TCP peer's address, unless the peer is a trusted proxy
-//! (`TRUSTED_PROXIES`, none by default), whose `Forwarded` (or, without it, `X-Forwarded-For`)
-//! header is then believed as `limits::client` reads it. Any client can set those headers, so
-//! they mean nothing from anyone else. The limiter works the address out once per request and
+//! (`TRUSTED_PROXIES`, none by default), whose one forwarding header (`TRUSTED_PROXY_HEADER`:
+//! `X-Forwarded-For` or `Forwarded`) is then believed as `limits::client` reads it. Any client
+//! can set those headers, so they mean nothing from anyone else, and the header the proxies do
+//! not write means nothing at all. The limiter works the address out once per request and
 //! leaves it in the request's extensions for the handlers.
 
 use std::net::IpAddr;
@@ -9,7 +10,7 @@ use std::sync::Arc;
 
 use poem::Request;
 
-use crate::limits::client::{forwarded_element, forwarded_for_entry, TrustedProxies};
+use crate::limits::client::TrustedProxies;
 use crate::state::AppState;
 
 /// The caller's address as worked out for this request.
@@ -30,31 +31,25 @@ fn peer(req: &Request) -> Option<IpAddr> {
     req.remote_addr().as_socket_addr().map(|addr| addr.ip())
 }
 
-/// The caller of `req` behind `proxies`.
+/// The caller of `req` behind `proxies`: the hops of the one header they write, each entry
+/// parsed on its own (an entry that is not an address, or not text, stops the walk there,
+/// rather than making the whole header one unknown caller).
 pub fn resolve(req: &Request, proxies: &TrustedProxies) -> Option<IpAddr> {
     let peer = peer(req)?;
     if !proxies.trusts(peer) {
         return Some(peer.to_canonical());
     }
-    let headers = req.headers();
-    let forwarded: Vec<&str> = headers
-        .get_all("forwarded")
+    let header = proxies.header;
+    let hops: Vec<Option<IpAddr>> = req
+        .headers()
+        .get_all(header.name())
         .iter()
-        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.as_bytes().split(|byte| *byte == b','))
+        .map(|entry| {
+            std::str::from_utf8(entry)
+                .ok()
+                .and_then(|entry| header.entry(entry))
+        })
         .collect();
-    let hops: Vec<Option<IpAddr>> = if forwarded.is_empty() {
-        headers
-            .get_all("x-forwarded-for")
-            .iter()
-            .flat_map(|value| value.to_str().unwrap_or("?").split(','))
-            .map(forwarded_for_entry)
-            .collect()
-    } else {
-        forwarded
-            .iter()
-            .flat_map(|value| value.split(','))
-            .map(forwarded_element)
-            .collect()
-    };
     Some(proxies.client(peer, hops.into_iter()))
 }

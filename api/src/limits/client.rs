@@ -61,28 +61,58 @@ impl Network {
     }
 }
 
-/// The proxies whose forwarding headers are believed.
+/// The forwarding header trusted proxies write.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ForwardingHeader {
+    #[default]
+    XForwardedFor,
+    /// RFC 7239's `Forwarded`.
+    Forwarded,
+}
+
+impl ForwardingHeader {
+    pub fn name(self) -> &'static str {
+        match self {
+            ForwardingHeader::XForwardedFor => "x-forwarded-for",
+            ForwardingHeader::Forwarded => "forwarded",
+        }
+    }
+
+    /// One comma-separated entry of the header as an address, if it is one.
+    pub fn entry(self, entry: &str) -> Option<IpAddr> {
+        match self {
+            ForwardingHeader::XForwardedFor => forwarded_for_entry(entry),
+            ForwardingHeader::Forwarded => forwarded_element(entry),
+        }
+    }
+}
+
+/// The proxies whose forwarding header is believed, and which header that is.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct TrustedProxies(Vec<Network>);
+pub struct TrustedProxies {
+    networks: Vec<Network>,
+    pub header: ForwardingHeader,
+}
 
 impl TrustedProxies {
-    /// From `TRUSTED_PROXIES` entries (blank ones ignored).
-    pub fn parse<S: AsRef<str>>(entries: &[S]) -> Result<TrustedProxies, String> {
-        entries
+    /// From `TRUSTED_PROXIES` entries (blank ones ignored) and `TRUSTED_PROXY_HEADER`.
+    pub fn parse<S: AsRef<str>>(entries: &[S], header: &str) -> Result<TrustedProxies, String> {
+        let header = match header {
+            "x-forwarded-for" => ForwardingHeader::XForwardedFor,
+            "forwarded" => ForwardingHeader::Forwarded,
+            other => return Err(format!("{other} is not x-forwarded-for or forwarded")),
+        };
+        let networks = entries
             .iter()
             .map(AsRef::as_ref)
             .filter(|entry| !entry.trim().is_empty())
             .map(str::parse)
-            .collect::<Result<_, _>>()
-            .map(TrustedProxies)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+            .collect::<Result<_, _>>()?;
+        Ok(TrustedProxies { networks, header })
     }
 
     pub fn trusts(&self, ip: IpAddr) -> bool {
-        self.0.iter().any(|network| network.contains(ip))
+        self.networks.iter().any(|network| network.contains(ip))
     }
 
     /// The caller behind `peer`: `peer` itself unless it is trusted; then, walking the
@@ -224,7 +254,7 @@ mod tests {
     #[test]
     fn the_right_most_untrusted_hop_is_the_client() {
         let none = TrustedProxies::default();
-        let proxies = TrustedProxies::parse(&["10.0.0.0/8", " "]).unwrap();
+        let proxies = TrustedProxies::parse(&["10.0.0.0/8", " "], "x-forwarded-for").unwrap();
         let chain = |entries: &[&str]| -> Vec<Option<IpAddr>> {
             entries.iter().map(|e| forwarded_for_entry(e)).collect()
         };

@@ -205,7 +205,11 @@ impl KycApi {
     /// Open a hosted KYC inquiry for the wallet (with its signature), or learn that it already
     /// holds the tier.
     #[oai(path = "/kyc/start", method = "post")]
-    async fn start(&self, body: Json<KycStart>) -> Answer<Json<KycStarted>, StartRefusals> {
+    async fn start(
+        &self,
+        req: &Request,
+        body: Json<KycStart>,
+    ) -> Answer<Json<KycStarted>, StartRefusals> {
         let body = body.0;
         let tier = body.tier.unwrap_or(1);
         let proof = Proof {
@@ -213,24 +217,26 @@ impl KycApi {
             signature: &body.signature,
             issued_at: body.issued_at,
         };
-        Ok(Json(match kyc::start(&self.state, proof, tier).await? {
-            Started::AlreadyVerified { tier } => KycStarted {
-                ok: true,
-                already_verified: true,
-                kyc_tier: tier,
-                kyc_url: None,
-                inquiry_id: None,
-                session_token: None,
+        Ok(Json(
+            match kyc::start(&self.state, client_ip(req), proof, tier).await? {
+                Started::AlreadyVerified { tier } => KycStarted {
+                    ok: true,
+                    already_verified: true,
+                    kyc_tier: tier,
+                    kyc_url: None,
+                    inquiry_id: None,
+                    session_token: None,
+                },
+                Started::Opened { inquiry, tier } => KycStarted {
+                    ok: true,
+                    already_verified: false,
+                    kyc_tier: tier,
+                    kyc_url: Some(inquiry.url),
+                    inquiry_id: Some(inquiry.inquiry_id),
+                    session_token: Some(inquiry.session_token.expose_secret().to_owned()),
+                },
             },
-            Started::Opened { inquiry, tier } => KycStarted {
-                ok: true,
-                already_verified: false,
-                kyc_tier: tier,
-                kyc_url: Some(inquiry.url),
-                inquiry_id: Some(inquiry.inquiry_id),
-                session_token: Some(inquiry.session_token.expose_secret().to_owned()),
-            },
-        }))
+        ))
     }
 
     /// The wallet's KYC tier and its most recent inquiry's progress (public); with the admin
@@ -284,7 +290,7 @@ impl KycApi {
     ) -> Answer<Json<ScreeningResult>, ScreenRefusals> {
         let operator = carries_admin(req, &self.state);
         let wallet = body.0.wallet;
-        let screening = kyc::screen_for(&self.state, client_ip(req), &wallet).await?;
+        let screening = kyc::screen(&self.state, client_ip(req), &wallet).await?;
         Ok(Json(ScreeningResult {
             ok: true,
             wallet,
