@@ -542,6 +542,21 @@ async fn terms_are_accepted_once_by_the_wallets_signature_of_the_current_version
         again["accepted_at"], accepted["accepted_at"],
         "accepted once"
     );
+    let (_, status) = server.get(&format!("/v1/terms/status/{address}")).await;
+    assert_eq!(status["accepted"], true);
+    assert_eq!(status["accepted_version"], "v3");
+    assert_eq!(status["accepted_at"], accepted["accepted_at"]);
+    // The conviction profile reports the same record.
+    let (_, profile) = server.get(&format!("/v1/conviction/{address}")).await;
+    assert_eq!(profile["terms_accepted"], true);
+    assert_eq!(profile["terms_version"], "v3");
+    assert_eq!(profile["terms_accepted_at"], accepted["accepted_at"]);
+    // The document names the one version accepted.
+    let (_, document) = server.get("/v1/openapi.json").await;
+    assert_eq!(
+        document["components"]["schemas"]["TermsAccept"]["properties"]["terms_version"]["enum"],
+        json!(["v3", null])
+    );
     server.stop().await;
 }
 
@@ -580,12 +595,13 @@ async fn the_waitlist_keeps_one_place_per_email_and_wallet() {
         ),
         (Some(2), Some(2), Some("recorded"))
     );
-    // The same address in another case, or the same wallet with a new email: the place held.
+    // The same address in another case, or the same wallet with a new email: the place held,
+    // answered only to the wallet that signs for it (an email proves nobody).
     let (code, again) = join(json!({"email": "ADA@example.COM"})).await;
     assert_eq!(code, StatusCode::OK);
     assert_eq!(
         (again["position"].as_u64(), again["created"].as_bool()),
-        (Some(1), Some(false))
+        (None, Some(false))
     );
     let (_, again) = join(signed_join(
         &server,
@@ -610,7 +626,9 @@ async fn the_waitlist_keeps_one_place_per_email_and_wallet() {
         .filter(|(_, body)| body["created"] == true)
         .count();
     assert_eq!(created, 1, "{answers:?}");
-    assert!(answers.iter().all(|(_, body)| body["position"] == 3));
+    assert!(answers
+        .iter()
+        .all(|(_, body)| (body["created"] == true) == (body["position"] == 3)));
     let (_, place) = server.get(&format!("/v1/waitlist/{wallet}")).await;
     assert_eq!(
         (place["position"].as_u64(), place["total"].as_u64()),
@@ -695,9 +713,10 @@ async fn the_waitlist_leaks_no_identity_and_joins_a_wallet_by_its_signature() {
         .post("/v1/waitlist", &json!({"email": "OWNER@example.com"}))
         .await;
     assert_eq!(code, StatusCode::OK, "{known}");
+    // Nor its place, which the wallet's public place would have matched (both were 1).
     assert_eq!(
         known,
-        json!({"ok": true, "position": 1, "total": 1, "created": false, "referral": null})
+        json!({"ok": true, "position": null, "total": null, "created": false, "referral": null})
     );
     assert!(!leaks(&known), "{known}");
 

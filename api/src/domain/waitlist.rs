@@ -50,9 +50,11 @@ impl Referral {
 
 pub struct Place {
     pub entry: waitlist_entries::Model,
-    /// From 1.
-    pub position: u64,
-    pub total: u64,
+    /// From 1, and the entries on the list; `None` for a join that found an entry it did not
+    /// prove its own (matched by email, or by an email beside another wallet): a wallet's place
+    /// is public (`GET /v1/waitlist/:wallet`), so answering the place of an email's entry would
+    /// say which wallet joined with it.
+    pub standing: Option<(u64, u64)>,
     /// False when the email or wallet was on the list already.
     pub created: bool,
     /// Set when this join named a referrer and wrote the entry.
@@ -91,25 +93,18 @@ async fn existing(
     Ok(by_email.or(found.first()).cloned())
 }
 
-async fn place(
+/// The entry's place and the list's length.
+async fn standing(
     state: &AppState,
-    entry: waitlist_entries::Model,
-    created: bool,
-    referral: Option<Referral>,
-) -> Result<Place, ApiError> {
+    entry: &waitlist_entries::Model,
+) -> Result<(u64, u64), ApiError> {
     let db = state.store.db();
     let position = waitlist_entries::Entity::find()
         .filter(waitlist_entries::Column::Id.lte(entry.id))
         .count(db)
         .await?;
     let total = waitlist_entries::Entity::find().count(db).await?;
-    Ok(Place {
-        entry,
-        position,
-        total,
-        created,
-        referral,
-    })
+    Ok((position, total))
 }
 
 /// Whether `wallet` holds or held any indexed backing (open, claimed or closed).
@@ -155,7 +150,21 @@ pub async fn join(state: &AppState, join: Join) -> Result<Place, ApiError> {
         .await?;
     }
     if let Some(entry) = existing(state, join.email.as_ref(), join.wallet.as_ref()).await? {
-        return place(state, entry, false, None).await;
+        // Its place only to the wallet that proved it is the entry's.
+        let own = join
+            .wallet
+            .is_some_and(|w| entry.wallet.as_deref() == Some(w.to_string().as_str()));
+        let standing = if own {
+            Some(standing(state, &entry).await?)
+        } else {
+            None
+        };
+        return Ok(Place {
+            entry,
+            standing,
+            created: false,
+            referral: None,
+        });
     }
     let (referrer, referral) = match (join.referrer, join.wallet.as_ref()) {
         (Some(referrer), Some(wallet)) => {
@@ -182,7 +191,21 @@ pub async fn join(state: &AppState, join: Join) -> Result<Place, ApiError> {
         .await?
         .ok_or_else(|| ApiError::internal("a waitlist entry vanished"))?;
     let created = inserted == 1;
-    place(state, entry, created, referral.filter(|_| created)).await
+    // A racing join that wrote first holds the place: answered as a found entry is.
+    let own = created
+        || join
+            .wallet
+            .is_some_and(|w| entry.wallet.as_deref() == Some(w.to_string().as_str()));
+    Ok(Place {
+        standing: if own {
+            Some(standing(state, &entry).await?)
+        } else {
+            None
+        },
+        entry,
+        created,
+        referral: referral.filter(|_| created),
+    })
 }
 
 /// The place of `wallet`; 404 when it is not on the list.
@@ -190,5 +213,10 @@ pub async fn position(state: &AppState, wallet: &Wallet) -> Result<Place, ApiErr
     let entry = existing(state, None, Some(wallet))
         .await?
         .ok_or_else(|| ApiError::not_found("waitlist entry"))?;
-    place(state, entry, false, None).await
+    Ok(Place {
+        standing: Some(standing(state, &entry).await?),
+        entry,
+        created: false,
+        referral: None,
+    })
 }

@@ -42,10 +42,12 @@ pub struct WaitlistJoin {
 #[derive(Object)]
 pub struct WaitlistJoined {
     pub ok: bool,
-    /// From 1, in the order of joining.
-    pub position: u64,
-    /// Entries on the list.
-    pub total: u64,
+    /// From 1, in the order of joining: for an entry this join wrote, or the joining wallet's
+    /// own (proven by its signature); null for an entry found by its email, whose place would
+    /// tell which wallet joined with it.
+    pub position: Option<u64>,
+    /// Entries on the list, when `position` is given.
+    pub total: Option<u64>,
     /// False when the email or wallet was on the list already (nothing was written).
     pub created: bool,
     /// When this join named a referrer and wrote the entry: `recorded`, or `not_eligible` when
@@ -57,8 +59,8 @@ impl From<Place> for WaitlistJoined {
     fn from(p: Place) -> Self {
         WaitlistJoined {
             ok: true,
-            position: p.position,
-            total: p.total,
+            position: p.standing.map(|(position, _)| position),
+            total: p.standing.map(|(_, total)| total),
             created: p.created,
             referral: p.referral.map(|r| r.as_str().to_owned()),
         }
@@ -107,10 +109,11 @@ impl WaitlistApi {
     #[oai(path = "/:wallet", method = "get")]
     async fn place(&self, wallet: Path<Wallet>) -> Answer<Json<WaitlistPlace>, PlaceRefusals> {
         let place = waitlist::position(&self.state, &wallet.0).await?;
+        let (position, total) = place.standing.unwrap_or_default();
         Ok(Json(WaitlistPlace {
             ok: true,
-            position: place.position,
-            total: place.total,
+            position,
+            total,
             wallet: wallet.0,
             joined_at: iso(place.entry.created_at),
         }))
