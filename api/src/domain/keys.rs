@@ -63,17 +63,15 @@ pub fn well_formed(key: &str) -> bool {
         && hex(secret, 64)
 }
 
+/// The stored form of a key: the hex of its [`digest`].
 fn digest_hex(key: &str) -> String {
-    Sha256::digest(key.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex::encode(digest(key))
 }
 
 fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
     rand::rngs::OsRng.fill_bytes(&mut buf);
-    buf.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(buf)
 }
 
 pub struct IssuedKey {
@@ -200,7 +198,7 @@ pub async fn verify_digest(
     db: &DatabaseConnection,
     digest: &[u8; 32],
 ) -> Result<Option<Caller>, ApiError> {
-    let digest: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let digest = hex::encode(digest);
     let Some(row) = api_keys::Entity::find()
         .filter(api_keys::Column::KeyHash.eq(digest.clone()))
         .one(db)

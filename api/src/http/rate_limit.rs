@@ -67,9 +67,10 @@ pub async fn limit_requests<E: Endpoint>(
         state.key_memory.remember_unknown(digest, now);
         return Ok(ApiError::invalid_api_key().into_response());
     };
-    if !known {
-        state.key_memory.remember_known(digest, now);
-    }
+    // Every live lookup renews the memory: a key in use is never charged to its IP's
+    // anonymous limit (renewing only unknown ones let an active key lapse every minute, and
+    // its next request was refused if its address had spent that limit).
+    state.key_memory.remember_known(digest, now);
     let limit = caller.tier.limit_per_minute();
     let policy = Policy {
         name: "key",
