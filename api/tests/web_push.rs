@@ -701,6 +701,11 @@ async fn push_endpoints_must_belong_to_a_known_push_service() {
         push.delivered().is_empty(),
         "nothing sent to an unlisted host"
     );
+    assert_eq!(
+        push_subscriptions::Entity::find().count(db).await.unwrap(),
+        0,
+        "the unlisted subscription is deleted, so later notifications queue nothing for it"
+    );
     let metrics = server.get_text("/metrics").await;
     assert!(
         metrics.contains(r#"push_deliveries_total{outcome="refused"} 1"#),

@@ -85,7 +85,7 @@ pub struct Proof<'a> {
 }
 
 /// Whether a message issued at `issued_at` may still be accepted at `now`; why not, if not.
-pub fn check_fresh(issued_at: UnixSeconds, now: i64) -> Result<(), String> {
+fn check_fresh(issued_at: UnixSeconds, now: i64) -> Result<(), String> {
     let at = issued_at.get();
     if at < now - PAST_WINDOW_SECS {
         return Err(format!(
@@ -110,8 +110,9 @@ pub async fn prove(
     statement: &Statement,
     proof: Proof<'_>,
 ) -> Result<(), ApiError> {
-    verify(statement, proof, state.now())?;
-    consume(state.store.db(), statement, proof, state.now()).await
+    let now = state.now();
+    verify(statement, proof, now)?;
+    consume(state.store.db(), statement, proof, now).await
 }
 
 /// The checks of [`prove`] that need no store: freshness and the signature.
@@ -159,10 +160,14 @@ pub async fn consume(
     Ok(())
 }
 
-/// Forgets the used signatures that the window refuses anyway; how many.
+/// How long a used signature is remembered after it was issued: twice the window, so a process
+/// whose clock runs behind the one that forgets it still refuses it by its time.
+pub const REMEMBERED_SECS: i64 = 2 * PAST_WINDOW_SECS;
+
+/// Forgets the used signatures that every process's window refuses anyway; how many.
 pub async fn forget_expired(db: &impl ConnectionTrait, now: i64) -> Result<u64, DbErr> {
     Ok(used_wallet_signatures::Entity::delete_many()
-        .filter(used_wallet_signatures::Column::IssuedAt.lt(now - PAST_WINDOW_SECS))
+        .filter(used_wallet_signatures::Column::IssuedAt.lt(now - REMEMBERED_SECS))
         .exec(db)
         .await?
         .rows_affected)

@@ -116,7 +116,9 @@ pub async fn subscribe(
     auth: &PushAuth,
 ) -> Result<Subscribed, ApiError> {
     let wallet = proof.wallet;
-    // Before the proof is used up: a refused endpoint leaves it for a corrected request.
+    let statement = subscribe_statement(wallet, endpoint);
+    let now = state.now();
+    wallet_proof::verify(&statement, proof, now)?;
     let host = endpoint.url().host_str().unwrap_or_default();
     if !state.push_services.allows(host) {
         return Err(ApiError::url_not_allowed(
@@ -124,12 +126,13 @@ pub async fn subscribe(
             format!("{host} is not a known push service"),
         ));
     }
-    wallet_proof::prove(state, &subscribe_statement(wallet, endpoint), proof).await?;
     if let Err(refused) = state.outbound.check(endpoint.url()).await {
         return Err(ApiError::url_not_allowed("push endpoint", refused));
     }
-    let now = state.now();
     let txn = state.store.begin_write().await?;
+    // Used up with the subscription it allows: a refusal above (or a failed write) leaves it
+    // for a retry within the window.
+    wallet_proof::consume(&txn, &statement, proof, now).await?;
     let existing = push_subscriptions::Entity::find()
         .filter(push_subscriptions::Column::Endpoint.eq(endpoint.to_string()))
         .one(&txn)
@@ -458,13 +461,20 @@ impl Handler<DeliverPush> for PushSender {
             .services
             .allows(endpoint.host_str().unwrap_or_default())
         {
-            // Subscribed before the list changed: not a push service the service calls now.
+            // Subscribed before the list changed: not a push service the service calls now, so
+            // the subscription goes (as a gone one does) rather than queue a delivery that does
+            // nothing for every later notification.
             self.counts
                 .refused
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            push_subscriptions::Entity::delete_many()
+                .filter(push_subscriptions::Column::Id.eq(subscription.id))
+                .filter(push_subscriptions::Column::UpdatedAt.eq(subscription.updated_at))
+                .exec(db)
+                .await?;
             tracing::warn!(
                 subscription = subscription.id,
-                "push endpoint not at a known push service; not sent"
+                "push endpoint not at a known push service; not sent, subscription deleted"
             );
             return Ok(JobOutcome::Done);
         }
