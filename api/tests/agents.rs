@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{clock_at_hour_start, TestServer};
+use common::{clock_at_hour_start, SigningWallet, TestServer};
 use narrative_store::entities::{markets, narratives};
 use reqwest::StatusCode;
 use sea_orm::{ActiveModelTrait, IntoActiveModel};
@@ -193,18 +193,29 @@ async fn portfolio_history_and_the_leaderboard_read_the_agents_backings() {
     let server =
         TestServer::start_at(clock_at_hour_start(), |c| c.sol_usd_price = Some(100.0)).await;
     let db = server.db.store.db();
-    let wallet_b = "11111111111111111111111111111111";
+    // Wallets proven by their signatures: the board ranks only those.
+    let (alpha, beta) = (SigningWallet::new(31), SigningWallet::new(32));
+    let (wallet_a, wallet_b) = (alpha.address.as_str(), beta.address.as_str());
+    let now = server.clock.now();
     let mut keys = Vec::new();
-    for (wallet, name) in [(WALLET, "alpha"), (wallet_b, "beta")] {
+    for (wallet, name) in [(&alpha, "alpha"), (&beta, "beta")] {
         let (status, body) = server
             .post(
                 "/v1/agent/register",
-                &json!({"wallet_address": wallet, "name": name}),
+                &common::signed_agent_registration(wallet, name, now),
             )
             .await;
-        assert_eq!(status, StatusCode::CREATED);
+        assert_eq!(status, StatusCode::CREATED, "{body}");
         keys.push(body["agent"]["api_key"].as_str().unwrap().to_owned());
     }
+    // An agent that merely names alpha's wallet (a label) is not ranked with its record.
+    let (status, body) = server
+        .post(
+            "/v1/agent/register",
+            &json!({"wallet_address": wallet_a, "name": "impostor"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
     let n = narrative(7, "open", 1_790_000_000);
     n.clone().into_active_model().insert(db).await.unwrap();
     market_for(&n, 0, 0)
@@ -215,8 +226,14 @@ async fn portfolio_history_and_the_leaderboard_read_the_agents_backings() {
     // alpha: one open 0.2 SOL backing on N7, one claimed (1 SOL staked, 1.5 paid); beta: one
     // claimed loss (0.5 staked, 0 paid).
     for (k, (backer, market_id, amount, claimed, payout)) in [
-        (WALLET, n.market_id.clone(), 200_000_000i64, false, 0i64),
-        (WALLET, "aa".repeat(32), 1_000_000_000, true, 1_500_000_000),
+        (wallet_a, n.market_id.clone(), 200_000_000i64, false, 0i64),
+        (
+            wallet_a,
+            "aa".repeat(32),
+            1_000_000_000,
+            true,
+            1_500_000_000,
+        ),
         (wallet_b, "bb".repeat(32), 500_000_000, true, 0),
     ]
     .into_iter()
@@ -236,7 +253,7 @@ async fn portfolio_history_and_the_leaderboard_read_the_agents_backings() {
     };
     let (status, portfolio) = get("/v1/agent/portfolio", keys[0].clone()).await;
     assert_eq!(status, StatusCode::OK, "{portfolio}");
-    assert_eq!(portfolio["wallet_address"], WALLET);
+    assert_eq!(portfolio["wallet_address"], wallet_a);
     let positions = portfolio["positions"].as_array().unwrap();
     assert_eq!(
         positions.len(),
@@ -260,6 +277,7 @@ async fn portfolio_history_and_the_leaderboard_read_the_agents_backings() {
     let (status, board) = server.get("/v1/agent/leaderboard").await;
     assert_eq!(status, StatusCode::OK);
     let board = board["leaderboard"].as_array().unwrap();
+    assert_eq!(board.len(), 2, "{board:?}");
     assert_eq!(board[0]["name"], "alpha");
     assert_eq!(board[0]["total_pnl_sol"], 0.5);
     assert_eq!(board[0]["total_backings"], 2);

@@ -32,18 +32,7 @@ async fn register(server: &TestServer, body: Value) -> (StatusCode, Value) {
 }
 
 /// A registration under `wallet`'s address with its signature of the registration statement.
-fn signed_registration(wallet: &SigningWallet, name: &str, issued_at: i64) -> Value {
-    let statement = format!(
-        "narrative-market-service:agent-register:{}:{name}",
-        wallet.address
-    );
-    json!({
-        "wallet_address": wallet.address,
-        "name": name,
-        "wallet_signature": wallet.sign_at(&statement, issued_at),
-        "issued_at": issued_at,
-    })
-}
+use common::signed_agent_registration as signed_registration;
 
 /// A verdict on a narrative that does not exist: an authorised agent gets 404, any other 403.
 async fn resolve_unknown(server: &TestServer, key: &str) -> (StatusCode, Value) {

@@ -153,7 +153,7 @@ pub async fn seed(db: &DatabaseConnection, n: usize, now: i64) {
             wallet_address: owner,
             api_key_id: format!("seed-key-{i}"),
             created_at: now,
-            wallet_proven: false,
+            wallet_proven: true,
             oracle_granted_at: None,
             oracle_granted_by: None,
             oracle_revoked_at: None,

@@ -71,6 +71,20 @@ pub fn signed_waitlist_join(
     body
 }
 
+/// An agent registration proving `wallet` by its signature issued at `issued_at`.
+pub fn signed_agent_registration(wallet: &SigningWallet, name: &str, issued_at: i64) -> Value {
+    let statement = format!(
+        "narrative-market-service:agent-register:{}:{name}",
+        wallet.address
+    );
+    serde_json::json!({
+        "wallet_address": wallet.address,
+        "name": name,
+        "wallet_signature": wallet.sign_at(&statement, issued_at),
+        "issued_at": issued_at,
+    })
+}
+
 pub const ADMIN_WALLET: &str = "AdminWa11et1111111111111111111111111111111";
 pub const ADMIN_SECRET: &str = "correct horse battery staple";
 

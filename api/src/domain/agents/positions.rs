@@ -78,7 +78,9 @@ pub struct Standing {
 }
 
 /// Agents ranked by realised PnL (ties by id), a page of them: aggregated and paged in one SQL
-/// statement, so the cost does not grow with the agents that are not on the page.
+/// statement, so the cost does not grow with the agents that are not on the page. Only agents
+/// whose wallet was proven at registration rank: a wallet merely named is a label, and would
+/// otherwise wear another trader's record.
 pub async fn leaderboard(
     state: &AppState,
     limit: u64,
@@ -96,6 +98,7 @@ pub async fn leaderboard(
        CAST(COALESCE(SUM(CASE WHEN b.claimed THEN b.payout - b.amount ELSE 0 END), 0) AS BIGINT)
          AS pnl
 FROM agents a LEFT JOIN backings b ON b.backer = a.wallet_address
+WHERE a.wallet_proven
 GROUP BY a.id
 ORDER BY pnl DESC, a.id {bytewise} ASC LIMIT {limit} OFFSET {offset}"
     );
