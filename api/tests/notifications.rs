@@ -562,17 +562,17 @@ async fn a_wallet_reads_its_feed_in_pages_and_marks_it_read_with_its_signature()
 }
 
 /// Points grow with the amount backed, however it is split; a referral credits only a wallet
-/// that had not backed before it joined.
+/// that had not backed before it joined, once its backing earns points.
 #[tokio::test]
 async fn backing_points_grow_with_the_amount_and_referrals_credit_only_new_backers() {
     let options = HarnessOptions {
-        wallets: 6,
+        wallets: 7,
         ..Default::default()
     };
     let (server, ledger) = chain::start_on_bank_with(options, |_, _| {}).await;
-    let [whole, split, creator, referrer, veteran, newcomer] = {
+    let [whole, split, creator, referrer, veteran, newcomer, duster] = {
         let h = ledger.harness.lock().await;
-        [0, 1, 2, 3, 4, 5].map(|i| h.wallets[i].insecure_clone())
+        [0, 1, 2, 3, 4, 5, 6].map(|i| h.wallets[i].insecure_clone())
     };
     let (_, market) = narrative_market(&server, &ledger, &creator, "Kestrel ships").await;
 
@@ -592,6 +592,11 @@ async fn backing_points_grow_with_the_amount_and_referrals_credit_only_new_backe
     let joined = join_waitlist(&server, &newcomer, &referrer).await;
     assert_eq!(joined["referral"], "recorded", "{joined}");
     back(&server, &ledger, &newcomer, &market, Side::No, SOL / 10).await;
+    // A referred wallet whose backing earns no point (0.05 SOL) pays its referrer nothing: a
+    // flat 50 for a minimal backing would make splitting across fresh wallets pay after all.
+    let joined = join_waitlist(&server, &duster, &referrer).await;
+    assert_eq!(joined["referral"], "recorded", "{joined}");
+    back(&server, &ledger, &duster, &market, Side::No, SOL / 20).await;
 
     // The follower passes every event.
     let db = server.db.store.db();

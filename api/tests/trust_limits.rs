@@ -480,7 +480,7 @@ type Kept = HashMap<&'static str, (String, String)>;
 #[tokio::test]
 async fn the_retention_job_deletes_what_is_past_its_period_and_keeps_the_rest() {
     use narrative_api::clock::Clock;
-    use narrative_api::domain::retention;
+    use narrative_api::domain::{retention, wallet_proof};
     use narrative_store::entities::{
         jobs, narrative_mints, prepared_transactions, shield_partner_applications,
         shield_probe_log, used_wallet_signatures,
@@ -642,7 +642,11 @@ async fn the_retention_job_deletes_what_is_past_its_period_and_keeps_the_rest() 
         .unwrap();
         job_ids.insert(name, id);
     }
-    for (signature, age) in [("old-signature", 301), ("new-signature", 200)] {
+    for (signature, age) in [
+        ("old-signature", wallet_proof::REMEMBERED_SECS + 1),
+        // Past the window, but remembered for processes whose clocks run behind.
+        ("new-signature", wallet_proof::REMEMBERED_SECS - 60),
+    ] {
         used_wallet_signatures::Entity::insert(used_wallet_signatures::ActiveModel {
             signature: Set(signature.into()),
             wallet: Set(wallet(1)),

@@ -286,12 +286,17 @@ async fn backed(
         )
         .await?;
     }
-    // A referred wallet's first backing rewards its referrer, once.
-    let referrer = waitlist_entries::Entity::find()
-        .filter(waitlist_entries::Column::Wallet.eq(backer.as_str()))
-        .one(db)
-        .await?
-        .and_then(|entry| entry.referrer);
+    // A referred wallet's first backing that earns points rewards its referrer, once: a flat
+    // reward for a backing worth no point would pay for splitting across fresh wallets.
+    let referrer = if earned > 0 {
+        waitlist_entries::Entity::find()
+            .filter(waitlist_entries::Column::Wallet.eq(backer.as_str()))
+            .one(db)
+            .await?
+            .and_then(|entry| entry.referrer)
+    } else {
+        None
+    };
     if let Some(referrer) = referrer {
         let rewarded = points::award(
             db,
