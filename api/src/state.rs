@@ -88,6 +88,8 @@ pub struct AppState {
     pub cost_caps: CostCaps,
     /// Holder checks answered lately, per wallet.
     pub holder_checks: crate::freshness::Expiring<String, crate::chain::holdings::Holding>,
+    /// Passport scores checked lately, by address (`verify::PASSPORT_CHECK_TTL_SECS`).
+    pub passport_checks: crate::freshness::Expiring<String, f64>,
     /// Bytes of answers the response cache may hold (0: no cache).
     pub response_cache_bytes: usize,
     /// The response caches, told of commits other processes make (`Background` listens).
@@ -233,8 +235,9 @@ const LOCAL_KYC_PAGE: &str = "https://kyc.invalid/local-provider";
 
 /// Wallets whose shield terms are kept; past it the memo starts over (see `Memo::new`).
 const MEMO_WALLETS: usize = 100_000;
-/// Wallets whose holder check is kept (for `verify::HOLDER_CHECK_TTL_SECS`).
-const HOLDER_CHECKS_KEPT: usize = 10_000;
+/// Wallets whose holder check, or passport score, is kept (`verify::HOLDER_CHECK_TTL_SECS`,
+/// `verify::PASSPORT_CHECK_TTL_SECS`).
+const PROVIDER_CHECKS_KEPT: usize = 10_000;
 /// Coverages kept: one per protocol with an open period.
 const MEMO_COVERAGES: usize = 10_000;
 
@@ -590,7 +593,8 @@ impl AppState {
             .map_err(|e| anyhow::anyhow!("TRUSTED_PROXIES: {e}"))?,
             key_memory: KeyMemory::default(),
             cost_caps: CostCaps::from_config(config),
-            holder_checks: crate::freshness::Expiring::new(HOLDER_CHECKS_KEPT),
+            holder_checks: crate::freshness::Expiring::new(PROVIDER_CHECKS_KEPT),
+            passport_checks: crate::freshness::Expiring::new(PROVIDER_CHECKS_KEPT),
             response_cache_bytes: config.response_cache_mb.saturating_mul(1024 * 1024),
             caches: Arc::default(),
             freshness,

@@ -27,7 +27,6 @@ use crate::chain::holdings::{holding, Holding};
 use crate::clock::DAY_SECS;
 use crate::domain::quota;
 use crate::error::ApiError;
-use crate::limits::Policy;
 use crate::providers::identity_pass::PassCheck;
 use crate::state::AppState;
 use crate::values::{ChainAddress, VerifyMethod, Wallet};
@@ -50,12 +49,10 @@ pub const HOLD_DAYS: i64 = 45;
 /// days, so five minutes changes nothing worth another walk of the ledger.
 pub const HOLDER_CHECK_TTL_SECS: i64 = 300;
 
-/// Passport checks (each asks the provider) per wallet per UTC day.
-pub const PASSPORT_PER_WALLET: Policy = Policy {
-    name: "passport_wallet",
-    limit: 10,
-    window_secs: 86_400,
-};
+/// How long a wallet's passport score is answered from memory before the provider is asked
+/// again. This, not a per-wallet cap, bounds the provider calls per wallet: the route is public,
+/// and a cap keyed by the wallet in its path let anyone spend a wallet's checks for the day.
+pub const PASSPORT_CHECK_TTL_SECS: i64 = 300;
 
 /// What a holder gets, in basis points (decided; `docs/decisions.md`, "Verification").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -348,27 +345,25 @@ pub async fn check_passport(state: &AppState, address: &ChainAddress) -> Result<
     Ok(score)
 }
 
-/// `GET /v1/verify/passport/:wallet` from `ip`: [`check_passport`] after the per-IP daily cap
-/// (`PASSPORT_PER_IP_DAILY`) and the per-wallet one ([`PASSPORT_PER_WALLET`]), since each
-/// asks the provider.
+/// `GET /v1/verify/passport/:wallet` from `ip`: the wallet's score checked within the last
+/// [`PASSPORT_CHECK_TTL_SECS`], or [`check_passport`] after the per-IP daily cap
+/// (`PASSPORT_PER_IP_DAILY`), since that asks the provider.
 pub async fn passport_for(
     state: &AppState,
     ip: Option<IpAddr>,
     address: &ChainAddress,
 ) -> Result<f64, ApiError> {
+    let key = address.to_string();
+    let now = state.now();
+    if let Some(score) = state.passport_checks.get(&key, now) {
+        return Ok(score);
+    }
     quota::charge_cost_per_ip(state, &state.cost_caps.passport, ip, "passport checks").await?;
-    quota::charge_cost(
-        state,
-        &PASSPORT_PER_WALLET,
-        &address.to_string(),
-        "daily_limit_reached",
-        format!(
-            "{} passport checks per wallet per day",
-            PASSPORT_PER_WALLET.limit
-        ),
-    )
-    .await?;
-    check_passport(state, address).await
+    let score = check_passport(state, address).await?;
+    state
+        .passport_checks
+        .put(key, score, now, now + PASSPORT_CHECK_TTL_SECS);
+    Ok(score)
 }
 
 /// Keeps a wallet's request for SAS verification (`coming_soon`); a verified wallet stays

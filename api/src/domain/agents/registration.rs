@@ -16,6 +16,7 @@ use crate::domain::keys::{self, AccessTier};
 use crate::domain::quota;
 use crate::domain::wallet_proof::{self, Proof, Statement};
 use crate::error::ApiError;
+use crate::limits::client::Subject;
 use crate::limits::AGENT_REGISTRATION;
 use crate::state::AppState;
 use crate::values::{Base58Signature, UnixSeconds, Wallet};
@@ -45,8 +46,10 @@ pub async fn register(
     description: Option<String>,
     signed: Option<WalletSignature>,
 ) -> Result<Registered, ApiError> {
-    let ip = ip.map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
-    quota::rate(state, &AGENT_REGISTRATION, &ip).await?;
+    // Per caller as every limit counts it: an IPv6 caller per /64.
+    let subject = ip.map(Subject::of);
+    let subject = subject.as_ref().map_or("unknown", Subject::as_str);
+    quota::rate(state, &AGENT_REGISTRATION, subject).await?;
     let now = state.now();
     let statement = statement(&wallet, &name);
     let proof = signed.as_ref().map(|s| Proof {

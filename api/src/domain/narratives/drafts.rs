@@ -57,16 +57,7 @@ pub async fn start(
     ip: Option<IpAddr>,
     request: GenerateRequest,
 ) -> Result<GenerationId, ApiError> {
-    if let Some(ip) = ip {
-        quota::charge_cost(
-            state,
-            &AI_GENERATE_PER_IP,
-            crate::limits::client::Subject::of(ip).as_str(),
-            "daily_limit_reached",
-            "20 drafts per IP per day",
-        )
-        .await?;
-    }
+    quota::charge_cost_per_ip(state, &AI_GENERATE_PER_IP, ip, "drafts").await?;
     quota::charge_cost(
         state,
         &AI_GENERATE,
