@@ -86,6 +86,8 @@ fn coverage_account(safe: u64) -> (Pubkey, Vec<u8>) {
         safe_vault_bump: 254,
         exploit_vault_bump: 253,
         seam_forwarded: false,
+        unresolvable_votes: 0,
+        oracles: Default::default(),
     };
     let mut data = Vec::new();
     coverage.try_serialize(&mut data).unwrap();

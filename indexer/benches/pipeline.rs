@@ -169,6 +169,7 @@ fn realistic_updates(n: usize) -> Vec<AccountUpdate> {
                 )
                 .unwrap(),
                 crucible_forwarded: false,
+                dispute_bond_lamports: 1_000_000_000,
             };
             push(
                 key(1, m),
@@ -245,6 +246,8 @@ fn realistic_updates(n: usize) -> Vec<AccountUpdate> {
                 safe_vault_bump: 254,
                 exploit_vault_bump: 253,
                 seam_forwarded: false,
+                unresolvable_votes: 0,
+                oracles: Default::default(),
             };
             push(
                 key(9, s),

@@ -6,7 +6,7 @@ use anchor_lang::{system_program, InstructionData, ToAccountMetas};
 use shield_vault::accounts as acc;
 use shield_vault::instruction as ix;
 use shield_vault::instructions::{InitializeProgramArgs, OpenCoverageArgs};
-use shield_vault::state::{AdminChange, ShieldSide};
+use shield_vault::state::{AdminChange, ShieldSide, ShieldVerdict};
 
 use crate::pda;
 
@@ -167,7 +167,7 @@ pub fn harvest_yield(
 pub fn submit_oracle_resolution(
     oracle: Pubkey,
     protocol_id: &[u8; 32],
-    vote: ShieldSide,
+    vote: ShieldVerdict,
 ) -> Instruction {
     let (event_authority, program) = event_accounts();
     build(
@@ -264,12 +264,12 @@ pub fn claim(kind: Claim, backer: Pubkey, protocol_id: &[u8; 32], side: ShieldSi
     }
 }
 
-/// `authority` is an oracle or the admin.
-pub fn refund_all(authority: Pubkey, protocol_id: &[u8; 32]) -> Instruction {
+/// The admin, 48 h after the period ended with no outcome proposed.
+pub fn refund_all(admin: Pubkey, protocol_id: &[u8; 32]) -> Instruction {
     let (event_authority, program) = event_accounts();
     build(
         acc::RefundAll {
-            authority,
+            admin,
             program_state: pda::shield::program_state(),
             coverage: pda::shield::coverage(protocol_id),
             event_authority,

@@ -93,6 +93,14 @@ fn shield_side(side: shield::ShieldSide) -> String {
     .to_owned()
 }
 
+/// A shield vote: a side's name, or `unresolvable`.
+fn shield_verdict(vote: shield::ShieldVerdict) -> String {
+    match vote.side() {
+        Some(side) => shield_side(side),
+        None => "unresolvable".to_owned(),
+    }
+}
+
 /// Lower-case name of a unit-only enum value from its Debug form (`Yield` → `yield`).
 fn lower<T: std::fmt::Debug>(value: T) -> String {
     format!("{value:?}").to_lowercase()
@@ -445,7 +453,7 @@ impl Meta {
                 address,
                 protocol_id: hex32(&a.protocol_id),
                 oracle: key(&a.oracle),
-                vote: shield_side(a.vote),
+                vote: shield_verdict(a.vote),
                 submitted_at: a.submitted_at,
                 slot,
                 write_version,

@@ -88,6 +88,7 @@ fn market(yes_total: u64) -> Market {
         )
         .unwrap(),
         crucible_forwarded: false,
+        dispute_bond_lamports: 1_000_000_000,
     }
 }
 

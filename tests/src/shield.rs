@@ -5,7 +5,7 @@ use anchor_lang::solana_program::system_instruction;
 use narrative_sdk::shield::Claim;
 use narrative_sdk::{pda, shield};
 use shield_vault::instructions::OpenCoverageArgs;
-use shield_vault::state::{Coverage, ShieldBacking, ShieldKind, ShieldSide};
+use shield_vault::state::{Coverage, ShieldBacking, ShieldKind, ShieldSide, ShieldVerdict};
 use solana_keypair::Keypair;
 use solana_program_test::BanksClientError;
 use solana_signer::Signer;
@@ -72,14 +72,15 @@ impl Harness {
         self.process(&[ix], &[backer]).await
     }
 
+    /// Oracle `oracle`'s vote: a side, or `ShieldVerdict::Unresolvable`.
     pub async fn shield_vote(
         &mut self,
         oracle: usize,
         protocol_id: &[u8; 32],
-        side: ShieldSide,
+        vote: impl Into<ShieldVerdict>,
     ) -> Result<(), BanksClientError> {
         let oracle = self.oracles[oracle].insecure_clone();
-        let ix = shield::submit_oracle_resolution(oracle.pubkey(), protocol_id, side);
+        let ix = shield::submit_oracle_resolution(oracle.pubkey(), protocol_id, vote.into());
         self.process(&[ix], &[&oracle]).await
     }
 

@@ -10,8 +10,13 @@ use solana_signer::Signer;
 use crate::harness::Harness;
 
 impl Harness {
-    /// A new mint whose authority is the context payer.
+    /// A new mint whose authority is the context payer, with no freeze authority.
     pub async fn create_mint(&mut self, decimals: u8) -> Pubkey {
+        self.create_mint_freezable(decimals, None).await
+    }
+
+    /// A new mint whose authority is the context payer and whose freeze authority is `freeze`.
+    pub async fn create_mint_freezable(&mut self, decimals: u8, freeze: Option<&Pubkey>) -> Pubkey {
         let mint = self.next_keypair();
         let payer = self.payer();
         let rent = self.rent_for(spl_token::state::Mint::LEN).await;
@@ -27,7 +32,7 @@ impl Harness {
                 &spl_token::ID,
                 &mint.pubkey(),
                 &payer,
-                None,
+                freeze,
                 decimals,
             )
             .expect("mint ix"),

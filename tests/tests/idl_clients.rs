@@ -20,7 +20,7 @@ use narrative_sdk::shield::Claim;
 use narrative_sdk::{binary, crucible, pda, shield, Instruction};
 use serde_json::{json, Map, Value};
 use shield_vault::instructions::OpenCoverageArgs;
-use shield_vault::state::{AdminChange, ShieldKind, ShieldSide};
+use shield_vault::state::{AdminChange, ShieldKind, ShieldSide, ShieldVerdict};
 use solana_signer::Signer;
 
 fn b64(bytes: &[u8]) -> String {
@@ -217,7 +217,8 @@ async fn fixture_of_every_instruction_for_the_typescript_clients() {
         ),
         shield::back_shield(w0.pubkey(), &protocol, ShieldSide::Exploit, SOL),
         shield::harvest_yield(h.harvester.pubkey(), &protocol, ShieldSide::Safe),
-        shield::submit_oracle_resolution(oracle.pubkey(), &protocol, ShieldSide::Safe),
+        shield::submit_oracle_resolution(oracle.pubkey(), &protocol, ShieldVerdict::Safe),
+        shield::submit_oracle_resolution(oracle.pubkey(), &protocol, ShieldVerdict::Unresolvable),
         shield::finalize_resolution(&protocol, None, h.treasury),
         shield::finalize_resolution(&protocol, Some(w1.pubkey()), h.treasury),
         shield::forward_seam_share(&protocol, ShieldSide::Safe, 1),

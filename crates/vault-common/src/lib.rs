@@ -5,9 +5,11 @@
 pub mod account;
 pub mod math;
 pub mod roles;
+pub mod timelock;
 pub mod transfer;
 
 pub use account::*;
 pub use math::*;
 pub use roles::*;
+pub use timelock::*;
 pub use transfer::*;

@@ -49,6 +49,14 @@ pub const MAX_RESOLUTION_DELAY_SECS: i64 = 365 * 24 * 60 * 60;
 /// Furthest deadline a market may have: two years ahead.
 pub const MAX_MARKET_DURATION_SECS: i64 = 731 * 24 * 60 * 60;
 
+/// Most a dispute bond may be (100 SOL): a bond above what any disputer would post is a way to
+/// forbid disputes. The least is the rent-exempt minimum of an empty account, read at runtime.
+pub const MAX_DISPUTE_BOND_LAMPORTS: u64 = 100_000_000_000;
+/// How long after a dispute opens the admin may rule against the standing outcome (overturn or
+/// refund): a day for the market's backers to see the dispute before it changes what they hold.
+/// Upholding the standing outcome needs no wait.
+pub const MIN_DISPUTE_RULING_DELAY_SECS: i64 = 24 * 60 * 60;
+
 /// Spec 8: a proposed config or oracle-set change applies 259200 s after it is proposed.
 pub const ADMIN_ACTION_TIMELOCK_SECS: i64 = 259_200;
 /// Most of a Yield market's losing side that may be forfeited: losers keep at least half.

@@ -92,4 +92,14 @@ pub enum BinaryError {
     CrucibleRefusesForfeits,
     #[msg("Nothing to forward to crucible_pool")]
     NothingToForward,
+    #[msg("Dispute bond must be between the rent-exempt minimum and 100 SOL")]
+    InvalidDisputeBond,
+    #[msg("The admin and the market's oracles cannot dispute its outcome")]
+    DisputerNotAllowed,
+    #[msg("A ruling against the standing outcome must wait 24 h after the dispute opened")]
+    RulingTooEarly,
+    #[msg("The pending config change passed its apply window; propose it again")]
+    ChangeExpired,
+    #[msg("Mints with a freeze authority are refused: it could freeze the market's vaults")]
+    MintHasFreezeAuthority,
 }

@@ -150,6 +150,7 @@ mod tests {
             no_vault_bump: 0,
             oracle_set: crate::state::OracleSet::new(&[Pubkey::new_unique()], 1).unwrap(),
             crucible_forwarded: false,
+            dispute_bond_lamports: 1_000_000_000,
         }
     }
 

@@ -52,4 +52,6 @@ pub enum CrucibleError {
     ChallengeDelayOver,
     #[msg("Key must not be the zero key")]
     ZeroKey,
+    #[msg("Mints with a freeze authority are refused: it could freeze the pool's vault")]
+    MintHasFreezeAuthority,
 }

@@ -33,6 +33,9 @@ pub const ADMIN_ACTION_TIMELOCK_SECS: i64 = 259_200;
 /// How long after `period_end` (with no outcome proposed), or after the resolution timelock
 /// (with one proposed but never finalised), anyone may send a coverage to refund mode.
 pub const RESOLUTION_DELAY_SECS: i64 = 14 * DAY_SECS;
+/// How long after `period_end`, with no outcome proposed, the admin may send a coverage to
+/// refund mode: the oracles' 48 h to vote first.
+pub const ADMIN_REFUND_DELAY_SECS: i64 = RESOLUTION_TIMELOCK_SECS;
 /// Spec 8: at most 5 oracle signers.
 pub const MAX_ORACLES: usize = 5;
 /// Spec 4.14: coverage periods of 30, 60 or 90 days.

@@ -74,7 +74,7 @@ pub enum ShieldError {
     WrongTreasury,
     #[msg("Seam pool program must be crucible_pool")]
     WrongSeamPool,
-    #[msg("An outcome is proposed: only the admin may turn to refund mode")]
+    #[msg("An outcome is proposed: the threshold decided and nobody may refund over it")]
     OutcomeProposed,
     #[msg("The resolution delay has not elapsed")]
     ResolutionDelayNotElapsed,
@@ -84,4 +84,8 @@ pub enum ShieldError {
     NothingToForward,
     #[msg("Account is not the losing side's vault")]
     WrongVault,
+    #[msg("The admin may refund only 48 h after the period ends with no outcome proposed")]
+    RefundTooEarly,
+    #[msg("The pending admin change passed its apply window; propose it again")]
+    ChangeExpired,
 }

@@ -3,7 +3,7 @@
 
 use anchor_lang::prelude::*;
 
-use crate::state::{AdminChange, ShieldKind, ShieldSide};
+use crate::state::{AdminChange, ShieldKind, ShieldSide, ShieldVerdict};
 
 #[event]
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,9 +81,10 @@ pub struct YieldHarvested {
 pub struct ShieldVoteSubmitted {
     pub protocol_id: [u8; 32],
     pub oracle: Pubkey,
-    pub vote: ShieldSide,
+    pub vote: ShieldVerdict,
     pub safe_votes: u8,
     pub exploit_votes: u8,
+    pub unresolvable_votes: u8,
 }
 
 #[event]

@@ -17,7 +17,7 @@ pub mod math;
 pub mod state;
 
 use instructions::*;
-use state::{AdminChange, ShieldSide};
+use state::{AdminChange, ShieldSide, ShieldVerdict};
 
 declare_id!("4sN79w8KeYcWa68vCGC5dLLbkMJ3Ng3SycwG9rdRZ5w7");
 
@@ -44,7 +44,8 @@ pub mod shield_vault {
         instructions::admin_change::propose(ctx, change)
     }
 
-    /// Applies the pending change once `ADMIN_ACTION_TIMELOCK_SECS` have passed; admin only.
+    /// Applies the pending change once `ADMIN_ACTION_TIMELOCK_SECS` have passed and before its
+    /// apply window closes; admin only.
     pub fn apply_admin_change(ctx: Context<AdminOnly>) -> Result<()> {
         instructions::admin_change::apply(ctx)
     }
@@ -84,10 +85,11 @@ pub mod shield_vault {
         instructions::harvest_yield::handler(ctx, side)
     }
 
-    /// An oracle's SAFE or EXPLOIT vote after the period ends; once per oracle.
+    /// A coverage oracle's SAFE or EXPLOIT vote after the period ends, or UNRESOLVABLE at any
+    /// time before a side is proposed; once per oracle.
     pub fn submit_oracle_resolution(
         ctx: Context<SubmitOracleResolution>,
-        vote: ShieldSide,
+        vote: ShieldVerdict,
     ) -> Result<()> {
         instructions::submit_oracle_resolution::handler(ctx, vote)
     }
@@ -122,7 +124,7 @@ pub mod shield_vault {
         instructions::claim::handler(ctx, ClaimKind::Refund)
     }
 
-    /// Full refund mode when the outcome is unresolvable; oracle or admin.
+    /// Refund mode for a coverage the oracles left undecided 48 h past its period; admin only.
     pub fn refund_all(ctx: Context<RefundAll>) -> Result<()> {
         instructions::refund_all::handler(ctx)
     }

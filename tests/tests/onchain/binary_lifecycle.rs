@@ -627,6 +627,7 @@ async fn a_market_sees_at_most_two_disputes_each_outcome_once() {
     let (id, _, _) = market_on_hold(&mut h, Side::Yes).await;
     let [first, second, third] = [2, 3, 0].map(|i| h.wallets[i].insecure_clone());
     h.open_dispute(&first, &id).await.unwrap();
+    h.warp_by(MIN_DISPUTE_RULING_DELAY_SECS).await;
     h.settle_dispute(&id, &first.pubkey(), DisputeAction::Overturn)
         .await
         .unwrap();
@@ -634,6 +635,7 @@ async fn a_market_sees_at_most_two_disputes_each_outcome_once() {
     // The overturned outcome is a new proposal with its own hold: it may be disputed once.
     h.open_dispute(&second, &id).await.unwrap();
     assert_eq!(h.dispute(&id).await.dispute_count, 2);
+    h.warp_by(MIN_DISPUTE_RULING_DELAY_SECS).await;
     h.settle_dispute(&id, &second.pubkey(), DisputeAction::Overturn)
         .await
         .unwrap();
@@ -657,6 +659,7 @@ async fn overturned_dispute_flips_the_outcome_and_returns_the_bond() {
     let (id, yes, no) = market_on_hold(&mut h, Side::Yes).await;
     let disputer = h.wallets[2].insecure_clone();
     h.open_dispute(&disputer, &id).await.unwrap();
+    h.warp_by(MIN_DISPUTE_RULING_DELAY_SECS).await;
     let before = h.lamports(disputer.pubkey()).await;
     h.settle_dispute(&id, &disputer.pubkey(), DisputeAction::Overturn)
         .await
@@ -685,6 +688,7 @@ async fn refund_ruling_returns_the_bond_and_every_principal() {
     let (id, yes, no) = market_on_hold(&mut h, Side::No).await;
     let disputer = h.wallets[2].insecure_clone();
     h.open_dispute(&disputer, &id).await.unwrap();
+    h.warp_by(MIN_DISPUTE_RULING_DELAY_SECS).await;
     let before = h.lamports(disputer.pubkey()).await;
     h.settle_dispute(&id, &disputer.pubkey(), DisputeAction::Refund)
         .await
@@ -740,8 +744,13 @@ async fn a_dispute_left_unruled_lapses_the_outcome_stands_and_the_bond_is_forfei
         h.process(&[binary::trigger_timeout_refund(&id)], &[]).await,
         BinaryError::DisputeOpen,
     );
+    // The lapse clock runs from the hold's end, however early in the hold the dispute opened
+    // (finding, info: it ran from the opening, so a dispute opened at once lapsed before a
+    // late one would have).
     let lapse = binary::lapse_dispute(&id, h.treasury);
-    h.warp_by(MAX_RESOLUTION_DELAY - 1).await;
+    let hold_ends_at = h.market(&id).await.hold_ends_at().unwrap();
+    assert!(h.dispute(&id).await.opened_at < hold_ends_at);
+    h.warp_to(hold_ends_at + MAX_RESOLUTION_DELAY - 1).await;
     assert_custom_error(
         h.process(std::slice::from_ref(&lapse), &[]).await,
         BinaryError::ResolutionDelayNotElapsed,

@@ -525,7 +525,7 @@ async fn config_changes_by_others_out_of_bounds_or_early_are_rejected() {
                 dispute_bond_lamports: Some(0),
                 ..Default::default()
             },
-            BinaryError::ZeroAmount,
+            BinaryError::InvalidDisputeBond,
         ),
         (
             ConfigUpdate {
@@ -886,4 +886,137 @@ async fn donations_to_predictable_addresses_do_not_block_their_creation() {
         .rent_for(8 + binary_vault::state::Market::INIT_SPACE)
         .await;
     assert_eq!(h.lamports(pda::binary::market(&id)).await, market_rent);
+}
+
+/// Finding (low): the admin could open a dispute and rule on it at once, deciding a market in
+/// one transaction. The admin and the market's oracles may not dispute it.
+#[tokio::test]
+async fn the_admin_and_the_markets_oracles_cannot_dispute_its_outcome() {
+    let mut h = Harness::start().await;
+    let id = open_market(&mut h).await;
+    h.resolve(&id, Side::Yes).await;
+    let admin = h.admin.insecure_clone();
+    let oracles: Vec<Keypair> = h.oracles.iter().map(|o| o.insecure_clone()).collect();
+    for decider in std::iter::once(&admin).chain(&oracles) {
+        assert_custom_error(
+            h.open_dispute(decider, &id).await,
+            BinaryError::DisputerNotAllowed,
+        );
+    }
+    assert_eq!(h.market(&id).await.oracle_status, ORACLE_STATUS_OPEN);
+    let stranger = h.wallets[2].insecure_clone();
+    h.open_dispute(&stranger, &id).await.unwrap();
+}
+
+/// Finding (low): a ruling that changes the outcome (overturn, refund) waits a day after the
+/// dispute opened; a ruling for the standing outcome may be immediate.
+#[tokio::test]
+async fn a_ruling_against_the_standing_outcome_waits_a_day_and_upholding_it_does_not() {
+    let mut h = Harness::start().await;
+    let overturned = open_market(&mut h).await;
+    let upheld = open_market(&mut h).await;
+    let disputer = h.wallets[2].insecure_clone();
+    for id in [&overturned, &upheld] {
+        h.resolve(id, Side::Yes).await;
+        h.open_dispute(&disputer, id).await.unwrap();
+    }
+    h.settle_dispute(&upheld, &disputer.pubkey(), DisputeAction::Uphold)
+        .await
+        .unwrap();
+    let opened_at = h.dispute(&overturned).await.opened_at;
+    h.warp_to(opened_at + MIN_DISPUTE_RULING_DELAY_SECS - 1)
+        .await;
+    for ruling in [DisputeAction::Overturn, DisputeAction::Refund] {
+        assert_custom_error(
+            h.settle_dispute(&overturned, &disputer.pubkey(), ruling)
+                .await,
+            BinaryError::RulingTooEarly,
+        );
+    }
+    assert_eq!(h.market(&overturned).await.outcome, Some(Side::Yes));
+    h.warp_by(1).await;
+    h.settle_dispute(&overturned, &disputer.pubkey(), DisputeAction::Overturn)
+        .await
+        .unwrap();
+    assert_eq!(h.market(&overturned).await.outcome, Some(Side::No));
+}
+
+/// Finding (low): the dispute bond was unbounded and read live from the config. It is bounded
+/// by the rent-exempt minimum and 100 SOL, and each market keeps the bond of its creation.
+#[tokio::test]
+async fn a_dispute_bond_is_bounded_and_fixed_in_the_market_at_creation() {
+    let mut h = Harness::start().await;
+    let admin = h.admin.insecure_clone();
+    let before = open_market(&mut h).await;
+    let min_bond = h.rent_for(0).await;
+    for bond in [0, min_bond - 1, MAX_DISPUTE_BOND_LAMPORTS + 1] {
+        let update = ConfigUpdate {
+            dispute_bond_lamports: Some(bond),
+            ..Default::default()
+        };
+        assert_custom_error(
+            h.process(
+                &[binary::propose_config_change(admin.pubkey(), update)],
+                &[&admin],
+            )
+            .await,
+            BinaryError::InvalidDisputeBond,
+        );
+    }
+    let update = ConfigUpdate {
+        dispute_bond_lamports: Some(MAX_DISPUTE_BOND_LAMPORTS),
+        ..Default::default()
+    };
+    h.process(
+        &[binary::propose_config_change(admin.pubkey(), update)],
+        &[&admin],
+    )
+    .await
+    .unwrap();
+    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS).await;
+    h.process(&[binary::apply_config_change(admin.pubkey())], &[&admin])
+        .await
+        .unwrap();
+    let after = open_market(&mut h).await;
+    assert_eq!(h.market(&before).await.dispute_bond_lamports, DISPUTE_BOND);
+    assert_eq!(
+        h.market(&after).await.dispute_bond_lamports,
+        MAX_DISPUTE_BOND_LAMPORTS
+    );
+    // The market created before the change still takes disputes at its own bond.
+    h.resolve(&before, Side::Yes).await;
+    let disputer = h.wallets[2].insecure_clone();
+    h.open_dispute(&disputer, &before).await.unwrap();
+    assert_eq!(h.dispute(&before).await.bond_lamports, DISPUTE_BOND);
+}
+
+/// Finding (low): a pending config change never expired. Past its apply window it must be
+/// proposed again, and it no longer blocks a new proposal.
+#[tokio::test]
+async fn a_pending_config_change_past_its_apply_window_must_be_proposed_again() {
+    let mut h = Harness::start().await;
+    let admin = h.admin.insecure_clone();
+    let propose = |bps| {
+        binary::propose_config_change(
+            admin.pubkey(),
+            ConfigUpdate {
+                capital_loss_bps: Some(bps),
+                ..Default::default()
+            },
+        )
+    };
+    h.process(&[propose(4_000)], &[&admin]).await.unwrap();
+    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS + vault_common::APPLY_WINDOW_SECS)
+        .await;
+    let apply = binary::apply_config_change(admin.pubkey());
+    assert_custom_error(
+        h.process(std::slice::from_ref(&apply), &[&admin]).await,
+        BinaryError::ChangeExpired,
+    );
+    assert_eq!(h.config().await.capital_loss_bps, 3_500);
+    h.process(&[propose(4_500)], &[&admin]).await.unwrap();
+    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS + vault_common::APPLY_WINDOW_SECS - 1)
+        .await;
+    h.process(&[apply], &[&admin]).await.unwrap();
+    assert_eq!(h.config().await.capital_loss_bps, 4_500);
 }

@@ -2,6 +2,9 @@
 //! token CPI, and the mint checks.
 
 use anchor_lang::error::ErrorCode as Anchor;
+use anchor_lang::solana_program::program_option::COption;
+use anchor_lang::solana_program::program_pack::Pack;
+use anchor_spl::token::spl_token;
 use binary_vault::constants::*;
 use binary_vault::error::BinaryError;
 use binary_vault::state::{MarketVariant, Side};
@@ -219,4 +222,37 @@ async fn spl_backing_below_the_configured_minimum_is_rejected() {
         MIN_BACKING_SPL - 1,
     );
     assert_custom_error(h.process(&[ix], &[&w]).await, BinaryError::BelowMinimum);
+}
+
+/// Finding (info): a mint's freeze authority could freeze a market's or a pool's token vault,
+/// and every backer's money in it. Such mints are refused for markets and token pools.
+#[tokio::test]
+async fn mints_with_a_freeze_authority_are_refused_for_markets_and_token_pools() {
+    let mut h = Harness::start().await;
+    let admin = h.admin.insecure_clone();
+    let freezer = h.payer();
+    let freezable = h.create_mint_freezable(6, Some(&freezer)).await;
+    let pool = narrative_sdk::crucible::init_token_pool(admin.pubkey(), freezable);
+    assert_custom_error(
+        h.process(&[pool], &[&admin]).await,
+        crucible_pool::error::CrucibleError::MintHasFreezeAuthority,
+    );
+    // A mint with a pool is accepted by binary_vault; the same mint with a freeze authority is
+    // not. SPL Token cannot add a freeze authority to a mint, so the authority is written into
+    // the mint's data here, to test binary_vault's own check apart from crucible_pool's.
+    let creator = h.wallets[3].insecure_clone();
+    let (mint, _) = h.spl_setup(UNITS).await;
+    h.create_spl_market(&creator, mint, MarketVariant::Yield, DAY)
+        .await
+        .unwrap();
+    let mut account = h.raw_account(mint).await.unwrap();
+    let mut state = spl_token::state::Mint::unpack(&account.data).unwrap();
+    state.freeze_authority = COption::Some(freezer);
+    spl_token::state::Mint::pack(state, &mut account.data).unwrap();
+    h.plant_account(mint, account);
+    assert_custom_error(
+        h.create_spl_market(&creator, mint, MarketVariant::Yield, DAY)
+            .await,
+        BinaryError::MintHasFreezeAuthority,
+    );
 }

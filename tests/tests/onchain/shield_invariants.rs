@@ -26,7 +26,7 @@ use integration_tests::*;
 use narrative_sdk::shield::Claim;
 use narrative_sdk::{crucible, pda, shield};
 use shield_vault::constants::*;
-use shield_vault::state::{CoverageStatus, ShieldKind, ShieldSide};
+use shield_vault::state::{CoverageStatus, ShieldKind, ShieldSide, ShieldVerdict};
 use solana_keypair::Keypair;
 use solana_signer::Signer;
 
@@ -220,14 +220,24 @@ impl World {
         let _ = self.h.shield_vote(oracle, &id, side).await;
     }
 
+    /// The admin's refund (refused until 48 h after the period with no outcome), or an
+    /// UNRESOLVABLE vote by a random oracle at any time (refunds at the threshold).
     async fn refund_all(&mut self) {
         let Some(s) = self.shield_index() else { return };
-        let admin = self.h.admin.insecure_clone();
         let id = self.shields[s].0;
-        let _ = self
-            .h
-            .process(&[shield::refund_all(admin.pubkey(), &id)], &[&admin])
-            .await;
+        if self.rng.chance(50) {
+            let admin = self.h.admin.insecure_clone();
+            let _ = self
+                .h
+                .process(&[shield::refund_all(admin.pubkey(), &id)], &[&admin])
+                .await;
+        } else {
+            let oracle = self.rng.below(3) as usize;
+            let _ = self
+                .h
+                .shield_vote(oracle, &id, ShieldVerdict::Unresolvable)
+                .await;
+        }
     }
 
     /// The permissionless exit, on any shield: refused until the delay has passed.

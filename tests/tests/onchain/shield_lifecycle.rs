@@ -11,6 +11,7 @@ use shield_vault::constants::*;
 use shield_vault::error::ShieldError;
 use shield_vault::state::{
     AdminChange, CoverageStatus, ShieldBacking, ShieldKind, ShieldProgramState, ShieldSide,
+    ShieldVerdict,
 };
 use solana_keypair::Keypair;
 use solana_signer::Signer;
@@ -386,7 +387,7 @@ async fn a_revoked_seam_source_freezes_no_shield() {
 }
 
 #[tokio::test]
-async fn refund_all_returns_every_principal_and_its_sides_yield() {
+async fn an_unresolvable_threshold_refunds_every_principal_and_its_sides_yield() {
     let mut h = Harness::start().await;
     let [a, c] = [0, 2].map(|i| h.wallets[i].insecure_clone());
     let id = community(&mut h).await;
@@ -395,11 +396,10 @@ async fn refund_all_returns_every_principal_and_its_sides_yield() {
     h.send_lamports(pda::shield::vault(&id, SAFE), 300_000_000)
         .await;
     h.harvest(&id, SAFE).await.unwrap();
+    // Mid-period, one UNRESOLVABLE vote meets the harness's threshold of one.
     let oracle = h.oracles[1].insecure_clone();
-    let events = h
-        .process_with_events(&[shield::refund_all(oracle.pubkey(), &id)], &[&oracle])
-        .await
-        .unwrap();
+    let vote = shield::submit_oracle_resolution(oracle.pubkey(), &id, ShieldVerdict::Unresolvable);
+    let events = h.process_with_events(&[vote], &[&oracle]).await.unwrap();
     assert!(events.iter().any(
         |e| matches!(e, ProgramEvent::Shield(ShieldEvent::RefundAll(r)) if r.by == oracle.pubkey())
     ));
@@ -442,11 +442,11 @@ async fn oracles_pause_only_the_admin_resumes_and_claims_stay_open_while_paused(
             .await,
         ShieldError::NotAdmin,
     );
-    let admin = h.admin.insecure_clone();
-    h.process(&[shield::refund_all(admin.pubkey(), &id)], &[&admin])
+    h.shield_vote(0, &id, ShieldVerdict::Unresolvable)
         .await
         .unwrap();
     assert_eq!(claim_delta(&mut h, Claim::Refund, &a, &id, SAFE).await, SOL);
+    let admin = h.admin.insecure_clone();
     h.process(&[shield::pause_program(admin.pubkey(), false)], &[&admin])
         .await
         .unwrap();
@@ -567,8 +567,7 @@ async fn rounding_first_deposit_mints_at_the_virtual_ratio() {
         .unwrap();
     let b = h.shield_backing(&id, &a.pubkey(), EXPLOIT).await;
     assert_eq!(b.shares, MIN_BACKING_LAMPORTS as u128 * VIRTUAL_SHARES);
-    let admin = h.admin.insecure_clone();
-    h.process(&[shield::refund_all(admin.pubkey(), &id)], &[&admin])
+    h.shield_vote(0, &id, ShieldVerdict::Unresolvable)
         .await
         .unwrap();
     assert_eq!(
@@ -592,8 +591,7 @@ async fn rounding_deposit_after_yield_buys_no_share_of_earlier_yield() {
         h.shield_backing(&id, &late.pubkey(), SAFE).await,
     );
     assert!(l.shares < e.shares, "the late backer pays the higher price");
-    let admin = h.admin.insecure_clone();
-    h.process(&[shield::refund_all(admin.pubkey(), &id)], &[&admin])
+    h.shield_vote(0, &id, ShieldVerdict::Unresolvable)
         .await
         .unwrap();
     assert_eq!(
@@ -620,8 +618,7 @@ async fn rounding_dust_yield_of_one_lamport_is_never_overpaid() {
         .unwrap();
     h.send_lamports(pda::shield::vault(&id, SAFE), 1).await;
     h.harvest(&id, SAFE).await.unwrap();
-    let admin = h.admin.insecure_clone();
-    h.process(&[shield::refund_all(admin.pubkey(), &id)], &[&admin])
+    h.shield_vote(0, &id, ShieldVerdict::Unresolvable)
         .await
         .unwrap();
     let paid_a = claim_delta(&mut h, Claim::Refund, &a, &id, SAFE).await;
@@ -656,8 +653,7 @@ async fn lamports_sent_to_a_vault_are_yield_of_the_shares_already_there() {
         let donated = if donate { 50 * SOL } else { 0 };
         assert_eq!(cov.safe.total_assets, 2 * SOL + donated);
         assert_eq!(cov.safe.yield_harvested, donated);
-        let admin = h.admin.insecure_clone();
-        h.process(&[shield::refund_all(admin.pubkey(), &id)], &[&admin])
+        h.shield_vote(0, &id, ShieldVerdict::Unresolvable)
             .await
             .unwrap();
         assert_eq!(

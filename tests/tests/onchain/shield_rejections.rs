@@ -3,12 +3,13 @@
 use anchor_lang::error::ErrorCode as Anchor;
 use anchor_lang::prelude::Pubkey;
 use integration_tests::*;
+use narrative_sdk::decode::{ProgramEvent, ShieldEvent};
 use narrative_sdk::shield::Claim;
 use narrative_sdk::{pda, shield};
 use shield_vault::constants::*;
 use shield_vault::error::ShieldError;
 use shield_vault::instructions::OpenCoverageArgs;
-use shield_vault::state::{AdminChange, ShieldKind, ShieldSide};
+use shield_vault::state::{AdminChange, ShieldKind, ShieldSide, ShieldVerdict};
 use solana_account::Account;
 use solana_instruction_error::InstructionError;
 use solana_keypair::Keypair;
@@ -174,7 +175,7 @@ async fn vote_before_period_end_by_a_non_oracle_or_twice_is_rejected() {
     );
     h.warp_to(START_TIME + 30 * DAY).await;
     let outsider = h.wallets[0].insecure_clone();
-    let ix = shield::submit_oracle_resolution(outsider.pubkey(), &id, EXPLOIT);
+    let ix = shield::submit_oracle_resolution(outsider.pubkey(), &id, EXPLOIT.into());
     assert_custom_error(h.process(&[ix], &[&outsider]).await, ShieldError::NotOracle);
     h.shield_vote(0, &id, SAFE).await.unwrap();
     assert_instruction_error(
@@ -305,15 +306,17 @@ async fn winner_path_after_refund_all_is_rejected() {
     let id = community(&mut h).await;
     let a = h.wallets[0].insecure_clone();
     h.back_shield(&a, &id, SAFE, SOL).await.unwrap();
-    h.warp_to(START_TIME + 30 * DAY).await;
-    h.shield_vote(0, &id, SAFE).await.unwrap();
-    let admin = h.admin.insecure_clone();
-    h.process(&[shield::refund_all(admin.pubkey(), &id)], &[&admin])
+    h.shield_vote(0, &id, ShieldVerdict::Unresolvable)
         .await
         .unwrap();
     assert_custom_error(
         h.shield_claim(Claim::SafeWinner, &a, &id, SAFE).await,
         ShieldError::NotResolved,
+    );
+    h.warp_to(START_TIME + 30 * DAY).await;
+    assert_custom_error(
+        h.shield_vote(1, &id, SAFE).await,
+        ShieldError::CoverageNotActive,
     );
     h.warp_by(RESOLUTION_TIMELOCK_SECS).await;
     assert_custom_error(h.shield_finalize(&id).await, ShieldError::CoverageNotActive);
@@ -321,15 +324,17 @@ async fn winner_path_after_refund_all_is_rejected() {
 }
 
 #[tokio::test]
-async fn refund_all_and_pause_by_outsiders_are_rejected() {
+async fn refund_all_by_anyone_but_the_admin_and_pause_by_outsiders_are_rejected() {
     let mut h = Harness::start().await;
     let id = community(&mut h).await;
+    h.warp_to(START_TIME + 30 * DAY + ADMIN_REFUND_DELAY_SECS)
+        .await;
+    let oracle = h.oracles[0].insecure_clone();
     let outsider = h.wallets[0].insecure_clone();
-    let ix = shield::refund_all(outsider.pubkey(), &id);
-    assert_custom_error(
-        h.process(&[ix], &[&outsider]).await,
-        ShieldError::NotOracleOrAdmin,
-    );
+    for key in [&outsider, &oracle] {
+        let ix = shield::refund_all(key.pubkey(), &id);
+        assert_custom_error(h.process(&[ix], &[key]).await, ShieldError::NotAdmin);
+    }
     let ix = shield::pause_program(outsider.pubkey(), true);
     assert_custom_error(
         h.process(&[ix], &[&outsider]).await,
@@ -464,16 +469,15 @@ async fn one_oracle_cannot_undo_an_outcome_the_threshold_proposed() {
         h.shield_vote(oracle, &id, EXPLOIT).await.unwrap();
     }
     assert_eq!(h.coverage(&id).await.outcome, Some(EXPLOIT));
-    let fourth = h.oracles[3].insecure_clone();
     assert_custom_error(
-        h.process(&[shield::refund_all(fourth.pubkey(), &id)], &[&fourth])
-            .await,
-        ShieldError::OutcomeProposed,
+        h.shield_vote(3, &id, ShieldVerdict::Unresolvable).await,
+        ShieldError::OutcomeAlreadyProposed,
     );
     h.warp_by(RESOLUTION_TIMELOCK_SECS).await;
-    let voter = h.oracles[0].insecure_clone();
+    // Nor may the admin override the threshold.
+    let admin = h.admin.insecure_clone();
     assert_custom_error(
-        h.process(&[shield::refund_all(voter.pubkey(), &id)], &[&voter])
+        h.process(&[shield::refund_all(admin.pubkey(), &id)], &[&admin])
             .await,
         ShieldError::OutcomeProposed,
     );
@@ -484,39 +488,165 @@ async fn one_oracle_cannot_undo_an_outcome_the_threshold_proposed() {
         .unwrap();
 }
 
+/// Finding (medium): one listed oracle could refund any active coverage before an outcome was
+/// proposed, mid-period and while the others voted EXPLOIT. Refunding is now the threshold's
+/// decision (UNRESOLVABLE votes), or the admin's once the oracles had their 48 h.
 #[tokio::test]
-async fn an_oracle_may_turn_to_refunds_while_no_outcome_is_proposed_and_the_admin_after() {
+async fn one_oracle_cannot_refund_a_coverage_only_the_threshold_or_the_admin_after_its_delay() {
     let mut h = Harness::start_with(HarnessOptions {
         oracles: 4,
         shield_threshold: 3,
         ..HarnessOptions::default()
     })
     .await;
-    let undecided = community(&mut h).await;
-    let decided = community(&mut h).await;
-    assert_ne!(undecided, decided);
-    h.warp_to(START_TIME + 30 * DAY).await;
-    h.shield_vote(0, &undecided, SAFE).await.unwrap();
-    let oracle = h.oracles[1].insecure_clone();
+    let contested = community(&mut h).await;
+    let abandoned = community(&mut h).await;
+    let a = h.wallets[0].insecure_clone();
+    h.back_shield(&a, &contested, EXPLOIT, SOL).await.unwrap();
+    // Mid-period: a lone oracle's refund is refused whoever signs it.
+    h.warp_to(START_TIME + 10 * DAY).await;
+    let lone = h.oracles[1].insecure_clone();
+    assert_custom_error(
+        h.process(&[shield::refund_all(lone.pubkey(), &contested)], &[&lone])
+            .await,
+        ShieldError::NotAdmin,
+    );
+    // UNRESOLVABLE votes count against the threshold, mid-period too; two of three refund
+    // nothing, and SAFE / EXPLOIT still wait for the period's end.
+    for oracle in 0..2 {
+        h.shield_vote(oracle, &contested, ShieldVerdict::Unresolvable)
+            .await
+            .unwrap();
+    }
+    assert_custom_error(
+        h.shield_vote(2, &contested, EXPLOIT).await,
+        ShieldError::PeriodNotEnded,
+    );
+    let c = h.coverage(&contested).await;
+    assert_eq!(
+        (c.status, c.unresolvable_votes),
+        (shield_vault::state::CoverageStatus::Active, 2)
+    );
+    // The admin cannot refund mid-period either.
+    let admin = h.admin.insecure_clone();
+    assert_custom_error(
+        h.process(&[shield::refund_all(admin.pubkey(), &abandoned)], &[&admin])
+            .await,
+        ShieldError::RefundTooEarly,
+    );
+    // The third UNRESOLVABLE vote meets the threshold: refunds, named after that oracle.
+    let third = h.oracles[2].insecure_clone();
+    let ix =
+        shield::submit_oracle_resolution(third.pubkey(), &contested, ShieldVerdict::Unresolvable);
+    let events = h.process_with_events(&[ix], &[&third]).await.unwrap();
+    assert!(events.iter().any(|e| matches!(
+        e,
+        ProgramEvent::Shield(ShieldEvent::RefundAll(r)) if r.by == third.pubkey()
+    )));
+    assert_eq!(
+        h.coverage(&contested).await.status,
+        shield_vault::state::CoverageStatus::Refunding
+    );
+    h.shield_claim(Claim::Refund, &a, &contested, EXPLOIT)
+        .await
+        .unwrap();
+
+    // The admin refunds a coverage nobody decided, 48 h after its period, not a second before.
+    let period_end = h.coverage(&abandoned).await.period_end;
+    h.warp_to(period_end + ADMIN_REFUND_DELAY_SECS - 1).await;
+    assert_custom_error(
+        h.process(&[shield::refund_all(admin.pubkey(), &abandoned)], &[&admin])
+            .await,
+        ShieldError::RefundTooEarly,
+    );
+    h.warp_by(1).await;
+    h.process(&[shield::refund_all(admin.pubkey(), &abandoned)], &[&admin])
+        .await
+        .unwrap();
+    assert_eq!(
+        h.coverage(&abandoned).await.status,
+        shield_vault::state::CoverageStatus::Refunding
+    );
+}
+
+/// Finding (low): shield_vault's oracle set was global, so a set or threshold change applied to
+/// running coverages and new keys voted on top of the old tallies. Each coverage now votes
+/// with the set it opened under.
+#[tokio::test]
+async fn a_coverage_is_decided_by_the_oracle_set_it_opened_under() {
+    let mut h = Harness::start_with(HarnessOptions {
+        oracles: 3,
+        shield_threshold: 2,
+        ..HarnessOptions::default()
+    })
+    .await;
+    let running = community(&mut h).await;
+    let a = h.wallets[0].insecure_clone();
+    h.back_shield(&a, &running, SAFE, SOL).await.unwrap();
+    // The admin swaps in two new keys with a threshold of one, through the timelock.
+    let newcomers = [Keypair::new(), Keypair::new()];
+    let admin = h.admin.insecure_clone();
+    let change = AdminChange::oracle_set(&newcomers.each_ref().map(|k| k.pubkey()), 1).unwrap();
     h.process(
-        &[shield::refund_all(oracle.pubkey(), &undecided)],
-        &[&oracle],
+        &[shield::propose_admin_change(admin.pubkey(), change)],
+        &[&admin],
     )
     .await
     .unwrap();
-    for oracle in 0..3 {
-        h.shield_vote(oracle, &decided, SAFE).await.unwrap();
-    }
-    let admin = h.admin.insecure_clone();
-    h.process(&[shield::refund_all(admin.pubkey(), &decided)], &[&admin])
+    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS).await;
+    h.process(&[shield::apply_admin_change(admin.pubkey())], &[&admin])
         .await
         .unwrap();
-    for id in [undecided, decided] {
-        assert_eq!(
-            h.coverage(&id).await.status,
-            shield_vault::state::CoverageStatus::Refunding
-        );
-    }
+    let later = community(&mut h).await;
+
+    let period_end = h.coverage(&running).await.period_end;
+    h.warp_to(period_end).await;
+    let newcomer = &newcomers[0];
+    h.send_lamports(newcomer.pubkey(), SOL).await;
+    let vote = |id: &[u8; 32]| {
+        shield::submit_oracle_resolution(newcomer.pubkey(), id, ShieldVerdict::Exploit)
+    };
+    assert_custom_error(
+        h.process(&[vote(&running)], &[newcomer]).await,
+        ShieldError::NotOracle,
+    );
+    // The old set still decides the running coverage, against its threshold of two.
+    h.shield_vote(0, &running, SAFE).await.unwrap();
+    assert_eq!(h.coverage(&running).await.outcome, None);
+    h.shield_vote(1, &running, SAFE).await.unwrap();
+    assert_eq!(h.coverage(&running).await.outcome, Some(SAFE));
+    // A coverage opened after the change is the new set's: one vote decides it, and an old
+    // oracle has no say.
+    let later_end = h.coverage(&later).await.period_end;
+    h.warp_to(later_end).await;
+    assert_custom_error(h.shield_vote(2, &later, SAFE).await, ShieldError::NotOracle);
+    h.process(&[vote(&later)], &[newcomer]).await.unwrap();
+    assert_eq!(h.coverage(&later).await.outcome, Some(EXPLOIT));
+}
+
+/// Finding (low): a pending admin change never expired. Past its apply window it must be
+/// proposed again, and no longer blocks a new proposal.
+#[tokio::test]
+async fn a_pending_admin_change_past_its_apply_window_must_be_proposed_again() {
+    let mut h = Harness::start().await;
+    let admin = h.admin.insecure_clone();
+    let propose =
+        |bps| shield::propose_admin_change(admin.pubkey(), AdminChange::MaxSelfHedgeBps(bps));
+    h.process(&[propose(1_000)], &[&admin]).await.unwrap();
+    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS + vault_common::APPLY_WINDOW_SECS)
+        .await;
+    let apply = shield::apply_admin_change(admin.pubkey());
+    assert_custom_error(
+        h.process(std::slice::from_ref(&apply), &[&admin]).await,
+        ShieldError::ChangeExpired,
+    );
+    h.process(&[propose(2_000)], &[&admin]).await.unwrap();
+    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS + vault_common::APPLY_WINDOW_SECS - 1)
+        .await;
+    h.process(&[apply], &[&admin]).await.unwrap();
+    let state: shield_vault::state::ShieldProgramState =
+        h.account(pda::shield::program_state()).await;
+    assert_eq!(state.max_self_hedge_bps, 2_000);
 }
 
 #[tokio::test]
@@ -590,8 +720,7 @@ async fn a_late_backer_earns_none_of_the_yield_that_arrived_before_it() {
         "booked before the late shares"
     );
     assert_custom_error(h.harvest(&id, SAFE).await, ShieldError::NothingToHarvest);
-    let admin = h.admin.insecure_clone();
-    h.process(&[shield::refund_all(admin.pubkey(), &id)], &[&admin])
+    h.shield_vote(0, &id, ShieldVerdict::Unresolvable)
         .await
         .unwrap();
     let before = h.lamports(late.pubkey()).await;

@@ -68,7 +68,7 @@ pub async fn resolve(
     let ix = narrative_sdk::shield::submit_oracle_resolution(
         oracle.pubkey(),
         &protocol_id.0,
-        vote.into(),
+        narrative_sdk::shield_vault::state::ShieldSide::from(vote).into(),
     );
     let signature = send_and_confirm(ledger, oracle, &[ix]).await.map_err(|e| {
         ApiError::coded(

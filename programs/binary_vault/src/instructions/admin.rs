@@ -5,7 +5,7 @@ use anchor_lang::prelude::*;
 
 use crate::constants::*;
 use crate::error::BinaryError;
-use vault_common::SafeMath;
+use vault_common::{ChangeStage, SafeMath};
 
 use crate::events::{
     AdminProposed, AdminRotated, ConfigChangeCancelled, ConfigChangeProposed, ConfigUpdated,
@@ -48,7 +48,13 @@ pub struct AdminState<'info> {
 pub fn propose_config_change(ctx: Context<AdminConfig>, update: ConfigUpdate) -> Result<()> {
     let now = Clock::get()?.unix_timestamp;
     let config = &mut ctx.accounts.config;
-    require!(config.pending_change.is_none(), BinaryError::ChangePending);
+    // An expired change no longer blocks: it can never apply, so a new proposal replaces it.
+    if let Some(pending) = config.pending_change {
+        require!(
+            stage(&pending, now)? == ChangeStage::Expired,
+            BinaryError::ChangePending
+        );
+    }
     let mut preview = (**config).clone();
     preview.apply(&update)?;
     config.pending_change = Some(PendingConfigChange {
@@ -62,15 +68,17 @@ pub fn propose_config_change(ctx: Context<AdminConfig>, update: ConfigUpdate) ->
     Ok(())
 }
 
-/// Applies the pending change once the admin timelock has passed; admin only.
+/// Applies the pending change once the admin timelock has passed and before its apply window
+/// (`vault_common::APPLY_WINDOW_SECS`) closes; admin only.
 pub fn apply_config_change(ctx: Context<AdminConfig>) -> Result<()> {
     let now = Clock::get()?.unix_timestamp;
     let config = &mut ctx.accounts.config;
     let pending = config.pending_change.ok_or(BinaryError::NoPendingChange)?;
-    require!(
-        now >= pending.proposed_at.safe_add(ADMIN_ACTION_TIMELOCK_SECS)?,
-        BinaryError::AdminTimelockNotElapsed
-    );
+    match stage(&pending, now)? {
+        ChangeStage::Waiting => return err!(BinaryError::AdminTimelockNotElapsed),
+        ChangeStage::Expired => return err!(BinaryError::ChangeExpired),
+        ChangeStage::Appliable => {}
+    }
     config.apply(&pending.update)?;
     config.pending_change = None;
     emit_cpi!(ConfigUpdated {
@@ -88,6 +96,11 @@ pub fn apply_config_change(ctx: Context<AdminConfig>) -> Result<()> {
         });
     }
     Ok(())
+}
+
+fn stage(pending: &PendingConfigChange, now: i64) -> Result<ChangeStage> {
+    vault_common::change_stage(pending.proposed_at, ADMIN_ACTION_TIMELOCK_SECS, now)
+        .ok_or_else(|| ProgramError::ArithmeticOverflow.into())
 }
 
 /// Drops the pending change; admin only.

@@ -140,6 +140,7 @@ pub fn create_new_market<'info>(
         no_vault_bump,
         oracle_set: config.oracle_set(),
         crucible_forwarded: false,
+        dispute_bond_lamports: config.dispute_bond_lamports,
     };
     vault_common::init_account(
         payer,

@@ -28,6 +28,9 @@ pub struct CreateMarketSpl<'info> {
     /// CHECK: created by the handler at this PDA (see vault_common::account).
     #[account(mut, seeds = [MARKET_SEED, args.market_id.as_ref()], bump)]
     pub market: UncheckedAccount<'info>,
+    /// A freeze authority could freeze the market's token vaults and so every backer's money:
+    /// such mints are refused (docs/decisions.md).
+    #[account(constraint = mint.freeze_authority.is_none() @ BinaryError::MintHasFreezeAuthority)]
     pub mint: Account<'info, Mint>,
     /// CHECK: created by the handler as a token account of `mint` owned by `market`.
     #[account(mut, seeds = [YES_TOKEN_VAULT_SEED, args.market_id.as_ref()], bump)]

@@ -72,7 +72,7 @@ pub fn handler(ctx: Context<Initialize>, args: InitializeArgs) -> Result<()> {
         pending_change: None,
     };
     config.set_oracles(&args.oracles, args.oracle_threshold)?;
-    config.validate()?;
+    config.validate(Rent::get()?.minimum_balance(0))?;
     vault_common::init_account(
         &admin,
         &ctx.accounts.config,

@@ -7,9 +7,10 @@ use crate::error::BinaryError;
 use crate::instructions::resolve_dispute::{apply_ruling, BondTo, Ruling};
 use crate::state::{Config, Dispute, Market};
 
-/// Settles a dispute the admin has left unruled for `max_resolution_delay_secs`; anyone. The
-/// proposed outcome stands and the bond goes to the treasury, as if upheld: a losing wallet
-/// cannot turn the admin's silence into a refund of the whole market.
+/// Settles a dispute the admin has left unruled until `max_resolution_delay_secs` after the
+/// hold's end (never earlier, however early in the hold it opened); anyone. The proposed
+/// outcome stands and the bond goes to the treasury, as if upheld: a losing wallet cannot turn
+/// the admin's silence into a refund of the whole market.
 #[event_cpi]
 #[derive(Accounts)]
 pub struct LapseDispute<'info> {
@@ -27,9 +28,14 @@ pub struct LapseDispute<'info> {
 pub fn handler(mut ctx: Context<LapseDispute>) -> Result<()> {
     let now = Clock::get()?.unix_timestamp;
     let accounts = &mut ctx.accounts;
+    let hold_ends_at = accounts
+        .market
+        .hold_ends_at()
+        .ok_or(ProgramError::ArithmeticOverflow)?;
     let lapses_at = accounts
         .dispute
         .opened_at
+        .max(hold_ends_at)
         .safe_add(accounts.market.max_resolution_delay_secs)?;
     require!(now >= lapses_at, BinaryError::ResolutionDelayNotElapsed);
     let (settled, bond_to) = apply_ruling(

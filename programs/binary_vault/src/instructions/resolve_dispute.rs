@@ -7,12 +7,16 @@ use crate::error::BinaryError;
 use crate::events::{DisputeOpened, DisputeSettled};
 use crate::state::{Config, Dispute, DisputeAction, DisputeStatus, Market, ProgramState};
 
-/// Opens a dispute (anyone, during the hold, posting the bond: status 3) or settles it (admin):
-/// uphold keeps the outcome and its hold and sends the bond to the treasury; overturn flips the
+/// Opens a dispute (anyone but the admin and the market's oracles, during the hold, posting the
+/// bond copied into the market at creation: status 3) or settles it (admin): uphold keeps the
+/// outcome and its hold and sends the bond to the treasury, at any time; overturn flips the
 /// outcome, restarts the hold and returns the bond; refund sends the market to status 4 and
-/// returns the bond. A dispute the admin leaves unruled for `max_resolution_delay_secs` may be
-/// lapsed by anyone (`lapse_dispute`): it counts as upheld, so silence neither refunds the market
-/// nor returns the bond. Disputes are bounded: an outcome that stood cannot be disputed again, and a market
+/// returns the bond. Those two change what backers hold, so they wait
+/// `MIN_DISPUTE_RULING_DELAY_SECS` after the dispute opened: the admin cannot open and decide a
+/// dispute in one transaction, nor through a key it controls in the next slot. A dispute the
+/// admin leaves unruled until `max_resolution_delay_secs` after the hold's end may be lapsed by
+/// anyone (`lapse_dispute`): it counts as upheld, so silence neither refunds the market nor
+/// returns the bond. Disputes are bounded: an outcome that stood cannot be disputed again, and a market
 /// sees at most `MAX_DISPUTES_PER_MARKET`.
 #[event_cpi]
 #[derive(Accounts)]
@@ -84,6 +88,13 @@ fn open_dispute(ctx: &mut Context<ResolveDispute>) -> Result<DisputeOpened> {
         accounts.authority.key(),
         BinaryError::WrongDisputer
     );
+    // Those who decide the outcome do not also dispute it: the admin would rule on its own
+    // dispute, and an oracle already had its vote.
+    let disputer = accounts.authority.key();
+    require!(
+        disputer != accounts.program_state.admin && !market.oracle_set.contains(&disputer),
+        BinaryError::DisputerNotAllowed
+    );
     require!(!market.finalized, BinaryError::AlreadyFinalized);
     require!(
         market.oracle_status != ORACLE_STATUS_DISPUTED,
@@ -112,7 +123,7 @@ fn open_dispute(ctx: &mut Context<ResolveDispute>) -> Result<DisputeOpened> {
         market_id: market.market_id,
         disputer: authority.key(),
         status: DisputeStatus::Open,
-        bond_lamports: accounts.config.dispute_bond_lamports,
+        bond_lamports: market.dispute_bond_lamports,
         opened_at: now,
         settled_at: 0,
         dispute_count: previous.map_or(0, |d| d.dispute_count).safe_add(1)?,
@@ -195,6 +206,10 @@ pub(crate) fn apply_ruling(
         market.oracle_status == ORACLE_STATUS_DISPUTED && dispute.status == DisputeStatus::Open,
         BinaryError::NoOpenDispute
     );
+    if matches!(ruling, Ruling::Overturn | Ruling::Refund) {
+        let rulable_at = dispute.opened_at.safe_add(MIN_DISPUTE_RULING_DELAY_SECS)?;
+        require!(now >= rulable_at, BinaryError::RulingTooEarly);
+    }
     let bond_to = match ruling {
         // The outcome stands and cannot be disputed again, so its hold runs on from the
         // proposal rather than restarting.

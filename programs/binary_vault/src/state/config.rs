@@ -149,11 +149,12 @@ impl Config {
             require!(set.is_valid(), BinaryError::InvalidOracleSet);
             self.set_oracle_set(set);
         }
-        self.validate()
+        self.validate(Rent::get()?.minimum_balance(0))
     }
 
-    /// Checks every bounded field; called after any change.
-    pub fn validate(&self) -> Result<()> {
+    /// Checks every bounded field; called after any change. `min_bond` is the rent-exempt
+    /// minimum of an empty account.
+    pub fn validate(&self, min_bond: u64) -> Result<()> {
         require!(
             self.capital_loss_bps <= MAX_CAPITAL_LOSS_BPS
                 && self.crucible_share_bps as u64 <= vault_common::BPS_DENOMINATOR,
@@ -166,7 +167,10 @@ impl Config {
                     .contains(&self.max_resolution_delay_secs),
             BinaryError::InvalidDuration
         );
-        require!(self.dispute_bond_lamports > 0, BinaryError::ZeroAmount);
+        require!(
+            (min_bond..=MAX_DISPUTE_BOND_LAMPORTS).contains(&self.dispute_bond_lamports),
+            BinaryError::InvalidDisputeBond
+        );
         require_keys_neq!(self.treasury, Pubkey::default(), BinaryError::WrongTreasury);
         Ok(())
     }

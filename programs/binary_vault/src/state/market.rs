@@ -108,6 +108,9 @@ pub struct Market {
     /// Whether `crucible_amount` has left the losing vault for crucible_pool. Until then it
     /// waits there (claims never touch it), so finalisation never depends on crucible_pool.
     pub crucible_forwarded: bool,
+    /// The dispute bond in force at creation: a later config change cannot price this market's
+    /// disputes out.
+    pub dispute_bond_lamports: u64,
 }
 
 impl Market {

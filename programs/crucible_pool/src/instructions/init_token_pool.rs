@@ -16,6 +16,8 @@ pub struct InitTokenPool<'info> {
     pub admin: Signer<'info>,
     #[account(seeds = [STATE_SEED], bump = state.bump, has_one = admin @ CrucibleError::NotAdmin)]
     pub state: Account<'info, CrucibleState>,
+    /// A freeze authority could freeze the pool's vault: such mints are refused.
+    #[account(constraint = mint.freeze_authority.is_none() @ CrucibleError::MintHasFreezeAuthority)]
     pub mint: Account<'info, Mint>,
     /// CHECK: created by the handler at this PDA (see vault_common::account).
     #[account(mut, seeds = [ASSET_POOL_SEED, mint.key().as_ref()], bump)]

@@ -1,10 +1,11 @@
 //! Timelocked admin changes (oracle set, treasury, harvest authority, self-hedge cap):
-//! propose, then apply after `ADMIN_ACTION_TIMELOCK_SECS`, or cancel. One change at a time.
+//! propose, then apply after `ADMIN_ACTION_TIMELOCK_SECS` and within the apply window, or
+//! cancel. One change at a time; an expired one is replaced by the next proposal.
 //! The admin key itself moves in two steps (propose, accept by the successor), not timelocked.
 
 use anchor_lang::prelude::*;
 
-use vault_common::SafeMath;
+use vault_common::{ChangeStage, SafeMath};
 
 use crate::constants::*;
 use crate::error::ShieldError;
@@ -30,7 +31,13 @@ pub struct AdminOnly<'info> {
 pub fn propose(ctx: Context<AdminOnly>, change: AdminChange) -> Result<()> {
     let now = Clock::get()?.unix_timestamp;
     let state = &mut ctx.accounts.program_state;
-    require!(state.pending_change.is_none(), ShieldError::ChangePending);
+    // An expired change no longer blocks: it can never apply, so a new proposal replaces it.
+    if let Some(pending) = state.pending_change {
+        require!(
+            stage(&pending, now)? == ChangeStage::Expired,
+            ShieldError::ChangePending
+        );
+    }
     ShieldProgramState::validate(&change)?;
     state.pending_change = Some(PendingChange {
         change,
@@ -53,10 +60,11 @@ pub fn apply(ctx: Context<AdminOnly>) -> Result<()> {
     let now = Clock::get()?.unix_timestamp;
     let state = &mut ctx.accounts.program_state;
     let pending = state.pending_change.ok_or(ShieldError::NoPendingChange)?;
-    require!(
-        now >= pending.proposed_at.safe_add(ADMIN_ACTION_TIMELOCK_SECS)?,
-        ShieldError::AdminTimelockNotElapsed
-    );
+    match stage(&pending, now)? {
+        ChangeStage::Waiting => return err!(ShieldError::AdminTimelockNotElapsed),
+        ChangeStage::Expired => return err!(ShieldError::ChangeExpired),
+        ChangeStage::Appliable => {}
+    }
     ShieldProgramState::validate(&pending.change)?;
     state.apply(&pending.change);
     state.pending_change = None;
@@ -64,6 +72,11 @@ pub fn apply(ctx: Context<AdminOnly>) -> Result<()> {
         change: pending.change,
     });
     Ok(())
+}
+
+fn stage(pending: &PendingChange, now: i64) -> Result<ChangeStage> {
+    vault_common::change_stage(pending.proposed_at, ADMIN_ACTION_TIMELOCK_SECS, now)
+        .ok_or_else(|| ProgramError::ArithmeticOverflow.into())
 }
 
 pub fn cancel(ctx: Context<AdminOnly>) -> Result<()> {

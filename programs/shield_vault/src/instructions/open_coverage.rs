@@ -96,6 +96,8 @@ pub fn handler(mut ctx: Context<OpenCoverage>, args: OpenCoverageArgs) -> Result
         safe_vault_bump: ctx.bumps.safe_vault,
         exploit_vault_bump: ctx.bumps.exploit_vault,
         seam_forwarded: false,
+        unresolvable_votes: 0,
+        oracles: accounts.program_state.coverage_oracles(),
     };
     let admin = accounts.admin.to_account_info();
     vault_common::init_account(

@@ -1,43 +1,48 @@
 use anchor_lang::prelude::*;
 
+use vault_common::SafeMath;
+
 use crate::constants::*;
 use crate::error::ShieldError;
 use crate::events::ShieldRefundAll;
 use crate::state::{Coverage, CoverageStatus, ShieldProgramState};
 
-/// Full refund mode when the outcome cannot be resolved, at any time before finalisation; backers
-/// then `claim_refund` their principal (and their side's yield). Any oracle or the admin may call
-/// it while no outcome is proposed (the oracles cannot agree); once the threshold has proposed one,
-/// only the admin may, so that one oracle cannot undo what the threshold decided.
+/// The admin's refund of a coverage the oracles left undecided: allowed only
+/// `ADMIN_REFUND_DELAY_SECS` after the period ended with no outcome proposed, earlier than the
+/// permissionless timeout. No single key turns a coverage to refunds before that: during the
+/// period and the oracles' first 48 h only the threshold can (an UNRESOLVABLE vote), and once
+/// the threshold proposed a side the admin cannot override it.
 #[event_cpi]
 #[derive(Accounts)]
 pub struct RefundAll<'info> {
-    #[account(constraint = program_state.is_oracle_or_admin(&authority.key()) @ ShieldError::NotOracleOrAdmin)]
-    pub authority: Signer<'info>,
-    #[account(seeds = [PROGRAM_STATE_SEED], bump = program_state.bump)]
+    pub admin: Signer<'info>,
+    #[account(
+        seeds = [PROGRAM_STATE_SEED],
+        bump = program_state.bump,
+        has_one = admin @ ShieldError::NotAdmin,
+    )]
     pub program_state: Account<'info, ShieldProgramState>,
     #[account(mut, seeds = [SHIELD_STATE_SEED, coverage.protocol_id.as_ref()], bump = coverage.bump)]
     pub coverage: Account<'info, Coverage>,
 }
 
 pub fn handler(ctx: Context<RefundAll>) -> Result<()> {
+    let now = Clock::get()?.unix_timestamp;
     let coverage = &mut ctx.accounts.coverage;
     require!(
         coverage.status == CoverageStatus::Active,
         ShieldError::CoverageNotActive
     );
-    if coverage.outcome.is_some() {
-        require_keys_eq!(
-            ctx.accounts.authority.key(),
-            ctx.accounts.program_state.admin,
-            ShieldError::OutcomeProposed
-        );
-    }
+    require!(coverage.outcome.is_none(), ShieldError::OutcomeProposed);
+    require!(
+        now >= coverage.period_end.safe_add(ADMIN_REFUND_DELAY_SECS)?,
+        ShieldError::RefundTooEarly
+    );
     coverage.status = CoverageStatus::Refunding;
-    coverage.finalized_at = Clock::get()?.unix_timestamp;
+    coverage.finalized_at = now;
     let event = ShieldRefundAll {
         protocol_id: coverage.protocol_id,
-        by: ctx.accounts.authority.key(),
+        by: ctx.accounts.admin.key(),
     };
     emit_cpi!(event);
     Ok(())

@@ -37,13 +37,65 @@ impl ShieldSide {
     }
 }
 
+/// An oracle's vote: a side, or that the coverage cannot be resolved. Encoded as `ShieldSide`
+/// for the two sides (0 SAFE, 1 EXPLOIT), so a side vote's bytes are what they always were.
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
+pub enum ShieldVerdict {
+    Safe,
+    Exploit,
+    /// Counted like a side: at the threshold the coverage refunds everyone.
+    Unresolvable,
+}
+
+impl From<ShieldSide> for ShieldVerdict {
+    fn from(side: ShieldSide) -> Self {
+        match side {
+            ShieldSide::Safe => ShieldVerdict::Safe,
+            ShieldSide::Exploit => ShieldVerdict::Exploit,
+        }
+    }
+}
+
+impl ShieldVerdict {
+    pub fn side(self) -> Option<ShieldSide> {
+        match self {
+            ShieldVerdict::Safe => Some(ShieldSide::Safe),
+            ShieldVerdict::Exploit => Some(ShieldSide::Exploit),
+            ShieldVerdict::Unresolvable => None,
+        }
+    }
+}
+
+/// The oracles of one coverage, copied from the program's set when it opens: only they vote on
+/// it, against this threshold, so a later change of the program's set cannot decide a coverage
+/// that already holds money, nor add votes on top of another set's tally.
+#[derive(
+    AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug, Default,
+)]
+pub struct CoverageOracles {
+    pub oracles: [Pubkey; MAX_ORACLES],
+    pub count: u8,
+    pub threshold: u8,
+}
+
+impl CoverageOracles {
+    pub fn listed(&self) -> &[Pubkey] {
+        &self.oracles[..(self.count as usize).min(MAX_ORACLES)]
+    }
+
+    pub fn contains(&self, key: &Pubkey) -> bool {
+        self.listed().contains(key)
+    }
+}
+
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
 pub enum CoverageStatus {
     /// Open for backing until `period_end`, then for oracle votes.
     Active,
     /// Finalised: splits executed, claims open.
     Resolved,
-    /// `refund_all`, or nobody backed the winning side: everyone gets principal (and yield) back.
+    /// The oracles' threshold found it unresolvable, the admin or anyone refunded it after its
+    /// delay, or nobody backed the winning side: everyone gets principal (and yield) back.
     Refunding,
 }
 
@@ -124,6 +176,10 @@ pub struct Coverage {
     /// Whether `seam_payout` has left the losing vault for crucible_pool. Until then it waits
     /// there (counted in the losing side's `held`), so finalisation never depends on it.
     pub seam_forwarded: bool,
+    /// Votes that the coverage cannot be resolved; at the threshold it refunds.
+    pub unresolvable_votes: u8,
+    /// Who votes on this coverage, copied at open.
+    pub oracles: CoverageOracles,
 }
 
 impl Coverage {

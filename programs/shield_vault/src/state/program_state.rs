@@ -75,6 +75,15 @@ impl ShieldProgramState {
         self.listed_oracles().contains(key)
     }
 
+    /// The set a coverage opened now copies.
+    pub fn coverage_oracles(&self) -> crate::state::CoverageOracles {
+        crate::state::CoverageOracles {
+            oracles: self.oracles,
+            count: self.oracle_count,
+            threshold: self.oracle_threshold,
+        }
+    }
+
     pub fn is_oracle_or_admin(&self, key: &Pubkey) -> bool {
         *key == self.admin || self.is_oracle(key)
     }

@@ -1,6 +1,6 @@
 use anchor_lang::prelude::*;
 
-use crate::state::ShieldSide;
+use crate::state::ShieldVerdict;
 
 /// One oracle's vote on one shield (`shield_oracle` + protocol_id + oracle); created once.
 #[account]
@@ -8,7 +8,7 @@ use crate::state::ShieldSide;
 pub struct ShieldVote {
     pub protocol_id: [u8; 32],
     pub oracle: Pubkey,
-    pub vote: ShieldSide,
+    pub vote: ShieldVerdict,
     pub submitted_at: i64,
     pub bump: u8,
 }
