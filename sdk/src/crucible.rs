@@ -42,17 +42,33 @@ pub fn initialize(admin: Pubkey, args: InitializeArgs) -> Instruction {
     )
 }
 
+/// Proposes a keeper / epoch timing change (applied by `apply_settings_change`).
 pub fn update_settings(admin: Pubkey, args: UpdateSettingsArgs) -> Instruction {
+    build(settings_accounts(admin), ix::UpdateSettings { args })
+}
+
+/// Proposes a guardian (the zero key removes it).
+pub fn set_guardian(admin: Pubkey, guardian: Pubkey) -> Instruction {
+    build(settings_accounts(admin), ix::SetGuardian { guardian })
+}
+
+/// Applies the pending settings change once its timelock has passed.
+pub fn apply_settings_change(admin: Pubkey) -> Instruction {
+    build(settings_accounts(admin), ix::ApplySettingsChange {})
+}
+
+pub fn cancel_settings_change(admin: Pubkey) -> Instruction {
+    build(settings_accounts(admin), ix::CancelSettingsChange {})
+}
+
+fn settings_accounts(admin: Pubkey) -> acc::UpdateSettings {
     let (event_authority, program) = event_accounts();
-    build(
-        acc::UpdateSettings {
-            admin,
-            state: pda::crucible::state(),
-            event_authority,
-            program,
-        },
-        ix::UpdateSettings { args },
-    )
+    acc::UpdateSettings {
+        admin,
+        state: pda::crucible::state(),
+        event_authority,
+        program,
+    }
 }
 
 /// The admin names its successor (`None` withdraws the proposal).
@@ -266,8 +282,9 @@ pub fn rollover(mint: Pubkey, expired_epoch: u64, current_epoch: u64) -> Instruc
 }
 
 /// The admin vetoes `mint`'s epoch `vetoed_epoch`'s root during its challenge delay.
+/// `authority` is the admin or the guardian.
 pub fn veto_epoch_root(
-    admin: Pubkey,
+    authority: Pubkey,
     mint: Pubkey,
     vetoed_epoch: u64,
     current_epoch: u64,
@@ -275,7 +292,7 @@ pub fn veto_epoch_root(
     let (event_authority, program) = event_accounts();
     build(
         acc::VetoEpochRoot {
-            admin,
+            authority,
             state: pda::crucible::state(),
             asset_pool: pda::crucible::asset_pool(&mint),
             vetoed_epoch: pda::crucible::epoch(&mint, vetoed_epoch),

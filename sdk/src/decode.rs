@@ -123,6 +123,9 @@ by_discriminator!(
         ClaimReceiptClosed => crucible_types::ClaimReceiptClosed,
         AdminProposed => crucible_types::CrucibleAdminProposed,
         AdminRotated => crucible_types::CrucibleAdminRotated,
+        ChangeProposed => crucible_types::CrucibleChangeProposed,
+        ChangeCancelled => crucible_types::CrucibleChangeCancelled,
+        GuardianChanged => crucible_types::GuardianChanged,
     }
 );
 
@@ -290,7 +293,10 @@ impl ProgramEvent {
                 | C::AdminProposed(_)
                 | C::Initialized(_)
                 | C::SettingsUpdated(_)
-                | C::SourceAuthorizationChanged(_) => EventKeys::default(),
+                | C::SourceAuthorizationChanged(_)
+                | C::ChangeProposed(_)
+                | C::ChangeCancelled(_)
+                | C::GuardianChanged(_) => EventKeys::default(),
             },
             ProgramEvent::Shield(e) => match e {
                 S::CoverageOpened(e) => about(&e.protocol_id, None),

@@ -172,17 +172,16 @@ impl Harness {
                 keeper: h.keeper.pubkey(),
                 epoch_duration_secs: EPOCH_DURATION,
                 claim_window_secs: CLAIM_WINDOW,
+                authorized_sources: vec![
+                    pda::binary::cpi_authority(),
+                    pda::shield::cpi_authority(),
+                ],
             },
         );
-        let authorize =
-            crucible::set_authorized_source(admin.pubkey(), pda::binary::cpi_authority(), true);
         let sol_pool = crucible::init_sol_pool(admin.pubkey());
-        h.process(
-            &[init_binary, init_crucible, authorize, sol_pool],
-            &[&admin],
-        )
-        .await
-        .expect("programs initialise");
+        h.process(&[init_binary, init_crucible, sol_pool], &[&admin])
+            .await
+            .expect("programs initialise");
         let init_shield = shield::initialize_program(
             admin.pubkey(),
             shield_vault::instructions::InitializeProgramArgs {
@@ -194,9 +193,7 @@ impl Harness {
                 max_self_hedge_bps: SELF_HEDGE_BPS,
             },
         );
-        let authorize_shield =
-            crucible::set_authorized_source(admin.pubkey(), pda::shield::cpi_authority(), true);
-        h.process(&[init_shield, authorize_shield], &[&admin])
+        h.process(&[init_shield], &[&admin])
             .await
             .expect("shield_vault initialises");
         h
@@ -551,6 +548,36 @@ impl Harness {
     ) -> Result<(), BanksClientError> {
         let ix = binary::claim(backer.pubkey(), market_id, side);
         self.process(&[ix], &[backer]).await
+    }
+}
+
+impl Harness {
+    /// crucible_pool lets `source` deposit: any pending settings change is cancelled, the
+    /// addition proposed, the clock moved past the admin timelock and the change applied.
+    pub async fn allow_source(&mut self, source: Pubkey) -> Result<(), BanksClientError> {
+        let admin = self.admin.insecure_clone();
+        let _ = self
+            .process(
+                &[crucible::cancel_settings_change(admin.pubkey())],
+                &[&admin],
+            )
+            .await;
+        self.process(
+            &[crucible::set_authorized_source(
+                admin.pubkey(),
+                source,
+                true,
+            )],
+            &[&admin],
+        )
+        .await?;
+        self.warp_by(crucible_pool::constants::ADMIN_ACTION_TIMELOCK_SECS)
+            .await;
+        self.process(
+            &[crucible::apply_settings_change(admin.pubkey())],
+            &[&admin],
+        )
+        .await
     }
 }
 

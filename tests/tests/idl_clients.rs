@@ -157,6 +157,7 @@ async fn fixture_of_every_instruction_for_the_typescript_clients() {
                 keeper: keeper.pubkey(),
                 epoch_duration_secs: EPOCH_DURATION,
                 claim_window_secs: CLAIM_WINDOW,
+                authorized_sources: vec![pda::binary::cpi_authority(), w1.pubkey()],
             },
         ),
         crucible::init_sol_pool(admin.pubkey()),
@@ -250,6 +251,9 @@ async fn fixture_of_every_instruction_for_the_typescript_clients() {
         crucible::propose_admin(admin.pubkey(), Some(w1.pubkey())),
         crucible::accept_admin(w1.pubkey()),
         crucible::set_authorized_source(admin.pubkey(), w1.pubkey(), true),
+        crucible::set_guardian(admin.pubkey(), w0.pubkey()),
+        crucible::apply_settings_change(admin.pubkey()),
+        crucible::cancel_settings_change(admin.pubkey()),
         crucible::deposit_sol(pda::binary::cpi_authority(), w0.pubkey(), 1, SOL),
         crucible::deposit_spl(
             crucible::SplSource {

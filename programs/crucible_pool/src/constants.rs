@@ -25,7 +25,11 @@ pub const DEFAULT_CLAIM_WINDOW_SECS: i64 = 30 * 24 * 60 * 60;
 /// Bounds on both durations: at least one hour, at most a year.
 pub const MIN_DURATION_SECS: i64 = 60 * 60;
 pub const MAX_DURATION_SECS: i64 = 366 * 24 * 60 * 60;
+/// Keeper, epoch timing, new deposit sources and the guardian change this long after they are
+/// proposed (spec 8's admin timelock), longer than the root challenge delay: a keeper named by
+/// a compromised admin cannot post a root before the old guardian has seen it coming.
+pub const ADMIN_ACTION_TIMELOCK_SECS: i64 = 259_200;
 /// A posted Merkle root becomes claimable only this long after it is posted; until then the
-/// admin may veto it (its distribution then rolls into the open epoch). 48 h, like the payout
+/// admin or the guardian may veto it (its distribution then rolls into the open epoch). 48 h, like the payout
 /// hold of binary_vault and shield_vault.
 pub const ROOT_CHALLENGE_DELAY_SECS: i64 = 172_800;

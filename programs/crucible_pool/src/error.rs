@@ -54,4 +54,16 @@ pub enum CrucibleError {
     ZeroKey,
     #[msg("Mints with a freeze authority are refused: it could freeze the pool's vault")]
     MintHasFreezeAuthority,
+    #[msg("Signer is neither the admin nor the guardian")]
+    NotAdminOrGuardian,
+    #[msg("The guardian must be a key other than the admin")]
+    GuardianIsAdmin,
+    #[msg("A settings change is already pending")]
+    ChangePending,
+    #[msg("No settings change is pending")]
+    NoPendingChange,
+    #[msg("The admin timelock has not elapsed")]
+    AdminTimelockNotElapsed,
+    #[msg("The pending change passed its apply window; propose it again")]
+    ChangeExpired,
 }

@@ -3,6 +3,8 @@
 
 use anchor_lang::prelude::*;
 
+use crate::state::CrucibleChange;
+
 #[event]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CrucibleInitialized {
@@ -106,4 +108,24 @@ pub struct EpochRootVetoed {
     pub into_epoch: u64,
     /// The vetoed root's distribution, carried into `into_epoch`.
     pub amount: u64,
+}
+
+#[event]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrucibleChangeProposed {
+    pub change: CrucibleChange,
+    pub applies_at: i64,
+}
+
+#[event]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CrucibleChangeCancelled {
+    pub change: CrucibleChange,
+}
+
+#[event]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuardianChanged {
+    /// The zero key when the guardian was removed.
+    pub guardian: Pubkey,
 }

@@ -32,9 +32,27 @@ pub mod crucible_pool {
         instructions::initialize::handler(ctx, args)
     }
 
-    /// Changes the keeper and epoch timing; admin only.
+    /// Proposes a change of keeper and epoch timing, applied after the admin timelock; admin
+    /// only.
     pub fn update_settings(ctx: Context<UpdateSettings>, args: UpdateSettingsArgs) -> Result<()> {
         instructions::update_settings::handler(ctx, args)
+    }
+
+    /// Proposes a guardian (a second key that may veto roots; the zero key removes it), applied
+    /// after the admin timelock; admin only.
+    pub fn set_guardian(ctx: Context<UpdateSettings>, guardian: Pubkey) -> Result<()> {
+        instructions::update_settings::propose(ctx, state::CrucibleChange::Guardian(guardian))
+    }
+
+    /// Applies the pending settings change after the admin timelock, within its apply window;
+    /// admin only.
+    pub fn apply_settings_change(ctx: Context<UpdateSettings>) -> Result<()> {
+        instructions::update_settings::apply(ctx)
+    }
+
+    /// Drops the pending settings change; admin only.
+    pub fn cancel_settings_change(ctx: Context<UpdateSettings>) -> Result<()> {
+        instructions::update_settings::cancel(ctx)
     }
 
     /// Names the admin's successor (or withdraws the proposal); admin only.
@@ -47,7 +65,8 @@ pub mod crucible_pool {
         instructions::rotate_admin::accept(ctx)
     }
 
-    /// Allows or forbids a depositing program's CPI signer; admin only.
+    /// Proposes allowing a depositing program's CPI signer (applied after the admin timelock),
+    /// or forbids one at once; admin only.
     pub fn set_authorized_source(
         ctx: Context<SetAuthorizedSource>,
         source: Pubkey,
@@ -97,7 +116,7 @@ pub mod crucible_pool {
     }
 
     /// Vetoes a posted root during its challenge delay; its distribution rolls into the open
-    /// epoch. Admin only.
+    /// epoch. Admin or guardian.
     pub fn veto_epoch_root(ctx: Context<VetoEpochRoot>) -> Result<()> {
         instructions::veto_epoch_root::handler(ctx)
     }

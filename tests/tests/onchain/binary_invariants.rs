@@ -354,11 +354,15 @@ impl World {
     /// crucible_pool's admin revokes or restores binary_vault as a source: markets must settle
     /// and pay out either way.
     async fn toggle_crucible_source(&mut self) {
+        // Revoking is immediate; restoring is proposed and applies once the admin timelock
+        // has passed (a later toggle applies it, whatever warps came between).
         let allowed = self.rng.chance(50);
         let admin = self.h.admin.insecure_clone();
         let ix =
             crucible::set_authorized_source(admin.pubkey(), pda::binary::cpi_authority(), allowed);
-        self.h.process(&[ix], &[&admin]).await.unwrap();
+        let _ = self.h.process(&[ix], &[&admin]).await;
+        let apply = crucible::apply_settings_change(admin.pubkey());
+        let _ = self.h.process(&[apply], &[&admin]).await;
         self.log.push(format!("crucible source allowed={allowed}"));
     }
 
@@ -542,10 +546,10 @@ impl World {
     /// Drives every market to resolution or refund and claims every backing.
     async fn settle_everything(&mut self) {
         // crucible_pool accepts again, so every waiting share can leave.
-        let admin = self.h.admin.insecure_clone();
-        let allow =
-            crucible::set_authorized_source(admin.pubkey(), pda::binary::cpi_authority(), true);
-        self.h.process(&[allow], &[&admin]).await.unwrap();
+        self.h
+            .allow_source(pda::binary::cpi_authority())
+            .await
+            .unwrap();
         for m in 0..self.markets.len() {
             let id = self.markets[m].id;
             for _ in 0..6 {

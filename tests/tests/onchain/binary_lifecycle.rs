@@ -912,8 +912,7 @@ async fn a_revoked_crucible_source_freezes_nothing_and_the_share_forwards_once_a
     assert_eq!(h.vault_balance(&id, Side::No).await, 350_000_000);
     assert_eq!(h.vault_balance(&id, Side::Yes).await, 0);
     // Allowed again, anyone forwards it, once.
-    let allow = crucible::set_authorized_source(admin.pubkey(), pda::binary::cpi_authority(), true);
-    h.process(&[allow], &[&admin]).await.unwrap();
+    h.allow_source(pda::binary::cpi_authority()).await.unwrap();
     h.forward_crucible_share(&id).await.unwrap();
     assert_eq!(h.vault_balance(&id, Side::No).await, 0);
     assert_eq!(h.epoch(&SOL_MINT, 0).await.deposited, 350_000_000);

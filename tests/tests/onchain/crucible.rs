@@ -3,7 +3,7 @@
 
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::Space;
-use crucible_pool::constants::ROOT_CHALLENGE_DELAY_SECS;
+use crucible_pool::constants::{ADMIN_ACTION_TIMELOCK_SECS, ROOT_CHALLENGE_DELAY_SECS};
 use crucible_pool::error::CrucibleError;
 use crucible_pool::instructions::{CloseEpochArgs, UpdateSettingsArgs};
 use crucible_pool::state::{ClaimReceipt, EpochStatus};
@@ -16,20 +16,11 @@ use solana_instruction_error::InstructionError;
 use solana_keypair::Keypair;
 use solana_signer::Signer;
 
-/// A keypair the admin authorises as a deposit source (standing in for a program's CPI signer).
+/// A keypair the admin authorises as a deposit source (standing in for a program's CPI signer),
+/// through the admin timelock.
 async fn authorised_source(h: &mut Harness) -> Keypair {
     let source = h.wallets[3].insecure_clone();
-    let admin = h.admin.insecure_clone();
-    h.process(
-        &[crucible::set_authorized_source(
-            admin.pubkey(),
-            source.pubkey(),
-            true,
-        )],
-        &[&admin],
-    )
-    .await
-    .unwrap();
+    h.allow_source(source.pubkey()).await.unwrap();
     source
 }
 
@@ -78,6 +69,22 @@ async fn owed(h: &mut Harness) -> u64 {
         };
     }
     total
+}
+
+/// 5 SOL deposited into epoch 0, which the keeper closes a week later with a root paying all
+/// of it to `wallet`.
+async fn root_paying_all_to(h: &mut Harness, wallet: Pubkey) -> Distribution {
+    let source = authorised_source(h).await;
+    deposit(h, &source, 5 * SOL).await.unwrap();
+    h.warp_by(EPOCH_DURATION).await;
+    let epoch0 = pda::crucible::epoch(&SOL_MINT, 0);
+    let dist = Distribution::new(&epoch0, &[(wallet, 5 * SOL)]);
+    close(h, SOL_MINT, 4 * SOL, SOL, dist.root()).await.unwrap();
+    dist
+}
+
+async fn crucible_state(h: &mut Harness) -> crucible_pool::state::CrucibleState {
+    h.account(pda::crucible::state()).await
 }
 
 async fn vault_above_reserve(h: &mut Harness) -> u64 {
@@ -414,32 +421,9 @@ async fn settings_and_sources_are_admin_only_and_bounded() {
             CrucibleError::InvalidDuration,
         );
     }
-    let new_keeper = Keypair::new().pubkey();
-    let args = UpdateSettingsArgs {
-        keeper: Some(new_keeper),
-        epoch_duration_secs: Some(DAY),
-        claim_window_secs: Some(2 * DAY),
-    };
-    h.process(
-        &[crucible::update_settings(admin.pubkey(), args)],
-        &[&admin],
-    )
-    .await
-    .unwrap();
-    let state: crucible_pool::state::CrucibleState = h.account(pda::crucible::state()).await;
-    assert_eq!(
-        (
-            state.keeper,
-            state.epoch_duration_secs,
-            state.claim_window_secs
-        ),
-        (new_keeper, DAY, 2 * DAY)
-    );
-
     // binary_vault and shield_vault hold two of the four slots.
     for _ in 0..2 {
-        let ix = crucible::set_authorized_source(admin.pubkey(), Keypair::new().pubkey(), true);
-        h.process(&[ix], &[&admin]).await.unwrap();
+        h.allow_source(Keypair::new().pubkey()).await.unwrap();
     }
     let ix = crucible::set_authorized_source(admin.pubkey(), Keypair::new().pubkey(), true);
     assert_custom_error(
@@ -551,27 +535,22 @@ async fn the_crucible_admin_role_moves_only_when_the_successor_accepts() {
     )
     .await
     .unwrap();
+    let state: crucible_pool::state::CrucibleState = h.account(pda::crucible::state()).await;
+    assert!(state.pending_change.is_some());
 }
 
 #[tokio::test]
 async fn the_admin_vetoes_a_root_in_its_challenge_delay_and_its_pools_roll_forward() {
     let mut h = Harness::start().await;
-    let source = authorised_source(&mut h).await;
     let w0 = h.wallets[0].insecure_clone();
-    deposit(&mut h, &source, 5 * SOL).await.unwrap();
-    h.warp_by(EPOCH_DURATION).await;
     // The keeper posts a root paying everything to one wallet.
-    let epoch0 = pda::crucible::epoch(&SOL_MINT, 0);
-    let dist = Distribution::new(&epoch0, &[(w0.pubkey(), 5 * SOL)]);
-    close(&mut h, SOL_MINT, 4 * SOL, SOL, dist.root())
-        .await
-        .unwrap();
+    let dist = root_paying_all_to(&mut h, w0.pubkey()).await;
     let keeper = h.keeper.insecure_clone();
     let admin = h.admin.insecure_clone();
     let veto = |by: &Keypair| crucible::veto_epoch_root(by.pubkey(), SOL_MINT, 0, 1);
     assert_custom_error(
         h.process(&[veto(&keeper)], &[&keeper]).await,
-        CrucibleError::NotAdmin,
+        CrucibleError::NotAdminOrGuardian,
     );
     h.process(&[veto(&admin)], &[&admin]).await.unwrap();
     let e0 = h.epoch(&SOL_MINT, 0).await;
@@ -613,4 +592,158 @@ async fn the_admin_vetoes_a_root_in_its_challenge_delay_and_its_pools_roll_forwa
     )
     .await
     .unwrap();
+}
+
+/// Finding (low): crucible_pool's keeper, epoch timing and sources changed at once, so a
+/// compromised admin could name a keeper and post a root within the 48 h challenge delay of its
+/// own making. Those changes now wait the 259,200 s timelock (expiring 7 days after it);
+/// forbidding a source stays immediate (it only stops deposits).
+#[tokio::test]
+async fn keeper_timing_and_new_sources_wait_the_admin_timelock() {
+    let mut h = Harness::start().await;
+    let admin = h.admin.insecure_clone();
+    let old_keeper = h.keeper.pubkey();
+    let new_keeper = Keypair::new().pubkey();
+    let args = UpdateSettingsArgs {
+        keeper: Some(new_keeper),
+        epoch_duration_secs: Some(DAY),
+        claim_window_secs: Some(2 * DAY),
+    };
+    h.process(
+        &[crucible::update_settings(admin.pubkey(), args.clone())],
+        &[&admin],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        crucible_state(&mut h).await.keeper,
+        old_keeper,
+        "nothing changes yet"
+    );
+    let newcomer = Keypair::new().pubkey();
+    assert_custom_error(
+        h.process(
+            &[crucible::set_authorized_source(
+                admin.pubkey(),
+                newcomer,
+                true,
+            )],
+            &[&admin],
+        )
+        .await,
+        CrucibleError::ChangePending,
+    );
+    let apply = crucible::apply_settings_change(admin.pubkey());
+    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS - 1).await;
+    assert_custom_error(
+        h.process(std::slice::from_ref(&apply), &[&admin]).await,
+        CrucibleError::AdminTimelockNotElapsed,
+    );
+    h.warp_by(1).await;
+    h.process(std::slice::from_ref(&apply), &[&admin])
+        .await
+        .unwrap();
+    let s = crucible_state(&mut h).await;
+    assert_eq!(
+        (
+            s.keeper,
+            s.epoch_duration_secs,
+            s.claim_window_secs,
+            s.pending_change
+        ),
+        (new_keeper, DAY, 2 * DAY, None)
+    );
+
+    // A new source: proposed, not yet allowed; applied after the timelock.
+    h.process(
+        &[crucible::set_authorized_source(
+            admin.pubkey(),
+            newcomer,
+            true,
+        )],
+        &[&admin],
+    )
+    .await
+    .unwrap();
+    assert!(!crucible_state(&mut h).await.is_authorized(&newcomer));
+    // Past the apply window it is gone and must be proposed again.
+    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS + vault_common::APPLY_WINDOW_SECS)
+        .await;
+    assert_custom_error(
+        h.process(std::slice::from_ref(&apply), &[&admin]).await,
+        CrucibleError::ChangeExpired,
+    );
+    h.allow_source(newcomer).await.unwrap();
+    assert!(crucible_state(&mut h).await.is_authorized(&newcomer));
+    // Forbidding takes effect at once.
+    h.process(
+        &[crucible::set_authorized_source(
+            admin.pubkey(),
+            newcomer,
+            false,
+        )],
+        &[&admin],
+    )
+    .await
+    .unwrap();
+    assert!(!crucible_state(&mut h).await.is_authorized(&newcomer));
+    // A cancelled change never applies.
+    h.process(
+        &[crucible::update_settings(admin.pubkey(), args)],
+        &[&admin],
+    )
+    .await
+    .unwrap();
+    h.process(
+        &[crucible::cancel_settings_change(admin.pubkey())],
+        &[&admin],
+    )
+    .await
+    .unwrap();
+    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS).await;
+    assert_custom_error(
+        h.process(&[apply], &[&admin]).await,
+        CrucibleError::NoPendingChange,
+    );
+}
+
+/// Finding (low): only the admin could veto a root. A guardian, named through the timelock and
+/// never the admin, may veto too; the keeper and strangers still may not.
+#[tokio::test]
+async fn a_guardian_distinct_from_the_admin_may_veto_a_root() {
+    let mut h = Harness::start().await;
+    let admin = h.admin.insecure_clone();
+    let guardian = h.wallets[2].insecure_clone();
+    assert_custom_error(
+        h.process(
+            &[crucible::set_guardian(admin.pubkey(), admin.pubkey())],
+            &[&admin],
+        )
+        .await,
+        CrucibleError::GuardianIsAdmin,
+    );
+    h.process(
+        &[crucible::set_guardian(admin.pubkey(), guardian.pubkey())],
+        &[&admin],
+    )
+    .await
+    .unwrap();
+    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS).await;
+    h.process(
+        &[crucible::apply_settings_change(admin.pubkey())],
+        &[&admin],
+    )
+    .await
+    .unwrap();
+
+    let w0 = h.wallets[0].insecure_clone();
+    root_paying_all_to(&mut h, w0.pubkey()).await;
+    let veto = |by: &Keypair| crucible::veto_epoch_root(by.pubkey(), SOL_MINT, 0, 1);
+    let stranger = h.wallets[1].insecure_clone();
+    assert_custom_error(
+        h.process(&[veto(&stranger)], &[&stranger]).await,
+        CrucibleError::NotAdminOrGuardian,
+    );
+    h.process(&[veto(&guardian)], &[&guardian]).await.unwrap();
+    assert_eq!(h.epoch(&SOL_MINT, 1).await.rolled_in, 5 * SOL);
 }

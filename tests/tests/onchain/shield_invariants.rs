@@ -283,11 +283,15 @@ impl World {
     /// crucible_pool's admin revokes or restores shield_vault as a source: shields must settle
     /// and pay out either way.
     async fn toggle_seam_source(&mut self) {
+        // Revoking is immediate; restoring is proposed and applies once the admin timelock
+        // has passed (a later toggle applies it, whatever warps came between).
         let allowed = self.rng.chance(50);
         let admin = self.h.admin.insecure_clone();
         let ix =
             crucible::set_authorized_source(admin.pubkey(), pda::shield::cpi_authority(), allowed);
-        self.h.process(&[ix], &[&admin]).await.unwrap();
+        let _ = self.h.process(&[ix], &[&admin]).await;
+        let apply = crucible::apply_settings_change(admin.pubkey());
+        let _ = self.h.process(&[apply], &[&admin]).await;
     }
 
     async fn claim(&mut self) {
@@ -416,10 +420,10 @@ impl World {
 
     /// Drives every shield to resolution or refund and claims every backing with its claim.
     async fn settle_everything(&mut self) {
-        let admin = self.h.admin.insecure_clone();
-        let allow =
-            crucible::set_authorized_source(admin.pubkey(), pda::shield::cpi_authority(), true);
-        self.h.process(&[allow], &[&admin]).await.unwrap();
+        self.h
+            .allow_source(pda::shield::cpi_authority())
+            .await
+            .unwrap();
         for s in 0..self.shields.len() {
             let id = self.shields[s].0;
             for _ in 0..4 {

@@ -380,8 +380,7 @@ async fn a_revoked_seam_source_freezes_no_shield() {
         h.harvest(&id, SAFE).await,
         shield_vault::error::ShieldError::NothingToHarvest,
     );
-    let allow = crucible::set_authorized_source(admin.pubkey(), pda::shield::cpi_authority(), true);
-    h.process(&[allow], &[&admin]).await.unwrap();
+    h.allow_source(pda::shield::cpi_authority()).await.unwrap();
     h.forward_seam_share(&id).await.unwrap();
     assert_eq!(h.shield_vault_balance(&id, SAFE).await, 0);
 }

@@ -11,6 +11,9 @@ pub struct InitializeArgs {
     pub keeper: Pubkey,
     pub epoch_duration_secs: i64,
     pub claim_window_secs: i64,
+    /// The depositing programs' CPI signers allowed from the start (binary_vault's and
+    /// shield_vault's); later additions wait the admin timelock.
+    pub authorized_sources: Vec<Pubkey>,
 }
 
 /// Creates the program state. Only the program's upgrade authority may call it, so nobody can
@@ -46,7 +49,11 @@ pub fn check_durations(epoch_duration_secs: i64, claim_window_secs: i64) -> Resu
 
 pub fn handler(ctx: Context<Initialize>, args: InitializeArgs) -> Result<()> {
     check_durations(args.epoch_duration_secs, args.claim_window_secs)?;
-    let state = CrucibleState {
+    require!(
+        args.authorized_sources.len() <= MAX_AUTHORIZED_SOURCES,
+        CrucibleError::TooManySources
+    );
+    let mut state = CrucibleState {
         admin: ctx.accounts.admin.key(),
         keeper: args.keeper,
         authorized_sources: [Pubkey::default(); MAX_AUTHORIZED_SOURCES],
@@ -54,7 +61,12 @@ pub fn handler(ctx: Context<Initialize>, args: InitializeArgs) -> Result<()> {
         claim_window_secs: args.claim_window_secs,
         bump: ctx.bumps.state,
         pending_admin: None,
+        guardian: Pubkey::default(),
+        pending_change: None,
     };
+    for source in &args.authorized_sources {
+        state.set_authorized(*source, true)?;
+    }
     vault_common::init_account(
         &ctx.accounts.admin.to_account_info(),
         &ctx.accounts.state.to_account_info(),

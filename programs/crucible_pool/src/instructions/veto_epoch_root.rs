@@ -5,16 +5,21 @@ use crate::error::CrucibleError;
 use crate::events::EpochRootVetoed;
 use crate::state::{AssetPool, CrucibleState, Epoch, EpochStatus};
 
-/// The admin's veto of a posted root during its challenge delay (`ROOT_CHALLENGE_DELAY_SECS`):
-/// nothing has been claimed yet, and the whole distribution rolls into the open epoch, whose
-/// next root redistributes it. The keeper alone therefore cannot drain an epoch with a bad root,
-/// and a veto itself only moves money forward. (The admin can still name a new keeper at once
-/// through `update_settings`; see docs/decisions.md.)
+/// The admin's or the guardian's veto of a posted root during its challenge delay
+/// (`ROOT_CHALLENGE_DELAY_SECS`): nothing has been claimed yet, and the whole distribution rolls
+/// into the open epoch, whose next root redistributes it. The keeper alone therefore cannot
+/// drain an epoch with a bad root, and a veto itself only moves money forward. A new keeper
+/// waits the 259,200 s admin timelock, longer than the challenge delay, and the guardian is a
+/// second key that can stop a root the admin lets through.
 #[event_cpi]
 #[derive(Accounts)]
 pub struct VetoEpochRoot<'info> {
-    pub admin: Signer<'info>,
-    #[account(seeds = [STATE_SEED], bump = state.bump, has_one = admin @ CrucibleError::NotAdmin)]
+    pub authority: Signer<'info>,
+    #[account(
+        seeds = [STATE_SEED],
+        bump = state.bump,
+        constraint = state.may_veto(&authority.key()) @ CrucibleError::NotAdminOrGuardian,
+    )]
     pub state: Account<'info, CrucibleState>,
     #[account(seeds = [ASSET_POOL_SEED, asset_pool.mint.as_ref()], bump = asset_pool.bump)]
     pub asset_pool: Account<'info, AssetPool>,

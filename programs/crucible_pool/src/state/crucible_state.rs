@@ -18,9 +18,70 @@ pub struct CrucibleState {
     pub bump: u8,
     /// The admin's proposed successor, who must accept (`accept_admin`).
     pub pending_admin: Option<Pubkey>,
+    /// May veto a posted root besides the admin; the zero key when there is none. Never the
+    /// admin itself, so that a second key can stop a bad root.
+    pub guardian: Pubkey,
+    /// At most one change waits for `ADMIN_ACTION_TIMELOCK_SECS`.
+    pub pending_change: Option<PendingCrucibleChange>,
+}
+
+/// A change of the keeper, epoch timing, deposit sources or guardian, applied
+/// `ADMIN_ACTION_TIMELOCK_SECS` after it is proposed and within the apply window.
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
+pub enum CrucibleChange {
+    /// Fields left `None` keep their value.
+    Settings {
+        keeper: Option<Pubkey>,
+        epoch_duration_secs: Option<i64>,
+        claim_window_secs: Option<i64>,
+    },
+    /// Lets another program's CPI signer deposit.
+    AddSource(Pubkey),
+    /// The zero key removes the guardian.
+    Guardian(Pubkey),
+}
+
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
+pub struct PendingCrucibleChange {
+    pub change: CrucibleChange,
+    pub proposed_at: i64,
 }
 
 impl CrucibleState {
+    /// The admin, or the guardian when one is set.
+    pub fn may_veto(&self, key: &Pubkey) -> bool {
+        *key == self.admin || (self.guardian != Pubkey::default() && *key == self.guardian)
+    }
+
+    /// Applies `change` to the state, checking it as it would become; on error the caller
+    /// discards the state (proposals check a copy).
+    pub fn apply(&mut self, change: &CrucibleChange) -> Result<()> {
+        match *change {
+            CrucibleChange::Settings {
+                keeper,
+                epoch_duration_secs,
+                claim_window_secs,
+            } => {
+                if let Some(keeper) = keeper {
+                    require_keys_neq!(keeper, Pubkey::default(), CrucibleError::ZeroKey);
+                    self.keeper = keeper;
+                }
+                self.epoch_duration_secs = epoch_duration_secs.unwrap_or(self.epoch_duration_secs);
+                self.claim_window_secs = claim_window_secs.unwrap_or(self.claim_window_secs);
+                crate::instructions::initialize::check_durations(
+                    self.epoch_duration_secs,
+                    self.claim_window_secs,
+                )?;
+            }
+            CrucibleChange::AddSource(source) => self.set_authorized(source, true)?,
+            CrucibleChange::Guardian(guardian) => {
+                require_keys_neq!(guardian, self.admin, CrucibleError::GuardianIsAdmin);
+                self.guardian = guardian;
+            }
+        }
+        Ok(())
+    }
+
     pub fn is_authorized(&self, source: &Pubkey) -> bool {
         *source != Pubkey::default() && self.authorized_sources.contains(source)
     }
