@@ -210,8 +210,8 @@ async fn resolve_settle_claim_and_the_profiles_change() {
     );
 
     // The losing wallet disputes during the hold, and the admin never rules: once the market's
-    // resolution delay has passed on the ledger, the job lapses the dispute (the outcome stands,
-    // the bond goes to the treasury) and settles.
+    // resolution delay after the hold's end has passed on the ledger, the job lapses the dispute
+    // (the outcome stands, the bond goes to the treasury) and settles.
     let (treasury, delay) = {
         let mut h = ledger.harness.lock().await;
         h.open_dispute(&loser, &market_id).await.unwrap();
@@ -219,7 +219,12 @@ async fn resolve_settle_claim_and_the_profiles_change() {
         (h.treasury, delay)
     };
     let treasury_before = ledger.harness.lock().await.lamports(treasury).await;
-    ledger.harness.lock().await.warp_by(delay + 60).await;
+    ledger
+        .harness
+        .lock()
+        .await
+        .warp_to(hold_ends + delay + 60)
+        .await;
     let mut job = settle().await.into_active_model();
     job.run_at = sea_orm::ActiveValue::Set(chrono::Utc::now().timestamp());
     job.update(db).await.unwrap();

@@ -117,10 +117,12 @@ impl Settler {
         if accounts[3].is_some() {
             let dispute: Dispute = decode(&accounts[3], "the dispute")?;
             if dispute.status == DisputeStatus::Open {
-                // The admin rules; if it has not within the market's resolution delay, the
-                // dispute lapses (the outcome stands) and settlement goes on.
+                // The admin rules; if it has not by the market's resolution delay after the
+                // hold's end (as binary_vault counts it), the dispute lapses (the outcome
+                // stands) and settlement goes on.
                 let lapses_at = dispute
                     .opened_at
+                    .max(hold_ends)
                     .checked_add(market.max_resolution_delay_secs)
                     .context("lapse time overflows")?;
                 if clock.unix_timestamp < lapses_at {
