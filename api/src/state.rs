@@ -497,6 +497,11 @@ impl AppState {
         );
         guessable_secret("ADMIN_SECRET", config.admin_secret.as_ref())?;
         guessable_secret("WEBHOOK_SECRET", config.webhook_secret.as_ref())?;
+        guessable_secret("KYC_WEBHOOK_SECRET", config.kyc_webhook_secret.as_ref())?;
+        guessable_secret(
+            "ADMIN_QUEUES_PASSWORD",
+            config.admin_queues_password.as_ref(),
+        )?;
         let admin = match (&config.admin_wallet, &config.admin_secret) {
             (Some(wallet), Some(secret))
                 if !wallet.is_empty() && !secret.expose_secret().is_empty() =>

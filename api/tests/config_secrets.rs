@@ -108,16 +108,32 @@ async fn the_service_refuses_to_start_with_a_guessable_admin_or_webhook_secret()
             "ADMIN_SECRET",
             state_with(&|c| c.admin_secret = Some("fifteen-chars-x".into())).await,
         ),
+        (
+            "KYC_WEBHOOK_SECRET",
+            state_with(&|c| c.kyc_webhook_secret = Some("persona-hook".into())).await,
+        ),
+        (
+            "ADMIN_QUEUES_PASSWORD",
+            state_with(&|c| c.admin_queues_password = Some("queues-pw".into())).await,
+        ),
     ] {
         let error = format!("{:#}", refused.expect_err(name));
         assert!(error.contains(name) && error.contains("16"), "{error}");
-        for value in ["hunter2-admin", "hook-secret", "fifteen-chars-x"] {
+        for value in [
+            "hunter2-admin",
+            "hook-secret",
+            "fifteen-chars-x",
+            "persona-hook",
+            "queues-pw",
+        ] {
             assert!(!error.contains(value), "{error}");
         }
     }
     state_with(&|c| {
         c.admin_secret = Some("sixteen-chars-xy".into());
         c.webhook_secret = Some("a-webhook-secret-of-some-length".into());
+        c.kyc_webhook_secret = Some("wbhsec_a-persona-webhook-secret".into());
+        c.admin_queues_password = Some("a-queue-page-password".into());
     })
     .await
     .expect("16 characters and more start");
