@@ -4,6 +4,7 @@
 
 pub mod accounts;
 pub mod batch;
+mod clock;
 pub mod connect;
 pub mod csv;
 pub mod entities;
@@ -12,6 +13,7 @@ pub mod freshness;
 pub mod indexed;
 pub mod lease;
 mod pg_bulk;
+mod prepared;
 pub mod rows;
 pub mod sql;
 #[cfg(feature = "test-util")]
@@ -19,7 +21,7 @@ pub mod testing;
 mod writer;
 
 pub use csv::csv_rows;
-pub use writer::{PreparedBatch, WriteStats};
+pub use prepared::{PreparedBatch, WriteStats};
 
 pub use batch::{AccountUpdate, Batch, Closure, EventRecord};
 pub use connect::{Store, DEFAULT_SQLITE_URL};

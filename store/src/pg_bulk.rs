@@ -17,7 +17,7 @@ use crate::accounts::AccountEntity;
 use crate::batch::Closure;
 use crate::entities::*;
 use crate::error::StoreError;
-use crate::writer::PreparedBatch;
+use crate::prepared::PreparedBatch;
 
 /// Writes `batch` in one Postgres transaction and moves checkpoint `name` forward.
 pub(crate) async fn write(
@@ -68,7 +68,7 @@ pub(crate) async fn write(
         )
         .bind(name)
         .bind(slot)
-        .bind(crate::writer::unix_now())
+        .bind(crate::clock::unix_now())
         .execute(&mut *txn)
         .await
         .map_err(db_error)?;
