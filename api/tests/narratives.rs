@@ -351,6 +351,7 @@ async fn a_settlement_that_gave_up_shows_as_failed_with_its_error() {
                 "outcome": null,
                 "hold_ends_at": null,
                 "finalized_at": null,
+                "dispute": null,
             },
         })
     );
@@ -363,5 +364,99 @@ async fn a_settlement_that_gave_up_shows_as_failed_with_its_error() {
         .await;
     assert_eq!(body["settlement"]["stage"], "failed");
     assert_eq!(body["settlement"]["job_status"], "cancelled");
+    server.stop().await;
+}
+
+/// Issue 27: while a dispute is open the settlement names when the operator may rule against
+/// the outcome and when the dispute lapses; a finalized Yield market whose crucible share has
+/// not left the losing vault yet says so, and says `finalized` once it has.
+#[tokio::test]
+async fn a_settlement_shows_a_pending_disputes_times_and_a_share_waiting_to_forward() {
+    use narrative_api::clock::iso;
+    use narrative_store::entities::disputes;
+    let server = TestServer::start(|_| {}).await;
+    let db = server.db.store.db();
+    let n = narrative(8, "ONCHAIN", "SHORT", 1_790_000_000, "disputed");
+    n.clone().into_active_model().insert(db).await.unwrap();
+    let proposed_at = 1_790_100_000;
+    let mut market = common::fixtures::market(
+        "Market1111111111111111111111111111111111111",
+        &n.market_id,
+        Some(&n.id),
+        CREATOR,
+        (2_000_000_000, 1_000_000_000),
+        (1, 1),
+    );
+    market.oracle_status = 3;
+    market.outcome = Some("yes".into());
+    market.resolution_proposed_at = proposed_at;
+    market.clone().into_active_model().insert(db).await.unwrap();
+    let opened_at = proposed_at + 3_600;
+    let dispute = disputes::Model {
+        address: "Dispute111111111111111111111111111111111111".into(),
+        market_id: n.market_id.clone(),
+        disputer: "Disputer11111111111111111111111111111111111".into(),
+        status: "open".into(),
+        bond_lamports: 1_000_000_000,
+        opened_at,
+        settled_at: 0,
+        dispute_count: 1,
+        slot: 6,
+        write_version: 1,
+        closed: false,
+    };
+    dispute
+        .clone()
+        .into_active_model()
+        .insert(db)
+        .await
+        .unwrap();
+    // Queued far in the future, so the server's worker leaves it alone.
+    narrative_api::jobs::enqueue(
+        db,
+        &narrative_api::jobs::settle_narrative::SettleNarrative {
+            narrative_id: n.id.parse().unwrap(),
+            market_id: n.market_id.parse().unwrap(),
+            outcome: true,
+            confidence_bps: 9_000,
+        },
+        1_790_000_000,
+        i64::MAX / 2,
+    )
+    .await
+    .unwrap();
+    let url = format!("/v1/narratives/{}/settlement", n.id);
+    let (status, body) = server.get(&url).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let settlement = &body["settlement"];
+    assert_eq!(settlement["stage"], "disputed");
+    assert_eq!(
+        settlement["dispute"],
+        json!({
+            "disputer": dispute.disputer,
+            "bond_sol": 1.0,
+            "opened_at": iso(opened_at),
+            "ruling_from": iso(opened_at + 86_400),
+            "lapses_at": iso(proposed_at + 172_800 + 604_800),
+        })
+    );
+
+    // Upheld and finalized; the crucible share has not been forwarded yet.
+    let mut upheld = dispute.into_active_model();
+    upheld.status = sea_orm::ActiveValue::Set("upheld".into());
+    upheld.update(db).await.unwrap();
+    let mut finalized = market.into_active_model();
+    finalized.oracle_status = sea_orm::ActiveValue::Set(1);
+    finalized.finalized = sea_orm::ActiveValue::Set(true);
+    finalized.crucible_amount = sea_orm::ActiveValue::Set(175_000_000);
+    let finalized = finalized.update(db).await.unwrap();
+    let (_, body) = server.get(&url).await;
+    assert_eq!(body["settlement"]["stage"], "share_pending_forward");
+    assert_eq!(body["settlement"]["dispute"], Value::Null);
+    let mut forwarded = finalized.into_active_model();
+    forwarded.crucible_forwarded = sea_orm::ActiveValue::Set(true);
+    forwarded.update(db).await.unwrap();
+    let (_, body) = server.get(&url).await;
+    assert_eq!(body["settlement"]["stage"], "finalized");
     server.stop().await;
 }

@@ -12,7 +12,7 @@ use crate::domain::narratives::history::{self, SettlementStage, NO_MARKET_EVENTS
 use crate::error::{refusals, Answer};
 use crate::routes::Tag;
 use crate::state::AppState;
-use crate::values::{clamp, NarrativeId, NarrativeSide};
+use crate::values::{clamp, sol, NarrativeId, NarrativeSide};
 
 pub struct NarrativeHistoryApi {
     pub state: Arc<AppState>,
@@ -76,6 +76,22 @@ pub struct SettlementProgress {
     pub outcome: Option<NarrativeSide>,
     pub hold_ends_at: Option<String>,
     pub finalized_at: Option<String>,
+    /// The dispute open on the market, while one is; null otherwise.
+    pub dispute: Option<PendingDispute>,
+}
+
+/// An open dispute and when it can be decided.
+#[derive(Object)]
+pub struct PendingDispute {
+    pub disputer: String,
+    pub bond_sol: f64,
+    pub opened_at: String,
+    /// From when the operator may overturn the outcome or refund the market (24 h after the
+    /// dispute opened); upholding it may be immediate.
+    pub ruling_from: String,
+    /// When anyone may lapse it if nobody ruled (the resolution delay after the hold's end):
+    /// the proposed outcome then stands and the bond is forfeit.
+    pub lapses_at: String,
 }
 
 #[derive(Object)]
@@ -178,6 +194,13 @@ impl NarrativeHistoryApi {
                 outcome: p.outcome,
                 hold_ends_at: p.hold_ends_at.map(iso),
                 finalized_at: p.finalized_at.map(iso),
+                dispute: p.dispute.map(|d| PendingDispute {
+                    disputer: d.disputer,
+                    bond_sol: sol(d.bond_lamports),
+                    opened_at: iso(d.opened_at),
+                    ruling_from: iso(d.ruling_from),
+                    lapses_at: iso(d.lapses_at),
+                }),
             }),
         }))
     }

@@ -2,10 +2,11 @@
 //! the indexed `MarketBacked` events, its resolution rules, and where its settlement on chain
 //! stands.
 
+use narrative_sdk::binary_vault::constants::MIN_DISPUTE_RULING_DELAY_SECS;
 use narrative_sdk::binary_vault::state::Side;
 use narrative_sdk::decode::{decode_event, BinaryEvent, ProgramEvent};
 use narrative_store::entities::{
-    jobs, markets, narrative_rules, narrative_score_history, narratives, program_events,
+    disputes, jobs, markets, narrative_rules, narrative_score_history, narratives, program_events,
 };
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
@@ -101,12 +102,14 @@ enum_value!(
     SettlementStage,
     "settlement_stage",
     "`voting` (the service's vote or other oracles pending), `hold` (outcome proposed, the 48 h \
-     payout hold running), `disputed`, `finalized`, `refunded`, or `failed` (the job gave up; \
-     see `last_error`).",
+     payout hold running), `disputed`, `share_pending_forward` (finalized and claimable; a Yield \
+     market's crucible share still waits in the losing vault for its forward to the Echo Pool), \
+     `finalized`, `refunded`, or `failed` (the job gave up; see `last_error`).",
     [
         Voting => "voting",
         Hold => "hold",
         Disputed => "disputed",
+        SharePendingForward => "share_pending_forward",
         Finalized => "finalized",
         Refunded => "refunded",
         Failed => "failed",
@@ -120,6 +123,20 @@ pub struct SettlementProgress {
     pub outcome: Option<NarrativeSide>,
     pub hold_ends_at: Option<i64>,
     pub finalized_at: Option<i64>,
+    /// The dispute open on the market, while one is.
+    pub dispute: Option<PendingDispute>,
+}
+
+/// An open dispute and when it can be decided, as binary_vault counts it.
+pub struct PendingDispute {
+    pub disputer: String,
+    pub bond_lamports: i64,
+    pub opened_at: i64,
+    /// From when the admin may overturn the outcome or refund the market; upholding it needs
+    /// no wait.
+    pub ruling_from: i64,
+    /// When anyone may lapse it if nobody ruled: the proposed outcome then stands.
+    pub lapses_at: i64,
 }
 
 /// The narrative and, once a verdict queued its settlement, where that stands (from the job
@@ -142,7 +159,11 @@ pub async fn settlement(
             let market = narrative_store::indexed::markets_by_id(db, [narrative.market_id.clone()])
                 .await?
                 .remove(&narrative.market_id);
-            Some(progress(job, market.as_ref()))
+            let dispute = match &market {
+                Some(m) => pending_dispute(state, m).await?,
+                None => None,
+            };
+            Some(progress(job, market.as_ref(), dispute))
         }
     };
     Ok((narrative, progress))
@@ -156,8 +177,40 @@ fn outcome_side(market: &markets::Model) -> Option<Side> {
     }
 }
 
+/// The market's open dispute, if it has one.
+async fn pending_dispute(
+    state: &AppState,
+    market: &markets::Model,
+) -> Result<Option<PendingDispute>, ApiError> {
+    let dispute = disputes::Entity::find()
+        .filter(disputes::Column::MarketId.eq(market.market_id.as_str()))
+        .filter(disputes::Column::Status.eq("open"))
+        .filter(disputes::Column::Closed.eq(false))
+        .one(state.store.db())
+        .await?;
+    Ok(dispute.map(|d| {
+        let hold_ends_at = market
+            .resolution_proposed_at
+            .saturating_add(market.resolution_timelock_secs);
+        PendingDispute {
+            ruling_from: d.opened_at.saturating_add(MIN_DISPUTE_RULING_DELAY_SECS),
+            lapses_at: d
+                .opened_at
+                .max(hold_ends_at)
+                .saturating_add(market.max_resolution_delay_secs),
+            disputer: d.disputer,
+            bond_lamports: d.bond_lamports,
+            opened_at: d.opened_at,
+        }
+    }))
+}
+
 /// The stage of a settlement from its job and the market as indexed.
-fn progress(job: jobs::Model, market: Option<&markets::Model>) -> SettlementProgress {
+fn progress(
+    job: jobs::Model,
+    market: Option<&markets::Model>,
+    dispute: Option<PendingDispute>,
+) -> SettlementProgress {
     let program_status = market.and_then(|m| {
         u8::try_from(m.oracle_status)
             .ok()
@@ -166,6 +219,14 @@ fn progress(job: jobs::Model, market: Option<&markets::Model>) -> SettlementProg
     let finalized = market.is_some_and(|m| m.finalized);
     let stage = match (market, program_status) {
         _ if queue::gave_up(&job) && !finalized => SettlementStage::Failed,
+        (Some(m), Some(status))
+            if m.finalized
+                && status != OracleStatus::RefundTriggered
+                && m.crucible_amount > 0
+                && !m.crucible_forwarded =>
+        {
+            SettlementStage::SharePendingForward
+        }
         (Some(m), _) if m.finalized => SettlementStage::Finalized,
         (_, Some(OracleStatus::RefundTriggered)) => SettlementStage::Refunded,
         (_, Some(OracleStatus::Disputed)) => SettlementStage::Disputed,
@@ -181,6 +242,7 @@ fn progress(job: jobs::Model, market: Option<&markets::Model>) -> SettlementProg
                 .saturating_add(m.resolution_timelock_secs)
         }),
         finalized_at: market.filter(|m| m.finalized).map(|m| m.finalized_at),
+        dispute,
         job,
     }
 }
