@@ -705,3 +705,61 @@ async fn every_admin_operation_refuses_without_the_pair() {
     assert!(checked.len() >= 20, "{checked:?}");
     server.stop().await;
 }
+
+/// Issue 27: the dashboard lists each program's pending admin change, indexed from the program's
+/// account, with when it can apply and when it must be proposed again.
+#[tokio::test]
+async fn the_dashboard_lists_pending_admin_changes_with_when_they_apply_and_expire() {
+    use narrative_api::clock::iso;
+    use narrative_sdk::{binary, crucible, pda};
+    let (server, ledger) = common::chain::start_on_bank(|_| {}).await;
+    let proposed_at = {
+        let mut h = ledger.harness.lock().await;
+        let admin = h.admin.insecure_clone();
+        let guardian = h.wallets[2].pubkey();
+        let update = narrative_sdk::binary_vault::state::ConfigUpdate {
+            capital_loss_bps: Some(4_000),
+            ..Default::default()
+        };
+        h.process(
+            &[
+                binary::propose_config_change(admin.pubkey(), update),
+                crucible::set_guardian(admin.pubkey(), guardian),
+            ],
+            &[&admin],
+        )
+        .await
+        .unwrap();
+        h.now().await
+    };
+    common::chain::index_from_bank(
+        &server,
+        &ledger,
+        &[
+            pda::binary::config(),
+            pda::crucible::state(),
+            pda::shield::program_state(),
+        ],
+    )
+    .await;
+    let (status, board) = admin(&server, reqwest::Method::GET, "/v1/admin/dashboard", None).await;
+    assert_eq!(status, StatusCode::OK, "{board}");
+    let pending = board["pending_admin_changes"].as_array().unwrap();
+    let programs: Vec<&str> = pending
+        .iter()
+        .map(|p| p["program"].as_str().unwrap())
+        .collect();
+    assert_eq!(programs, ["binary_vault", "crucible_pool"], "{board}");
+    for p in pending {
+        assert_eq!(p["proposed_at"], iso(proposed_at));
+        assert_eq!(p["applies_at"], iso(proposed_at + 259_200));
+        assert_eq!(p["expires_at"], iso(proposed_at + 259_200 + 7 * 86_400));
+    }
+    assert_eq!(pending[0]["change"]["capital_loss_bps"], 4_000);
+    let crucible_change = pending[1]["change"]["change"].as_str().unwrap();
+    assert!(
+        crucible_change.starts_with("Guardian("),
+        "{crucible_change}"
+    );
+    server.stop().await;
+}

@@ -38,6 +38,7 @@ mod m20261127_000026_wallet_proofs;
 mod m20261127_000027_oracle_grants;
 mod m20261127_000029_retention_and_leaderboards;
 mod m20261127_000030_webhook_signing_secrets;
+mod m20261128_000031_governance_fields;
 
 pub struct Migrator;
 
@@ -74,6 +75,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000027_oracle_grants::Migration),
             Box::new(m20261127_000029_retention_and_leaderboards::Migration),
             Box::new(m20261127_000030_webhook_signing_secrets::Migration),
+            Box::new(m20261128_000031_governance_fields::Migration),
         ]
     }
 }

@@ -20,6 +20,7 @@ pub use binary_vault;
 pub use crucible_pool;
 pub use error::SdkError;
 pub use shield_vault;
+pub use vault_common;
 
 /// Program ids, as declared by the programs.
 pub mod ids {

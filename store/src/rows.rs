@@ -251,6 +251,7 @@ impl Meta {
                 crucible_forwarded: a.crucible_forwarded,
                 oracle_threshold: a.oracle_set.threshold.into(),
                 oracles: Some(keys(a.oracle_set.listed())),
+                dispute_bond_lamports: n("dispute_bond_lamports", a.dispute_bond_lamports)?,
                 slot,
                 write_version,
                 closed,
@@ -312,6 +313,10 @@ impl Meta {
                 epoch_duration_secs: a.epoch_duration_secs,
                 claim_window_secs: a.claim_window_secs,
                 pending_admin: a.pending_admin.as_ref().map(key),
+                guardian: (a.guardian != Pubkey::default()).then(|| key(&a.guardian)),
+                pending_change: a.pending_change.map(|p| {
+                    json!({ "change": format!("{:?}", p.change), "proposed_at": p.proposed_at })
+                }),
                 slot,
                 write_version,
                 closed,
@@ -426,6 +431,9 @@ impl Meta {
                 bonus_paid: n("bonus_paid", a.bonus_paid)?,
                 claims_count: n("claims_count", a.claims_count.into())? as i32,
                 seam_forwarded: a.seam_forwarded,
+                unresolvable_votes: a.unresolvable_votes.into(),
+                oracle_threshold: a.oracles.threshold.into(),
+                oracles: Some(keys(a.oracles.listed())),
                 slot,
                 write_version,
                 closed,

@@ -67,6 +67,22 @@ pub struct AdminDashboard {
     /// The Solana RPC node answered a blockhash request within 2 s (one the prepares fetched
     /// in the last 10 s counts).
     pub node_reachable: bool,
+    /// The programs' admin changes waiting for their 259,200 s timelock, as indexed.
+    pub pending_admin_changes: Vec<PendingAdminChangeBody>,
+}
+
+/// A program's proposed admin change and when it can apply.
+#[derive(Object)]
+pub struct PendingAdminChangeBody {
+    /// `binary_vault`, `shield_vault` or `crucible_pool`.
+    pub program: String,
+    /// The change as indexed (its fields and `proposed_at`).
+    pub change: serde_json::Value,
+    pub proposed_at: String,
+    /// From when the admin may apply it.
+    pub applies_at: String,
+    /// From when it can no longer be applied (7 days after `applies_at`): propose it again.
+    pub expires_at: String,
 }
 
 /// A fee-gated market creation as the review sees it.
@@ -259,6 +275,17 @@ impl AdminApi {
                 .map(ComponentStatus::from)
                 .collect(),
             node_reachable: d.node_reachable,
+            pending_admin_changes: d
+                .pending_admin_changes
+                .into_iter()
+                .map(|p| PendingAdminChangeBody {
+                    program: p.program.to_owned(),
+                    change: p.change,
+                    proposed_at: iso(p.proposed_at),
+                    applies_at: iso(p.applies_at),
+                    expires_at: iso(p.expires_at),
+                })
+                .collect(),
         }))
     }
 

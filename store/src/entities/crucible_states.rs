@@ -14,6 +14,10 @@ pub struct Model {
     pub claim_window_secs: i64,
     /// The admin a two-step rotation waits on to accept.
     pub pending_admin: Option<String>,
+    /// May veto a posted root besides the admin; null when there is none.
+    pub guardian: Option<String>,
+    /// The settings change waiting for the admin timelock (`change`, `proposed_at`).
+    pub pending_change: Option<Json>,
     pub slot: i64,
     pub write_version: i64,
     pub closed: bool,

@@ -43,6 +43,8 @@ pub struct Model {
     /// The oracle set copied at creation: only these vote on this market, against this threshold.
     pub oracle_threshold: i32,
     pub oracles: Option<Json>,
+    /// The dispute bond in force at creation.
+    pub dispute_bond_lamports: i64,
     pub slot: i64,
     pub write_version: i64,
     pub closed: bool,

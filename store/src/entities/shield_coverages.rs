@@ -43,6 +43,11 @@ pub struct Model {
     pub claims_count: i32,
     /// Whether the seam share has left the losing vault.
     pub seam_forwarded: bool,
+    /// Votes that the coverage cannot be resolved; at the threshold it refunds.
+    pub unresolvable_votes: i32,
+    /// The oracle set copied at open: only these vote on this coverage, against this threshold.
+    pub oracle_threshold: i32,
+    pub oracles: Option<Json>,
     pub slot: i64,
     pub write_version: i64,
     pub closed: bool,

@@ -1,11 +1,13 @@
 //! The operators' dashboard (spec 5.6): the job queue's counts and health, how far behind the
-//! indexer's checkpoints are, the halt flags, and whether the ledger answers.
+//! indexer's checkpoints are, the halt flags, whether the ledger answers, and the programs'
+//! admin changes waiting for their timelock.
 
 use std::time::Duration;
 
 use narrative_store::entities::{indexer_checkpoints, jobs};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 
+use crate::domain::admin::pending_changes::{self, PendingAdminChange};
 use crate::domain::admin::queue_monitor;
 use crate::domain::system::{self, ComponentState};
 use crate::error::ApiError;
@@ -47,6 +49,7 @@ pub struct Dashboard {
     /// The ledger answered a blockhash request within [`NODE_PROBE_TIMEOUT`] (a blockhash the
     /// prepares fetched in the last 10 s counts).
     pub node_reachable: bool,
+    pub pending_admin_changes: Vec<PendingAdminChange>,
 }
 
 /// The queue's part of the dashboard: jobs by kind and status, and its health (what the queue
@@ -108,6 +111,7 @@ pub async fn dashboard(state: &AppState) -> Result<Dashboard, ApiError> {
         })
         .collect();
     let components = system::status(state).await?;
+    let pending_admin_changes = pending_changes::pending(db).await?;
     // A node that accepts the connection and never answers would hold the dashboard for the
     // RPC client's whole timeout, when the dashboard is most needed.
     let node_reachable =
@@ -120,5 +124,6 @@ pub async fn dashboard(state: &AppState) -> Result<Dashboard, ApiError> {
         indexer,
         components,
         node_reachable,
+        pending_admin_changes,
     })
 }

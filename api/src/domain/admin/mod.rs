@@ -5,6 +5,7 @@
 
 pub mod dashboard;
 pub mod moderation;
+pub mod pending_changes;
 pub mod queue_monitor;
 pub mod rescore;
 pub mod review;
