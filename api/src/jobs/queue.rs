@@ -261,16 +261,7 @@ pub async fn postpone(
     run_at: i64,
     now: i64,
 ) -> Result<(), sea_orm::DbErr> {
-    jobs::Entity::update_many()
-        .col_expr(jobs::Column::Status, Expr::value("queued"))
-        .col_expr(jobs::Column::RunAt, Expr::value(run_at))
-        .col_expr(jobs::Column::Attempts, Expr::value(0))
-        .col_expr(jobs::Column::LockedUntil, Expr::value(Option::<i64>::None))
-        .col_expr(jobs::Column::UpdatedAt, Expr::value(now))
-        .filter(jobs::Column::Id.eq(id))
-        .exec(db)
-        .await?;
-    Ok(())
+    requeue(db, id, run_at, Expr::value(0), now).await
 }
 
 /// Puts a leased job that did not run back to wait until `run_at`, without the attempt its
@@ -281,13 +272,22 @@ pub async fn defer(
     run_at: i64,
     now: i64,
 ) -> Result<(), sea_orm::DbErr> {
+    let attempts = Expr::col(jobs::Column::Attempts).sub(1);
+    requeue(db, id, run_at, attempts, now).await
+}
+
+/// Releases the lease of job `id`, queued again for `run_at` with `attempts`.
+async fn requeue(
+    db: &impl ConnectionTrait,
+    id: i64,
+    run_at: i64,
+    attempts: impl Into<sea_orm::sea_query::SimpleExpr>,
+    now: i64,
+) -> Result<(), sea_orm::DbErr> {
     jobs::Entity::update_many()
         .col_expr(jobs::Column::Status, Expr::value("queued"))
         .col_expr(jobs::Column::RunAt, Expr::value(run_at))
-        .col_expr(
-            jobs::Column::Attempts,
-            Expr::col(jobs::Column::Attempts).sub(1),
-        )
+        .col_expr(jobs::Column::Attempts, attempts.into())
         .col_expr(jobs::Column::LockedUntil, Expr::value(Option::<i64>::None))
         .col_expr(jobs::Column::UpdatedAt, Expr::value(now))
         .filter(jobs::Column::Id.eq(id))
