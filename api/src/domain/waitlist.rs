@@ -93,18 +93,36 @@ async fn existing(
     Ok(by_email.or(found.first()).cloned())
 }
 
-/// The entry's place and the list's length.
-async fn standing(
+/// Whether `entry` is the proven `wallet`'s.
+fn owns(wallet: Option<&Wallet>, entry: &waitlist_entries::Model) -> bool {
+    wallet.is_some_and(|w| entry.wallet.as_deref() == Some(w.to_string().as_str()))
+}
+
+/// `entry` as answered, with its place and the list's length only when `shown`.
+async fn place(
     state: &AppState,
-    entry: &waitlist_entries::Model,
-) -> Result<(u64, u64), ApiError> {
-    let db = state.store.db();
-    let position = waitlist_entries::Entity::find()
-        .filter(waitlist_entries::Column::Id.lte(entry.id))
-        .count(db)
-        .await?;
-    let total = waitlist_entries::Entity::find().count(db).await?;
-    Ok((position, total))
+    entry: waitlist_entries::Model,
+    shown: bool,
+    created: bool,
+    referral: Option<Referral>,
+) -> Result<Place, ApiError> {
+    let standing = if shown {
+        let db = state.store.db();
+        let position = waitlist_entries::Entity::find()
+            .filter(waitlist_entries::Column::Id.lte(entry.id))
+            .count(db)
+            .await?;
+        let total = waitlist_entries::Entity::find().count(db).await?;
+        Some((position, total))
+    } else {
+        None
+    };
+    Ok(Place {
+        entry,
+        standing,
+        created,
+        referral,
+    })
 }
 
 /// Whether `wallet` holds or held any indexed backing (open, claimed or closed).
@@ -151,20 +169,8 @@ pub async fn join(state: &AppState, join: Join) -> Result<Place, ApiError> {
     }
     if let Some(entry) = existing(state, join.email.as_ref(), join.wallet.as_ref()).await? {
         // Its place only to the wallet that proved it is the entry's.
-        let own = join
-            .wallet
-            .is_some_and(|w| entry.wallet.as_deref() == Some(w.to_string().as_str()));
-        let standing = if own {
-            Some(standing(state, &entry).await?)
-        } else {
-            None
-        };
-        return Ok(Place {
-            entry,
-            standing,
-            created: false,
-            referral: None,
-        });
+        let shown = owns(join.wallet.as_ref(), &entry);
+        return place(state, entry, shown, false, None).await;
     }
     let (referrer, referral) = match (join.referrer, join.wallet.as_ref()) {
         (Some(referrer), Some(wallet)) => {
@@ -192,20 +198,8 @@ pub async fn join(state: &AppState, join: Join) -> Result<Place, ApiError> {
         .ok_or_else(|| ApiError::internal("a waitlist entry vanished"))?;
     let created = inserted == 1;
     // A racing join that wrote first holds the place: answered as a found entry is.
-    let own = created
-        || join
-            .wallet
-            .is_some_and(|w| entry.wallet.as_deref() == Some(w.to_string().as_str()));
-    Ok(Place {
-        standing: if own {
-            Some(standing(state, &entry).await?)
-        } else {
-            None
-        },
-        entry,
-        created,
-        referral: referral.filter(|_| created),
-    })
+    let shown = created || owns(join.wallet.as_ref(), &entry);
+    place(state, entry, shown, created, referral.filter(|_| created)).await
 }
 
 /// The place of `wallet`; 404 when it is not on the list.
@@ -213,10 +207,5 @@ pub async fn position(state: &AppState, wallet: &Wallet) -> Result<Place, ApiErr
     let entry = existing(state, None, Some(wallet))
         .await?
         .ok_or_else(|| ApiError::not_found("waitlist entry"))?;
-    Ok(Place {
-        standing: Some(standing(state, &entry).await?),
-        entry,
-        created: false,
-        referral: None,
-    })
+    place(state, entry, true, false, None).await
 }
