@@ -711,7 +711,8 @@ async fn every_admin_operation_refuses_without_the_pair() {
 #[tokio::test]
 async fn the_dashboard_lists_pending_admin_changes_with_when_they_apply_and_expire() {
     use narrative_api::clock::iso;
-    use narrative_sdk::{binary, crucible, pda};
+    use narrative_sdk::shield_vault::state::AdminChange;
+    use narrative_sdk::{binary, crucible, pda, shield};
     let (server, ledger) = common::chain::start_on_bank(|_| {}).await;
     let proposed_at = {
         let mut h = ledger.harness.lock().await;
@@ -724,6 +725,7 @@ async fn the_dashboard_lists_pending_admin_changes_with_when_they_apply_and_expi
         h.process(
             &[
                 binary::propose_config_change(admin.pubkey(), update),
+                shield::propose_admin_change(admin.pubkey(), AdminChange::MaxSelfHedgeBps(1_000)),
                 crucible::set_guardian(admin.pubkey(), guardian),
             ],
             &[&admin],
@@ -749,14 +751,19 @@ async fn the_dashboard_lists_pending_admin_changes_with_when_they_apply_and_expi
         .iter()
         .map(|p| p["program"].as_str().unwrap())
         .collect();
-    assert_eq!(programs, ["binary_vault", "crucible_pool"], "{board}");
+    assert_eq!(
+        programs,
+        ["binary_vault", "shield_vault", "crucible_pool"],
+        "{board}"
+    );
     for p in pending {
         assert_eq!(p["proposed_at"], iso(proposed_at));
         assert_eq!(p["applies_at"], iso(proposed_at + 259_200));
         assert_eq!(p["expires_at"], iso(proposed_at + 259_200 + 7 * 86_400));
     }
     assert_eq!(pending[0]["change"]["capital_loss_bps"], 4_000);
-    let crucible_change = pending[1]["change"]["change"].as_str().unwrap();
+    assert_eq!(pending[1]["change"]["change"], "MaxSelfHedgeBps(1000)");
+    let crucible_change = pending[2]["change"]["change"].as_str().unwrap();
     assert!(
         crucible_change.starts_with("Guardian("),
         "{crucible_change}"

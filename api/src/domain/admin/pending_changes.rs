@@ -4,7 +4,7 @@
 use narrative_sdk::vault_common::APPLY_WINDOW_SECS;
 use narrative_sdk::{binary_vault, crucible_pool, shield_vault};
 use narrative_store::entities::{binary_configs, crucible_states, shield_programs};
-use sea_orm::{ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter};
+use sea_orm::{ColumnTrait, DatabaseConnection, DbErr, EntityTrait, QueryFilter, QuerySelect};
 use serde_json::Value;
 
 use crate::error::ApiError;
@@ -24,59 +24,69 @@ pub struct PendingAdminChange {
 
 /// Every program's pending change, binary_vault first.
 pub async fn pending(db: &DatabaseConnection) -> Result<Vec<PendingAdminChange>, ApiError> {
-    let binary = binary_configs::Entity::find()
-        .filter(binary_configs::Column::Closed.eq(false))
-        .all(db)
-        .await?
-        .into_iter()
-        .filter_map(|c| c.pending_change)
-        .map(|c| {
-            (
-                "binary_vault",
-                binary_vault::constants::ADMIN_ACTION_TIMELOCK_SECS,
-                c,
+    let programs = [
+        (
+            "binary_vault",
+            binary_vault::constants::ADMIN_ACTION_TIMELOCK_SECS,
+            stored::<binary_configs::Entity>(
+                db,
+                binary_configs::Column::PendingChange,
+                binary_configs::Column::Closed,
             )
-        });
-    let shield = shield_programs::Entity::find()
-        .filter(shield_programs::Column::Closed.eq(false))
-        .all(db)
-        .await?
-        .into_iter()
-        .filter_map(|s| s.pending_change)
-        .map(|c| {
-            (
-                "shield_vault",
-                shield_vault::constants::ADMIN_ACTION_TIMELOCK_SECS,
-                c,
+            .await?,
+        ),
+        (
+            "shield_vault",
+            shield_vault::constants::ADMIN_ACTION_TIMELOCK_SECS,
+            stored::<shield_programs::Entity>(
+                db,
+                shield_programs::Column::PendingChange,
+                shield_programs::Column::Closed,
             )
-        });
-    let crucible = crucible_states::Entity::find()
-        .filter(crucible_states::Column::Closed.eq(false))
-        .all(db)
-        .await?
-        .into_iter()
-        .filter_map(|s| s.pending_change)
-        .map(|c| {
-            (
-                "crucible_pool",
-                crucible_pool::constants::ADMIN_ACTION_TIMELOCK_SECS,
-                c,
+            .await?,
+        ),
+        (
+            "crucible_pool",
+            crucible_pool::constants::ADMIN_ACTION_TIMELOCK_SECS,
+            stored::<crucible_states::Entity>(
+                db,
+                crucible_states::Column::PendingChange,
+                crucible_states::Column::Closed,
             )
-        });
-    Ok(binary
-        .chain(shield)
-        .chain(crucible)
-        .map(|(program, timelock, change)| {
-            // Every stored change carries the time it was proposed.
-            let proposed_at = change["proposed_at"].as_i64().unwrap_or(0);
-            let applies_at = proposed_at.saturating_add(timelock);
-            PendingAdminChange {
-                program,
-                change,
-                proposed_at,
-                applies_at,
-                expires_at: applies_at.saturating_add(APPLY_WINDOW_SECS),
-            }
+            .await?,
+        ),
+    ];
+    Ok(programs
+        .into_iter()
+        .flat_map(|(program, timelock, changes)| {
+            changes.into_iter().map(move |change| {
+                // Every stored change carries the time it was proposed.
+                let proposed_at = change["proposed_at"].as_i64().unwrap_or(0);
+                let applies_at = proposed_at.saturating_add(timelock);
+                PendingAdminChange {
+                    program,
+                    change,
+                    proposed_at,
+                    applies_at,
+                    expires_at: applies_at.saturating_add(APPLY_WINDOW_SECS),
+                }
+            })
         })
         .collect())
+}
+
+/// The pending changes stored in `change` of the open accounts of `E`.
+async fn stored<E: EntityTrait>(
+    db: &DatabaseConnection,
+    change: E::Column,
+    closed: E::Column,
+) -> Result<Vec<Value>, DbErr> {
+    E::find()
+        .select_only()
+        .column(change)
+        .filter(closed.eq(false))
+        .filter(change.is_not_null())
+        .into_tuple::<Value>()
+        .all(db)
+        .await
 }
