@@ -16,7 +16,7 @@ use anchor_lang::prelude::Clock;
 use anchor_lang::AccountDeserialize;
 use anyhow::Context;
 use narrative_sdk::binary::CrucibleTarget;
-use narrative_sdk::binary_vault::state::{Config, Dispute, DisputeStatus, Market, Side};
+use narrative_sdk::binary_vault::state::{lapses_at, Config, Dispute, DisputeStatus, Market, Side};
 use narrative_sdk::crucible_pool::state::AssetPool;
 use narrative_sdk::{pda, Instruction, Pubkey};
 use narrative_store::Store;
@@ -120,11 +120,12 @@ impl Settler {
                 // The admin rules; if it has not by the market's resolution delay after the
                 // hold's end (as binary_vault counts it), the dispute lapses (the outcome
                 // stands) and settlement goes on.
-                let lapses_at = dispute
-                    .opened_at
-                    .max(hold_ends)
-                    .checked_add(market.max_resolution_delay_secs)
-                    .context("lapse time overflows")?;
+                let lapses_at = lapses_at(
+                    dispute.opened_at,
+                    hold_ends,
+                    market.max_resolution_delay_secs,
+                )
+                .context("lapse time overflows")?;
                 if clock.unix_timestamp < lapses_at {
                     let wait = (lapses_at - clock.unix_timestamp).min(RECHECK_SECS);
                     return Ok(JobOutcome::Later(now + wait));

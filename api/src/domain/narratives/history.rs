@@ -2,8 +2,8 @@
 //! the indexed `MarketBacked` events, its resolution rules, and where its settlement on chain
 //! stands.
 
-use narrative_sdk::binary_vault::constants::MIN_DISPUTE_RULING_DELAY_SECS;
 use narrative_sdk::binary_vault::state::Side;
+use narrative_sdk::binary_vault::state::{lapses_at, ruling_from};
 use narrative_sdk::decode::{decode_event, BinaryEvent, ProgramEvent};
 use narrative_store::entities::{
     disputes, jobs, markets, narrative_rules, narrative_score_history, narratives, program_events,
@@ -193,11 +193,9 @@ async fn pending_dispute(
             .resolution_proposed_at
             .saturating_add(market.resolution_timelock_secs);
         PendingDispute {
-            ruling_from: d.opened_at.saturating_add(MIN_DISPUTE_RULING_DELAY_SECS),
-            lapses_at: d
-                .opened_at
-                .max(hold_ends_at)
-                .saturating_add(market.max_resolution_delay_secs),
+            ruling_from: ruling_from(d.opened_at).unwrap_or(i64::MAX),
+            lapses_at: lapses_at(d.opened_at, hold_ends_at, market.max_resolution_delay_secs)
+                .unwrap_or(i64::MAX),
             disputer: d.disputer,
             bond_lamports: d.bond_lamports,
             opened_at: d.opened_at,

@@ -1,11 +1,9 @@
 use anchor_lang::prelude::*;
 
-use vault_common::SafeMath;
-
 use crate::constants::*;
 use crate::error::BinaryError;
 use crate::instructions::resolve_dispute::{apply_ruling, BondTo, Ruling};
-use crate::state::{Config, Dispute, Market};
+use crate::state::{lapses_at, Config, Dispute, Market};
 
 /// Settles a dispute the admin has left unruled until `max_resolution_delay_secs` after the
 /// hold's end (never earlier, however early in the hold it opened); anyone. The proposed
@@ -32,11 +30,12 @@ pub fn handler(mut ctx: Context<LapseDispute>) -> Result<()> {
         .market
         .hold_ends_at()
         .ok_or(ProgramError::ArithmeticOverflow)?;
-    let lapses_at = accounts
-        .dispute
-        .opened_at
-        .max(hold_ends_at)
-        .safe_add(accounts.market.max_resolution_delay_secs)?;
+    let lapses_at = lapses_at(
+        accounts.dispute.opened_at,
+        hold_ends_at,
+        accounts.market.max_resolution_delay_secs,
+    )
+    .ok_or(ProgramError::ArithmeticOverflow)?;
     require!(now >= lapses_at, BinaryError::ResolutionDelayNotElapsed);
     let (settled, bond_to) = apply_ruling(
         &mut accounts.market,

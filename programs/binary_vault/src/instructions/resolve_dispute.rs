@@ -5,7 +5,9 @@ use vault_common::SafeMath;
 use crate::constants::*;
 use crate::error::BinaryError;
 use crate::events::{DisputeOpened, DisputeSettled};
-use crate::state::{Config, Dispute, DisputeAction, DisputeStatus, Market, ProgramState};
+use crate::state::{
+    ruling_from, Config, Dispute, DisputeAction, DisputeStatus, Market, ProgramState,
+};
 
 /// Opens a dispute (anyone but the admin and the market's oracles, during the hold, posting the
 /// bond copied into the market at creation: status 3) or settles it (admin): uphold keeps the
@@ -207,8 +209,8 @@ pub(crate) fn apply_ruling(
         BinaryError::NoOpenDispute
     );
     if matches!(ruling, Ruling::Overturn | Ruling::Refund) {
-        let rulable_at = dispute.opened_at.safe_add(MIN_DISPUTE_RULING_DELAY_SECS)?;
-        require!(now >= rulable_at, BinaryError::RulingTooEarly);
+        let from = ruling_from(dispute.opened_at).ok_or(ProgramError::ArithmeticOverflow)?;
+        require!(now >= from, BinaryError::RulingTooEarly);
     }
     let bond_to = match ruling {
         // The outcome stands and cannot be disputed again, so its hold runs on from the

@@ -2,7 +2,7 @@ use anchor_lang::prelude::*;
 
 /// What `resolve_dispute` does: anyone opens (posting the bond) during the hold; the admin
 /// settles by upholding the proposed outcome, overturning it, or sending the market to refund;
-/// anyone lapses a dispute the admin left unruled for `max_resolution_delay_secs`, which then
+/// anyone lapses a dispute the admin left unruled ([`lapses_at`]), which then
 /// counts as upheld.
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
 pub enum DisputeAction {
@@ -48,4 +48,19 @@ pub struct Dispute {
     /// How many disputes this market has seen.
     pub dispute_count: u32,
     pub bump: u8,
+}
+
+/// From when the admin may rule against the standing outcome (overturn, refund) of a dispute
+/// opened at `opened_at`: `MIN_DISPUTE_RULING_DELAY_SECS` later. Upholding needs no wait.
+pub fn ruling_from(opened_at: i64) -> Option<i64> {
+    opened_at.checked_add(crate::constants::MIN_DISPUTE_RULING_DELAY_SECS)
+}
+
+/// When anyone may lapse a dispute opened at `opened_at` on a market whose hold ends at
+/// `hold_ends_at`: the market's resolution delay after the hold's end (never counted from an
+/// earlier opening, so a dispute opened early in the hold gets the same ruling time).
+pub fn lapses_at(opened_at: i64, hold_ends_at: i64, max_resolution_delay_secs: i64) -> Option<i64> {
+    opened_at
+        .max(hold_ends_at)
+        .checked_add(max_resolution_delay_secs)
 }
