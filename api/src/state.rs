@@ -595,7 +595,7 @@ impl AppState {
                 &config.trusted_proxies,
                 &config.trusted_proxy_header,
             )
-            .map_err(|e| anyhow::anyhow!("TRUSTED_PROXIES: {e}"))?,
+            .map_err(anyhow::Error::msg)?,
             key_memory: KeyMemory::default(),
             cost_caps: CostCaps::from_config(config),
             holder_checks: crate::freshness::Expiring::new(PROVIDER_CHECKS_KEPT),

@@ -100,14 +100,19 @@ impl TrustedProxies {
         let header = match header {
             "x-forwarded-for" => ForwardingHeader::XForwardedFor,
             "forwarded" => ForwardingHeader::Forwarded,
-            other => return Err(format!("{other} is not x-forwarded-for or forwarded")),
+            other => {
+                return Err(format!(
+                    "TRUSTED_PROXY_HEADER: {other} is not x-forwarded-for or forwarded"
+                ))
+            }
         };
         let networks = entries
             .iter()
             .map(AsRef::as_ref)
             .filter(|entry| !entry.trim().is_empty())
             .map(str::parse)
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, String>>()
+            .map_err(|e| format!("TRUSTED_PROXIES: {e}"))?;
         Ok(TrustedProxies { networks, header })
     }
 

@@ -22,7 +22,7 @@ pub struct SetAuthorizedSource<'info> {
 
 pub fn handler(ctx: Context<SetAuthorizedSource>, source: Pubkey, allowed: bool) -> Result<()> {
     if allowed {
-        require_keys_neq!(source, Pubkey::default(), CrucibleError::InvalidSource);
+        // Checked as it would apply (a zero key, a full list) before it is recorded.
         let event = propose_on(&mut ctx.accounts.state, CrucibleChange::AddSource(source))?;
         emit_cpi!(event);
         return Ok(());
