@@ -552,8 +552,8 @@ impl Harness {
 }
 
 impl Harness {
-    /// crucible_pool lets `source` deposit: any pending settings change is cancelled, the
-    /// addition proposed, the clock moved past the admin timelock and the change applied.
+    /// crucible_pool lets `source` deposit: any pending settings change is cancelled, then the
+    /// addition goes through the timelock ([`Harness::change_crucible`]).
     pub async fn allow_source(&mut self, source: Pubkey) -> Result<(), BanksClientError> {
         let admin = self.admin.insecure_clone();
         let _ = self
@@ -562,20 +562,60 @@ impl Harness {
                 &[&admin],
             )
             .await;
-        self.process(
-            &[crucible::set_authorized_source(
-                admin.pubkey(),
-                source,
-                true,
-            )],
-            &[&admin],
+        let proposal = crucible::set_authorized_source(admin.pubkey(), source, true);
+        self.change_crucible(proposal).await
+    }
+
+    /// An admin change through its timelock: `proposal` signed by the admin, the clock moved
+    /// past `timelock_secs`, then `apply`.
+    async fn through_timelock(
+        &mut self,
+        proposal: Instruction,
+        timelock_secs: i64,
+        apply: Instruction,
+    ) -> Result<(), BanksClientError> {
+        let admin = self.admin.insecure_clone();
+        self.process(&[proposal], &[&admin]).await?;
+        self.warp_by(timelock_secs).await;
+        self.process(&[apply], &[&admin]).await
+    }
+
+    /// binary_vault's config changed by `update`, through the admin timelock.
+    pub async fn change_config(
+        &mut self,
+        update: binary_vault::state::ConfigUpdate,
+    ) -> Result<(), BanksClientError> {
+        let admin = self.admin.pubkey();
+        self.through_timelock(
+            binary::propose_config_change(admin, update),
+            binary_vault::constants::ADMIN_ACTION_TIMELOCK_SECS,
+            binary::apply_config_change(admin),
         )
-        .await?;
-        self.warp_by(crucible_pool::constants::ADMIN_ACTION_TIMELOCK_SECS)
-            .await;
-        self.process(
-            &[crucible::apply_settings_change(admin.pubkey())],
-            &[&admin],
+        .await
+    }
+
+    /// shield_vault's `change`, through the admin timelock.
+    pub async fn change_shield(
+        &mut self,
+        change: shield_vault::state::AdminChange,
+    ) -> Result<(), BanksClientError> {
+        let admin = self.admin.pubkey();
+        self.through_timelock(
+            shield::propose_admin_change(admin, change),
+            shield_vault::constants::ADMIN_ACTION_TIMELOCK_SECS,
+            shield::apply_admin_change(admin),
+        )
+        .await
+    }
+
+    /// crucible_pool's settings change `proposal` (`update_settings`, `set_guardian`, or
+    /// allowing a source), through the admin timelock.
+    pub async fn change_crucible(&mut self, proposal: Instruction) -> Result<(), BanksClientError> {
+        let admin = self.admin.pubkey();
+        self.through_timelock(
+            proposal,
+            crucible_pool::constants::ADMIN_ACTION_TIMELOCK_SECS,
+            crucible::apply_settings_change(admin),
         )
         .await
     }

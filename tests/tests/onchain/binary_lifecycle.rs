@@ -145,21 +145,12 @@ async fn config_changes_do_not_alter_existing_markets() {
     let id = h
         .create_sol_market(&creator, MarketVariant::Yield, 7 * DAY)
         .await;
-    let admin = h.admin.insecure_clone();
-    let update = ConfigUpdate {
+    h.change_config(ConfigUpdate {
         capital_loss_bps: Some(MAX_CAPITAL_LOSS_BPS),
         ..Default::default()
-    };
-    h.process(
-        &[binary::propose_config_change(admin.pubkey(), update)],
-        &[&admin],
-    )
+    })
     .await
     .unwrap();
-    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS).await;
-    h.process(&[binary::apply_config_change(admin.pubkey())], &[&admin])
-        .await
-        .unwrap();
     assert_eq!(h.market(&id).await.capital_loss_bps, 3_500);
     let later = h
         .create_sol_market(&creator, MarketVariant::Yield, DAY)

@@ -615,20 +615,12 @@ async fn a_new_oracle_set_cannot_decide_a_market_created_before_it() {
     let id = open_market(&mut h).await;
     // The admin names itself sole oracle; the change waits out the timelock.
     let admin = h.admin.insecure_clone();
-    let update = ConfigUpdate {
+    h.change_config(ConfigUpdate {
         oracle_set: Some(OracleSet::new(&[admin.pubkey()], 1).unwrap()),
         ..Default::default()
-    };
-    h.process(
-        &[binary::propose_config_change(admin.pubkey(), update)],
-        &[&admin],
-    )
+    })
     .await
     .unwrap();
-    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS).await;
-    h.process(&[binary::apply_config_change(admin.pubkey())], &[&admin])
-        .await
-        .unwrap();
     assert_eq!(h.config().await.listed_oracles(), &[admin.pubkey()]);
     // Past the deadline, the new set cannot vote on the older market...
     let ix = binary::submit_oracle_resolution(admin.pubkey(), &id, Side::No, 9_000);
@@ -963,20 +955,12 @@ async fn a_dispute_bond_is_bounded_and_fixed_in_the_market_at_creation() {
             BinaryError::InvalidDisputeBond,
         );
     }
-    let update = ConfigUpdate {
+    h.change_config(ConfigUpdate {
         dispute_bond_lamports: Some(MAX_DISPUTE_BOND_LAMPORTS),
         ..Default::default()
-    };
-    h.process(
-        &[binary::propose_config_change(admin.pubkey(), update)],
-        &[&admin],
-    )
+    })
     .await
     .unwrap();
-    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS).await;
-    h.process(&[binary::apply_config_change(admin.pubkey())], &[&admin])
-        .await
-        .unwrap();
     let after = open_market(&mut h).await;
     assert_eq!(h.market(&before).await.dispute_bond_lamports, DISPUTE_BOND);
     assert_eq!(

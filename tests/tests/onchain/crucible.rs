@@ -722,19 +722,9 @@ async fn a_guardian_distinct_from_the_admin_may_veto_a_root() {
         .await,
         CrucibleError::GuardianIsAdmin,
     );
-    h.process(
-        &[crucible::set_guardian(admin.pubkey(), guardian.pubkey())],
-        &[&admin],
-    )
-    .await
-    .unwrap();
-    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS).await;
-    h.process(
-        &[crucible::apply_settings_change(admin.pubkey())],
-        &[&admin],
-    )
-    .await
-    .unwrap();
+    h.change_crucible(crucible::set_guardian(admin.pubkey(), guardian.pubkey()))
+        .await
+        .unwrap();
 
     let w0 = h.wallets[0].insecure_clone();
     root_paying_all_to(&mut h, w0.pubkey()).await;

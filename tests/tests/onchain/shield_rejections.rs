@@ -585,18 +585,8 @@ async fn a_coverage_is_decided_by_the_oracle_set_it_opened_under() {
     h.back_shield(&a, &running, SAFE, SOL).await.unwrap();
     // The admin swaps in two new keys with a threshold of one, through the timelock.
     let newcomers = [Keypair::new(), Keypair::new()];
-    let admin = h.admin.insecure_clone();
     let change = AdminChange::oracle_set(&newcomers.each_ref().map(|k| k.pubkey()), 1).unwrap();
-    h.process(
-        &[shield::propose_admin_change(admin.pubkey(), change)],
-        &[&admin],
-    )
-    .await
-    .unwrap();
-    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS).await;
-    h.process(&[shield::apply_admin_change(admin.pubkey())], &[&admin])
-        .await
-        .unwrap();
+    h.change_shield(change).await.unwrap();
     let later = community(&mut h).await;
 
     let period_end = h.coverage(&running).await.period_end;
