@@ -27,3 +27,37 @@ pub fn index(
     }
     index.to_owned()
 }
+
+/// Adds `columns` (table, column) one statement each: SQLite alters one column at a time.
+pub async fn add_columns(
+    m: &SchemaManager<'_>,
+    columns: Vec<(&'static str, ColumnDef)>,
+) -> Result<(), DbErr> {
+    for (table, mut column) in columns {
+        m.alter_table(
+            Table::alter()
+                .table(table)
+                .add_column(&mut column)
+                .to_owned(),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// Drops `columns` in the reverse order of [`add_columns`].
+pub async fn drop_columns(
+    m: &SchemaManager<'_>,
+    columns: Vec<(&'static str, ColumnDef)>,
+) -> Result<(), DbErr> {
+    for (table, column) in columns.into_iter().rev() {
+        m.alter_table(
+            Table::alter()
+                .table(table)
+                .drop_column(column.get_column_name())
+                .to_owned(),
+        )
+        .await?;
+    }
+    Ok(())
+}

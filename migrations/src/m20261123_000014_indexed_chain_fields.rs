@@ -6,10 +6,12 @@
 use sea_orm_migration::prelude::*;
 use sea_orm_migration::schema::*;
 
+use crate::columns::{add_columns, drop_columns};
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
-/// (table, column) pairs, added one statement each (SQLite alters one column at a time).
+/// (table, column) pairs.
 fn columns() -> Vec<(&'static str, ColumnDef)> {
     vec![
         (
@@ -36,28 +38,10 @@ fn columns() -> Vec<(&'static str, ColumnDef)> {
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
-        for (table, mut column) in columns() {
-            m.alter_table(
-                Table::alter()
-                    .table(table)
-                    .add_column(&mut column)
-                    .to_owned(),
-            )
-            .await?;
-        }
-        Ok(())
+        add_columns(m, columns()).await
     }
 
     async fn down(&self, m: &SchemaManager) -> Result<(), DbErr> {
-        for (table, column) in columns().into_iter().rev() {
-            m.alter_table(
-                Table::alter()
-                    .table(table)
-                    .drop_column(column.get_column_name())
-                    .to_owned(),
-            )
-            .await?;
-        }
-        Ok(())
+        drop_columns(m, columns()).await
     }
 }

@@ -10,48 +10,28 @@
 use sea_orm_migration::prelude::*;
 use sea_orm_migration::schema::*;
 
+use crate::columns::{add_columns, drop_columns};
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
-const COLUMNS: [&str; 4] = [
-    "wallet_proven",
-    "oracle_granted_at",
-    "oracle_granted_by",
-    "oracle_revoked_at",
-];
+/// The agent's new columns.
+fn columns() -> Vec<(&'static str, ColumnDef)> {
+    vec![
+        ("agents", boolean("wallet_proven").default(false).to_owned()),
+        ("agents", big_integer_null("oracle_granted_at")),
+        ("agents", string_null("oracle_granted_by")),
+        ("agents", big_integer_null("oracle_revoked_at")),
+    ]
+}
 
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {
     async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
-        // One column a statement: SQLite alters one thing at a time.
-        let columns = [
-            boolean("wallet_proven").default(false).to_owned(),
-            big_integer_null("oracle_granted_at"),
-            string_null("oracle_granted_by"),
-            big_integer_null("oracle_revoked_at"),
-        ];
-        for mut column in columns {
-            m.alter_table(
-                Table::alter()
-                    .table("agents")
-                    .add_column(&mut column)
-                    .to_owned(),
-            )
-            .await?;
-        }
-        Ok(())
+        add_columns(m, columns()).await
     }
 
     async fn down(&self, m: &SchemaManager) -> Result<(), DbErr> {
-        for column in COLUMNS.iter().rev() {
-            m.alter_table(
-                Table::alter()
-                    .table("agents")
-                    .drop_column(Alias::new(*column))
-                    .to_owned(),
-            )
-            .await?;
-        }
-        Ok(())
+        drop_columns(m, columns()).await
     }
 }
