@@ -245,7 +245,8 @@ fn assert_daily_cap(status: StatusCode, body: &Value, message: &str) {
 
 #[tokio::test]
 async fn fresh_wallets_from_one_ip_run_into_the_per_ip_daily_caps_of_paid_routes() {
-    let server = TestServer::start_at(clock_at_hour_start(), |c| {
+    let clock = clock_at_hour_start();
+    let server = TestServer::start_at(clock.clone(), |c| {
         c.polish_per_ip_daily = 4;
         c.screening_per_ip_daily = 2;
         c.passport_per_ip_daily = 3;
@@ -317,6 +318,13 @@ async fn fresh_wallets_from_one_ip_run_into_the_per_ip_daily_caps_of_paid_routes
             .await;
         assert_eq!(status, StatusCode::OK, "{body}");
     }
+    // Once the score is older than its TTL the provider is asked again, and that counts
+    // against the address's spent cap: the memory is not a way around it.
+    clock.advance(narrative_api::domain::verify::PASSPORT_CHECK_TTL_SECS);
+    let (status, body) = server
+        .get(&format!("/v1/verify/passport/{}", wallet(0)))
+        .await;
+    assert_daily_cap(status, &body, "3 passport checks per IP per day");
     server.stop().await;
 }
 
