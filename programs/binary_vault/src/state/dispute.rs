@@ -2,8 +2,8 @@ use anchor_lang::prelude::*;
 
 /// What `resolve_dispute` does: anyone opens (posting the bond) during the hold; the admin
 /// settles by upholding the proposed outcome, overturning it, or sending the market to refund;
-/// anyone lapses a dispute the admin left unruled ([`lapses_at`]), which then
-/// counts as upheld.
+/// anyone lapses a dispute the admin left unruled until the resolution delay after the hold's
+/// end ([`lapses_at`]), which then counts as upheld.
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
 pub enum DisputeAction {
     Open,
