@@ -60,6 +60,7 @@ fn coverage_account(safe: u64) -> (Pubkey, Vec<u8>) {
         ..Default::default()
     };
     let coverage = Coverage {
+        version: narrative_sdk::shield_vault::state::CoverageVersion::CURRENT,
         protocol_id,
         kind: ShieldKind::Community,
         protocol_wallet: Pubkey::default(),

@@ -98,6 +98,7 @@ fn realistic_updates(n: usize) -> Vec<AccountUpdate> {
                     t.1 += amount
                 }
                 let backing = Backing {
+                    version: narrative_sdk::binary_vault::state::BackingVersion::CURRENT,
                     market_id: id,
                     backer,
                     side,
@@ -115,6 +116,7 @@ fn realistic_updates(n: usize) -> Vec<AccountUpdate> {
                 );
             } else {
                 let vote = OracleVote {
+                    version: narrative_sdk::binary_vault::state::OracleVoteVersion::CURRENT,
                     market_id: id,
                     oracle: key(6, next() % 5),
                     vote: Side::Yes,
@@ -130,6 +132,7 @@ fn realistic_updates(n: usize) -> Vec<AccountUpdate> {
             }
             let (yes_total, no_total) = totals[m as usize];
             let market = Market {
+                version: narrative_sdk::binary_vault::state::MarketVersion::CURRENT,
                 market_id: id,
                 creator: key(7, m),
                 variant: MarketVariant::Yield,
@@ -193,6 +196,7 @@ fn realistic_updates(n: usize) -> Vec<AccountUpdate> {
                 p.1 += amount
             }
             let backing = ShieldBacking {
+                version: narrative_sdk::shield_vault::state::ShieldBackingVersion::CURRENT,
                 protocol_id,
                 backer: key(5, next() % 20_000),
                 side,
@@ -220,6 +224,7 @@ fn realistic_updates(n: usize) -> Vec<AccountUpdate> {
                 ..Default::default()
             };
             let coverage = Coverage {
+                version: narrative_sdk::shield_vault::state::CoverageVersion::CURRENT,
                 protocol_id,
                 kind: ShieldKind::Community,
                 protocol_wallet: Pubkey::default(),

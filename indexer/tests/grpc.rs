@@ -175,6 +175,7 @@ async fn events_of_a_market_are_stored_in_order() {
 
 fn backing_update(address: Pubkey, amount: u64, slot: u64, write_version: u64) -> AccountUpdate {
     let backing = Backing {
+        version: narrative_sdk::binary_vault::state::BackingVersion::CURRENT,
         market_id: [4; 32],
         backer: Pubkey::new_from_array([5; 32]),
         side: Side::No,

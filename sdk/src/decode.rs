@@ -372,6 +372,7 @@ mod tests {
     #[test]
     fn decodes_a_backing_by_discriminator() {
         let backing = Backing {
+            version: binary_vault::state::BackingVersion::CURRENT,
             market_id: [1; 32],
             backer: Pubkey::new_unique(),
             side: Side::Yes,

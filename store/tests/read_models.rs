@@ -13,6 +13,7 @@ use sea_orm::EntityTrait;
 
 fn backing(market: u8, backer: u8, side: Side) -> Backing {
     Backing {
+        version: narrative_sdk::binary_vault::state::BackingVersion::CURRENT,
         market_id: [market; 32],
         backer: Pubkey::new_from_array([backer; 32]),
         side,

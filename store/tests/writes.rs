@@ -32,6 +32,7 @@ fn account_update<T: AccountSerialize>(
 
 fn backing(amount: u64) -> Backing {
     Backing {
+        version: narrative_sdk::binary_vault::state::BackingVersion::CURRENT,
         market_id: [7; 32],
         backer: Pubkey::new_from_array([9; 32]),
         side: Side::Yes,
@@ -46,6 +47,7 @@ fn backing(amount: u64) -> Backing {
 
 fn market(yes_total: u64) -> Market {
     Market {
+        version: narrative_sdk::binary_vault::state::MarketVersion::CURRENT,
         market_id: narrative_sdk::market_id::market_id_from_str(
             "8f14e45f-ceea-467f-a0e6-5b1f9b7a0c3d",
         )
@@ -423,6 +425,7 @@ async fn a_pending_config_change_and_a_pending_admin_are_indexed() {
     let mut oracles = [Pubkey::default(); 5];
     oracles[0] = oracle_a;
     let config = Config {
+        version: narrative_sdk::binary_vault::state::ConfigVersion::CURRENT,
         capital_loss_bps: 3_500,
         crucible_share_bps: 5_000,
         oracle_threshold: 1,
@@ -443,6 +446,7 @@ async fn a_pending_config_change_and_a_pending_admin_are_indexed() {
         }),
     };
     let state = ProgramState {
+        version: narrative_sdk::binary_vault::state::ProgramStateVersion::CURRENT,
         admin,
         paused: false,
         market_count: 3,

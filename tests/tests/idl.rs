@@ -89,3 +89,39 @@ fn committed_idl_describes_only_pdas_a_client_derives_correctly() {
     }
     assert!(described.len() > 80, "{} PDAs described", described.len());
 }
+
+/// Every account of the three programs starts with its layout version byte (a one-byte type of
+/// its own, `<Account>Version`), so a client sees which layout it holds before anything else.
+#[test]
+fn every_program_account_starts_with_its_layout_version() {
+    let mut accounts = 0;
+    for program in idl_export::PROGRAMS {
+        let idl: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(idl_export::idl_path(program)).unwrap())
+                .unwrap();
+        let types = idl["types"].as_array().unwrap();
+        let type_named = |name: &str| {
+            types
+                .iter()
+                .find(|t| t["name"] == name)
+                .unwrap_or_else(|| panic!("{program}: no type {name}"))
+        };
+        for account in idl["accounts"].as_array().unwrap() {
+            let name = account["name"].as_str().unwrap();
+            let first = &type_named(name)["type"]["fields"][0];
+            let version_type = format!("{name}Version");
+            assert_eq!(first["name"], "version", "{program}.{name}");
+            assert_eq!(
+                first["type"]["defined"]["name"], version_type,
+                "{program}.{name}"
+            );
+            assert_eq!(
+                type_named(&version_type)["type"]["fields"],
+                serde_json::json!(["u8"]),
+                "{program}.{version_type}"
+            );
+            accounts += 1;
+        }
+    }
+    assert_eq!(accounts, 14, "the three programs' account types");
+}

@@ -115,6 +115,7 @@ mod tests {
         )
         .unwrap();
         Market {
+            version: crate::state::MarketVersion::CURRENT,
             market_id: [0; 32],
             creator: Pubkey::default(),
             variant,

@@ -9,6 +9,7 @@ mod binary_lifecycle;
 mod binary_rejections;
 mod binary_spl;
 mod crucible;
+mod layouts;
 mod shield_invariants;
 mod shield_lifecycle;
 mod shield_rejections;

@@ -76,6 +76,7 @@ pub fn record_backing(
     let existing = vault_common::load_existing::<Backing>(target.account)?;
     let first = existing.is_none();
     let mut backing = existing.unwrap_or(Backing {
+        version: crate::state::BackingVersion::CURRENT,
         market_id: market.market_id,
         backer,
         side,

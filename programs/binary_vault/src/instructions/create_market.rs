@@ -105,6 +105,7 @@ pub fn create_new_market<'info>(
     );
     let (bump, yes_vault_bump, no_vault_bump) = new.bumps;
     let market = Market {
+        version: crate::state::MarketVersion::CURRENT,
         market_id: args.market_id,
         creator: new.creator,
         variant: args.variant,

@@ -49,6 +49,7 @@ pub fn handler(ctx: Context<Initialize>, args: InitializeArgs) -> Result<()> {
         &ctx.accounts.program_state,
         &[PROGRAM_STATE_SEED, &[state_bump]],
         &ProgramState {
+            version: crate::state::ProgramStateVersion::CURRENT,
             admin: admin.key(),
             paused: false,
             market_count: 0,
@@ -59,6 +60,7 @@ pub fn handler(ctx: Context<Initialize>, args: InitializeArgs) -> Result<()> {
     )?;
 
     let mut config = Config {
+        version: crate::state::ConfigVersion::CURRENT,
         capital_loss_bps: DEFAULT_CAPITAL_LOSS_BPS,
         crucible_share_bps: DEFAULT_CRUCIBLE_SHARE_BPS,
         oracle_threshold: 0,

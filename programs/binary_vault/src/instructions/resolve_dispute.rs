@@ -122,6 +122,7 @@ fn open_dispute(ctx: &mut Context<ResolveDispute>) -> Result<DisputeOpened> {
     let authority = accounts.authority.to_account_info();
     let bump = ctx.bumps.dispute;
     let dispute = Dispute {
+        version: crate::state::DisputeVersion::CURRENT,
         market_id: market.market_id,
         disputer: authority.key(),
         status: DisputeStatus::Open,

@@ -76,6 +76,7 @@ pub fn handler(
             &[ctx.bumps.vote],
         ],
         &OracleVote {
+            version: crate::state::OracleVoteVersion::CURRENT,
             market_id: market.market_id,
             oracle: oracle.key(),
             vote,

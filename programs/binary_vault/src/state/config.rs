@@ -68,11 +68,18 @@ pub struct PendingConfigChange {
     pub proposed_at: i64,
 }
 
+vault_common::layout_version!(
+    /// The layout version of `Config` accounts (see `vault_common::layout`).
+    ConfigVersion = 1 for "Config"
+);
+
 /// Economic and oracle settings (`binary_config`). Markets copy the economic ones at creation,
 /// so a change never alters the terms of a market that already holds money.
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct Config {
+    /// First: an account in another layout is refused before any field is misread.
+    pub version: ConfigVersion,
     /// Share of a Yield market's losing side that is forfeited (losers keep the rest).
     pub capital_loss_bps: u16,
     /// Share of the forfeit sent to crucible_pool; the remainder goes to the winners.

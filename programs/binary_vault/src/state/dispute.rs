@@ -34,11 +34,18 @@ impl DisputeStatus {
     }
 }
 
+vault_common::layout_version!(
+    /// The layout version of `Dispute` accounts (see `vault_common::layout`).
+    DisputeVersion = 1 for "Dispute"
+);
+
 /// The market's dispute record (`binary_dispute` + market_id), reused if a later hold is
 /// disputed again. While open it holds the bond lamports.
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct Dispute {
+    /// First: an account in another layout is refused before any field is misread.
+    pub version: DisputeVersion,
     pub market_id: [u8; 32],
     pub disputer: Pubkey,
     pub status: DisputeStatus,

@@ -54,10 +54,17 @@ pub enum MarketSource {
     Admin,
 }
 
+vault_common::layout_version!(
+    /// The layout version of `Market` accounts (see `vault_common::layout`).
+    MarketVersion = 1 for "Market"
+);
+
 /// One YES/NO market (`binary_state` + market_id).
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct Market {
+    /// First: an account in another layout is refused before any field is misread.
+    pub version: MarketVersion,
     /// 16 bytes of the market UUID followed by 16 zero bytes.
     pub market_id: [u8; 32],
     pub creator: Pubkey,

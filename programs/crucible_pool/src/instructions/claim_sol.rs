@@ -87,6 +87,7 @@ pub fn record_claim(
             &[receipt.bump],
         ],
         &ClaimReceipt {
+            version: crate::state::ClaimReceiptVersion::CURRENT,
             epoch: epoch_key,
             wallet,
             amount,

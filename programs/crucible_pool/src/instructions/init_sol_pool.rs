@@ -68,6 +68,7 @@ pub fn open_asset<'info>(
         pool,
         &[ASSET_POOL_SEED, mint.as_ref(), &[pool_bump]],
         &AssetPool {
+            version: crate::state::AssetPoolVersion::CURRENT,
             mint,
             current_epoch: 0,
             total_deposited: 0,

@@ -54,6 +54,7 @@ pub fn handler(ctx: Context<Initialize>, args: InitializeArgs) -> Result<()> {
         CrucibleError::TooManySources
     );
     let mut state = CrucibleState {
+        version: crate::state::CrucibleStateVersion::CURRENT,
         admin: ctx.accounts.admin.key(),
         keeper: args.keeper,
         authorized_sources: [Pubkey::default(); MAX_AUTHORIZED_SOURCES],

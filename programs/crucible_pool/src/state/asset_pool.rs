@@ -1,9 +1,16 @@
 use anchor_lang::prelude::*;
 
+vault_common::layout_version!(
+    /// The layout version of `AssetPool` accounts (see `vault_common::layout`).
+    AssetPoolVersion = 1 for "AssetPool"
+);
+
 /// Accounting of one asset (`crucible_asset` + mint; the zero key is SOL).
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct AssetPool {
+    /// First: an account in another layout is refused before any field is misread.
+    pub version: AssetPoolVersion,
     /// The zero key for SOL.
     pub mint: Pubkey,
     /// Number of the epoch now receiving deposits.

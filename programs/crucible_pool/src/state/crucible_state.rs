@@ -3,10 +3,17 @@ use anchor_lang::prelude::*;
 use crate::constants::MAX_AUTHORIZED_SOURCES;
 use crate::error::CrucibleError;
 
+vault_common::layout_version!(
+    /// The layout version of `CrucibleState` accounts (see `vault_common::layout`).
+    CrucibleStateVersion = 1 for "CrucibleState"
+);
+
 /// Program-wide settings (`crucible_state`).
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct CrucibleState {
+    /// First: an account in another layout is refused before any field is misread.
+    pub version: CrucibleStateVersion,
     pub admin: Pubkey,
     /// Closes epochs and posts their Merkle roots.
     pub keeper: Pubkey,

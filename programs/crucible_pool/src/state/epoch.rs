@@ -12,10 +12,17 @@ pub enum EpochStatus {
     RolledOver,
 }
 
+vault_common::layout_version!(
+    /// The layout version of `Epoch` accounts (see `vault_common::layout`).
+    EpochVersion = 1 for "Epoch"
+);
+
 /// One epoch of one asset (`crucible_epoch` + mint + epoch number LE).
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct Epoch {
+    /// First: an account in another layout is refused before any field is misread.
+    pub version: EpochVersion,
     pub mint: Pubkey,
     pub epoch: u64,
     pub status: EpochStatus,
@@ -42,6 +49,7 @@ impl Epoch {
     /// A new epoch receiving deposits from `now`, starting with `rolled_in` carried from earlier.
     pub fn open(mint: Pubkey, epoch: u64, rolled_in: u64, now: i64, bump: u8) -> Self {
         Epoch {
+            version: crate::state::EpochVersion::CURRENT,
             mint,
             epoch,
             status: EpochStatus::Open,

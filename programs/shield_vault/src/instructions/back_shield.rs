@@ -101,6 +101,7 @@ fn back(
     let existing = vault_common::load_existing::<ShieldBacking>(&accounts.backing)?;
     let first = existing.is_none();
     let mut backing = existing.unwrap_or(ShieldBacking {
+        version: crate::state::ShieldBackingVersion::CURRENT,
         protocol_id: coverage.protocol_id,
         backer,
         side,

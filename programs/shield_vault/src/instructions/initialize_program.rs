@@ -55,6 +55,7 @@ pub fn handler(ctx: Context<InitializeProgram>, args: InitializeProgramArgs) -> 
     }
     let (_, cpi_authority_bump) = Pubkey::find_program_address(&[CPI_AUTHORITY_SEED], &crate::ID);
     let mut state = ShieldProgramState {
+        version: crate::state::ShieldProgramStateVersion::CURRENT,
         admin: ctx.accounts.admin.key(),
         oracles: [Pubkey::default(); MAX_ORACLES],
         oracle_count: 0,

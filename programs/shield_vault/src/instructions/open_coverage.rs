@@ -70,6 +70,7 @@ pub fn handler(mut ctx: Context<OpenCoverage>, args: OpenCoverageArgs) -> Result
         ShieldKind::Community => Pubkey::default(),
     };
     let coverage = Coverage {
+        version: crate::state::CoverageVersion::CURRENT,
         protocol_id: args.protocol_id,
         kind: args.kind,
         protocol_wallet,

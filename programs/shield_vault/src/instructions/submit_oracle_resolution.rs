@@ -61,6 +61,7 @@ pub fn handler(ctx: Context<SubmitOracleResolution>, vote: ShieldVerdict) -> Res
             &[ctx.bumps.vote],
         ],
         &ShieldVote {
+            version: crate::state::ShieldVoteVersion::CURRENT,
             protocol_id: coverage.protocol_id,
             oracle: oracle.key(),
             vote,

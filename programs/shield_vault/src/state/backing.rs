@@ -2,11 +2,18 @@ use anchor_lang::prelude::*;
 
 use crate::state::ShieldSide;
 
+vault_common::layout_version!(
+    /// The layout version of `ShieldBacking` accounts (see `vault_common::layout`).
+    ShieldBackingVersion = 1 for "ShieldBacking"
+);
+
 /// One wallet's position on one side of one shield (`shield_back` + protocol_id + backer +
 /// side byte). Repeated backings on a side add up here.
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct ShieldBacking {
+    /// First: an account in another layout is refused before any field is misread.
+    pub version: ShieldBackingVersion,
     pub protocol_id: [u8; 32],
     pub backer: Pubkey,
     pub side: ShieldSide,

@@ -140,10 +140,17 @@ impl SidePool {
     }
 }
 
+vault_common::layout_version!(
+    /// The layout version of `Coverage` accounts (see `vault_common::layout`).
+    CoverageVersion = 1 for "Coverage"
+);
+
 /// One coverage period of one protocol (`shield_state` + protocol_id).
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct Coverage {
+    /// First: an account in another layout is refused before any field is misread.
+    pub version: CoverageVersion,
     pub protocol_id: [u8; 32],
     pub kind: ShieldKind,
     /// The protected protocol's wallet (zero key on a community shield).

@@ -39,10 +39,17 @@ pub struct PendingChange {
     pub proposed_at: i64,
 }
 
+vault_common::layout_version!(
+    /// The layout version of `ShieldProgramState` accounts (see `vault_common::layout`).
+    ShieldProgramStateVersion = 1 for "ShieldProgramState"
+);
+
 /// Roles and program-wide settings (`shield_program_state`).
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct ShieldProgramState {
+    /// First: an account in another layout is refused before any field is misread.
+    pub version: ShieldProgramStateVersion,
     pub admin: Pubkey,
     /// Listed oracles in `oracles[..oracle_count]`.
     pub oracles: [Pubkey; MAX_ORACLES],
