@@ -9,6 +9,7 @@ mod binary_lifecycle;
 mod binary_rejections;
 mod binary_spl;
 mod crucible;
+mod crucible_invariants;
 mod layouts;
 mod shield_invariants;
 mod shield_lifecycle;
