@@ -1,9 +1,9 @@
 //! Work the api process runs beside the HTTP server: the job workers with a handler for every
 //! job kind, in two lanes (one worker for the core jobs, `OUTBOUND_WORKERS` for push
 //! deliveries and agent webhooks, so a receiver that never answers cannot hold up settlement),
-//! the perpetual jobs queued (the event follower, retention, the Echo Pool keeper when a key
-//! is configured), and the indexer when a source is configured (`INDEXER_SOURCE`), both stopped
-//! with the server.
+//! the perpetual jobs queued (the event follower, retention, the Echo Pool and shield keepers
+//! when a key is configured), and the indexer when a source is configured (`INDEXER_SOURCE`),
+//! both stopped with the server.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -28,9 +28,11 @@ use crate::domain::notifications::announcements::Announcer;
 use crate::domain::notifications::follower::EventFollower;
 use crate::domain::notifications::push::{self, PushSender};
 use crate::domain::retention::Retainer;
+use crate::domain::shield::keeper::ShieldTender;
 use crate::jobs::echo_keeper::EchoKeeper;
 use crate::jobs::follow_events::FollowEvents;
 use crate::jobs::retention::Retention;
+use crate::jobs::shield_keeper::ShieldKeeper;
 use crate::jobs::worker::Lane;
 use crate::jobs::{ensure_perpetual, Registry, Worker};
 use crate::state::AppState;
@@ -78,6 +80,12 @@ fn registry(state: &AppState) -> Registry {
             keeper: state.keeper.clone(),
             clock: state.clock.clone(),
         })
+        .with(ShieldTender {
+            store: state.store.clone(),
+            ledger: state.chain.ledger.clone(),
+            keeper: state.keeper.clone(),
+            clock: state.clock.clone(),
+        })
         .with(EventFollower {
             store: state.store.clone(),
             clock: state.clock.clone(),
@@ -105,7 +113,7 @@ fn registry(state: &AppState) -> Registry {
 const PERPETUAL_RETRY: Duration = Duration::from_secs(5);
 
 /// What a process makes sure of when it starts: the perpetual jobs exist and are alive (the
-/// event follower always, the Echo Pool keeper when a keeper key is configured), and the Web
+/// event follower always, the Echo Pool and shield keepers when a keeper key is configured), and the Web
 /// Push VAPID pair exists (the deployment's first start makes it, so the key browsers
 /// subscribe with is there before any of them asks).
 async fn start_up(state: &AppState) -> anyhow::Result<()> {
@@ -115,6 +123,7 @@ async fn start_up(state: &AppState) -> anyhow::Result<()> {
     ensure_perpetual::<Retention>(db, now, now).await?;
     if state.keeper.is_some() {
         ensure_perpetual::<EchoKeeper>(db, now, now).await?;
+        ensure_perpetual::<ShieldKeeper>(db, now, now).await?;
     }
     push::vapid_keys(&state.vapid, db, now).await?;
     Ok(())

@@ -21,6 +21,7 @@ pub mod refresh_accounts;
 pub mod retention;
 pub mod score_narrative;
 pub mod settle_narrative;
+pub mod shield_keeper;
 pub mod worker;
 
 pub use worker::Worker;

@@ -67,12 +67,33 @@ pub struct ShieldProtocol {
     pub safe: ShieldPool,
     pub exploit: ShieldPool,
     pub total_backed_sol: f64,
+    /// While a proposed outcome waits out its timelock: when it may be finalised (the keeper
+    /// finalises it then).
+    pub finalizes_at: Option<String>,
+    /// While nobody has resolved the coverage: when it may be sent to refund after its period
+    /// (the keeper sends it then).
+    pub refundable_at: Option<String>,
+    /// A resolved exploit's seam share for the Echo Pool, once there is one.
+    pub seam_share: Option<SeamShare>,
+}
+
+#[derive(Object)]
+pub struct SeamShare {
+    pub lamports: i64,
+    /// `pending_forward` (waiting in the losing vault for the keeper) or `forwarded`.
+    pub stage: String,
 }
 
 impl ShieldProtocol {
     fn from_row(c: shield_coverages::Model, now: i64) -> Self {
         ShieldProtocol {
             backing_open: protocols::backing_open(&c, now),
+            finalizes_at: protocols::finalizes_at(&c).map(iso),
+            refundable_at: protocols::refundable_at(&c).map(iso),
+            seam_share: protocols::seam_share_stage(&c).map(|stage| SeamShare {
+                lamports: c.seam_payout,
+                stage: stage.into(),
+            }),
             total_backed_sol: sol(c.safe_principal.saturating_add(c.exploit_principal)),
             safe: ShieldPool {
                 principal_lamports: c.safe_principal,

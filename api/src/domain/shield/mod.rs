@@ -4,6 +4,7 @@
 
 pub mod backing;
 pub mod gate;
+pub mod keeper;
 pub mod partners;
 pub mod probe_log;
 pub mod protocols;

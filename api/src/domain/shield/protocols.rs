@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use narrative_sdk::shield_vault::constants::{RESOLUTION_DELAY_SECS, RESOLUTION_TIMELOCK_SECS};
 use narrative_store::entities::shield_coverages;
 use narrative_store::freshness::Generations;
 use sea_orm::sea_query::Expr;
@@ -23,6 +24,35 @@ pub fn next_change(coverage: &shield_coverages::Model, now: i64) -> Option<i64> 
     [coverage.period_start, coverage.period_end]
         .into_iter()
         .find(|at| *at > now)
+}
+
+/// When `coverage`'s proposed outcome may be finalised (its timelock's end), while it waits.
+pub fn finalizes_at(coverage: &shield_coverages::Model) -> Option<i64> {
+    (coverage.status == "active" && coverage.outcome.is_some()).then(|| {
+        coverage
+            .outcome_proposed_at
+            .saturating_add(RESOLUTION_TIMELOCK_SECS)
+    })
+}
+
+/// When anyone may send `coverage` to refund because nobody resolved it (its resolution delay
+/// after the period's end), while no outcome is proposed.
+pub fn refundable_at(coverage: &shield_coverages::Model) -> Option<i64> {
+    (coverage.status == "active" && coverage.outcome.is_none())
+        .then(|| coverage.period_end.saturating_add(RESOLUTION_DELAY_SECS))
+}
+
+/// Where a resolved coverage's seam share (crucible_pool's part of an exploit's losing
+/// principal) stands: `pending_forward` while it waits in the losing vault for the keeper,
+/// `forwarded` once it left; `None` when there is none.
+pub fn seam_share_stage(coverage: &shield_coverages::Model) -> Option<&'static str> {
+    (coverage.status == "resolved" && coverage.seam_payout > 0).then_some(
+        if coverage.seam_forwarded {
+            "forwarded"
+        } else {
+            "pending_forward"
+        },
+    )
 }
 
 /// A listed coverage with the number of them all (a window count).
