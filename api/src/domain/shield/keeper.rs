@@ -126,7 +126,7 @@ impl ShieldTender {
         let full_batch = candidates.len() as u64 == BATCH;
         let ledger = self.ledger.as_ref();
         let mut addresses = vec![CLOCK_SYSVAR, pda::shield::program_state()];
-        addresses.extend(candidates.iter().map(|id| pda::shield::coverage(id)));
+        addresses.extend(candidates.iter().map(pda::shield::coverage));
         let (_, accounts) = ledger.accounts(&addresses).await?;
         let clock: Clock = bincode::deserialize(&accounts[0].as_ref().context("the clock")?.data)
             .context("decoding the clock")?;
