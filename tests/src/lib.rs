@@ -10,6 +10,7 @@ pub mod errors;
 pub mod harness;
 pub mod native;
 pub mod rng;
+pub mod sequences;
 pub mod shield;
 pub mod spl;
 

@@ -12,7 +12,6 @@
 
 use std::sync::Arc;
 
-use anchor_lang::prelude::Clock;
 use anchor_lang::AccountDeserialize;
 use anyhow::Context;
 use narrative_sdk::binary::CrucibleTarget;
@@ -23,15 +22,13 @@ use narrative_store::Store;
 use solana_keypair::Keypair;
 use solana_signer::Signer;
 
-use crate::chain::ledger::{Ledger, LedgerAccount};
+use crate::chain::ledger::{decode_clock, Ledger, LedgerAccount, CLOCK_SYSVAR};
 use crate::chain::send::send_and_confirm;
 use crate::clock::SharedClock;
 use crate::jobs::refresh_accounts::RefreshAccounts;
 use crate::jobs::settle_narrative::SettleNarrative;
 use crate::jobs::{Handler, JobOutcome, Leased};
 
-/// The clock sysvar's address: the ledger's time decides when the hold is over.
-const CLOCK_SYSVAR: Pubkey = Pubkey::from_str_const("SysvarC1ock11111111111111111111111111111111");
 /// How often a market waiting for other oracles or a dispute ruling is looked at again.
 const RECHECK_SECS: i64 = 600;
 
@@ -107,9 +104,7 @@ impl Settler {
             // Other oracles have yet to reach the threshold.
             return Ok(JobOutcome::Later(now + RECHECK_SECS));
         }
-        let clock: Clock =
-            bincode::deserialize(&accounts[2].as_ref().context("the clock sysvar")?.data)
-                .context("decoding the clock")?;
+        let clock = decode_clock(&accounts[2])?;
         let hold_ends = market.hold_ends_at().context("hold end overflows")?;
         if clock.unix_timestamp < hold_ends {
             return Ok(JobOutcome::Later(now + (hold_ends - clock.unix_timestamp)));

@@ -27,6 +27,7 @@ use binary_vault::instructions::ConfigUpdate;
 use binary_vault::state::{DisputeAction, MarketVariant, OracleSet, Side};
 use crucible_pool::SOL_MINT;
 use integration_tests::rng::Rng;
+use integration_tests::sequences::shard_seeds;
 use integration_tests::*;
 use narrative_sdk::{binary, crucible, pda};
 use solana_keypair::Keypair;
@@ -648,27 +649,17 @@ async fn run_sequence(seed: u64) {
     }
 }
 
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .map(|v| {
-            let v = v.trim();
-            match v.strip_prefix("0x") {
-                Some(hex) => u64::from_str_radix(hex, 16),
-                None => v.parse(),
-            }
-            .unwrap_or_else(|_| panic!("{name} must be a number"))
-        })
-        .unwrap_or(default)
-}
-
 /// Runs this shard's share of the sequences: the run is split over several tests so that the
 /// test runner spreads it over the cores.
 async fn run_shard(shard: u64, shards: u64) {
-    let sequences = env_u64("INVARIANT_SEQUENCES", 200);
-    let base = env_u64("INVARIANT_SEED", 0x5EED);
-    for i in (shard..sequences).step_by(shards as usize) {
-        run_sequence(base.wrapping_add(i)).await;
+    for seed in shard_seeds(
+        "INVARIANT_SEQUENCES",
+        "INVARIANT_SEED",
+        0x5EED,
+        shard,
+        shards,
+    ) {
+        run_sequence(seed).await;
     }
 }
 

@@ -25,6 +25,7 @@ use crucible_pool::state::EpochStatus;
 use crucible_pool::SOL_MINT;
 use integration_tests::harness::{keypair, HarnessOptions, CLAIM_WINDOW, EPOCH_DURATION};
 use integration_tests::rng::Rng;
+use integration_tests::sequences::shard_seeds;
 use integration_tests::*;
 use narrative_sdk::merkle::Distribution;
 use narrative_sdk::{crucible, pda};
@@ -395,24 +396,17 @@ async fn run_sequence(seed: u64) -> BTreeMap<&'static str, u32> {
     result.unwrap_or_else(|e| panic!("sequence with CRUCIBLE_INVARIANT_SEED={seed:#x} failed: {e}"))
 }
 
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .map(|v| {
-            v.trim()
-                .parse()
-                .unwrap_or_else(|_| panic!("{name} must be a decimal number"))
-        })
-        .unwrap_or(default)
-}
-
 async fn run_shard(shard: u64, shards: u64) {
-    let sequences = env_u64("CRUCIBLE_INVARIANT_SEQUENCES", 200);
-    let base = env_u64("CRUCIBLE_INVARIANT_SEED", 0xC2C1B1E);
     let mut accepted: BTreeMap<&str, u32> = BTreeMap::new();
     let mut ran = 0;
-    for i in (shard..sequences).step_by(shards as usize) {
-        for (kind, n) in run_sequence(base.wrapping_add(i)).await {
+    for seed in shard_seeds(
+        "CRUCIBLE_INVARIANT_SEQUENCES",
+        "CRUCIBLE_INVARIANT_SEED",
+        0xC2C1B1E,
+        shard,
+        shards,
+    ) {
+        for (kind, n) in run_sequence(seed).await {
             *accepted.entry(kind).or_default() += n;
         }
         ran += 1;

@@ -22,6 +22,7 @@ use std::collections::BTreeMap;
 
 use anchor_lang::prelude::Pubkey;
 use integration_tests::rng::Rng;
+use integration_tests::sequences::shard_seeds;
 use integration_tests::*;
 use narrative_sdk::shield::Claim;
 use narrative_sdk::{crucible, pda, shield};
@@ -508,22 +509,15 @@ async fn run_sequence(seed: u64) {
     }
 }
 
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .map(|v| {
-            v.trim()
-                .parse()
-                .unwrap_or_else(|_| panic!("{name} must be a decimal number"))
-        })
-        .unwrap_or(default)
-}
-
 async fn run_shard(shard: u64, shards: u64) {
-    let sequences = env_u64("SHIELD_INVARIANT_SEQUENCES", 200);
-    let base = env_u64("SHIELD_INVARIANT_SEED", 0x5111E1D);
-    for i in (shard..sequences).step_by(shards as usize) {
-        run_sequence(base.wrapping_add(i)).await;
+    for seed in shard_seeds(
+        "SHIELD_INVARIANT_SEQUENCES",
+        "SHIELD_INVARIANT_SEED",
+        0x5111E1D,
+        shard,
+        shards,
+    ) {
+        run_sequence(seed).await;
     }
 }
 

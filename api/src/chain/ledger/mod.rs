@@ -130,6 +130,21 @@ pub struct SignatureStatus {
     pub error: Option<String>,
 }
 
+/// The clock sysvar's address: the ledger's time decides when on-chain steps are due.
+pub const CLOCK_SYSVAR: Pubkey =
+    Pubkey::from_str_const("SysvarC1ock11111111111111111111111111111111");
+
+/// The ledger's clock from the clock sysvar's account as read.
+pub fn decode_clock(
+    account: &Option<LedgerAccount>,
+) -> anyhow::Result<anchor_lang::prelude::Clock> {
+    use anyhow::Context;
+    let account = account
+        .as_ref()
+        .context("the clock sysvar is not on the ledger")?;
+    bincode::deserialize(&account.data).context("decoding the clock sysvar")
+}
+
 /// An account as read, at the slot of the read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LedgerAccount {

@@ -13,7 +13,6 @@
 
 use std::sync::Arc;
 
-use anchor_lang::prelude::Clock;
 use anchor_lang::AccountDeserialize;
 use anyhow::{ensure, Context};
 use narrative_sdk::crucible_pool::instructions::CloseEpochArgs;
@@ -32,7 +31,7 @@ use solana_signer::Signer;
 
 use super::distribution::{self, OpenEpoch};
 use super::ruffler;
-use crate::chain::ledger::{Ledger, LedgerAccount};
+use crate::chain::ledger::{decode_clock, Ledger, LedgerAccount, CLOCK_SYSVAR};
 use crate::chain::refresh::read_through;
 use crate::chain::send::send_and_confirm;
 use crate::clock::{iso, SharedClock};
@@ -40,8 +39,6 @@ use crate::domain::notifications::{notices, notify};
 use crate::jobs::echo_keeper::EchoKeeper;
 use crate::jobs::{Handler, JobOutcome, Leased};
 
-/// The clock sysvar: the ledger's time decides when an epoch is due.
-const CLOCK_SYSVAR: Pubkey = Pubkey::from_str_const("SysvarC1ock11111111111111111111111111111111");
 /// How soon a keeper that found nothing to tend (crucible_pool not initialised) looks again.
 const RECHECK_SECS: i64 = 600;
 
@@ -107,8 +104,7 @@ impl Keeper {
             state.keeper
         );
         let (_, clock) = ledger.accounts(&[CLOCK_SYSVAR]).await?;
-        let clock: Clock = bincode::deserialize(&clock[0].as_ref().context("the clock")?.data)
-            .context("decoding the clock")?;
+        let clock = decode_clock(&clock[0])?;
         let ledger_now = clock.unix_timestamp;
         // Due times are the ledger's; the job is rescheduled on the worker's clock.
         let at = |ledger_due: i64| now + (ledger_due - ledger_now).max(0);

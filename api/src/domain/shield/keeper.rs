@@ -15,7 +15,6 @@
 
 use std::sync::Arc;
 
-use anchor_lang::prelude::Clock;
 use anchor_lang::AccountDeserialize;
 use anyhow::Context;
 use narrative_sdk::crucible_pool::state::AssetPool;
@@ -23,22 +22,20 @@ use narrative_sdk::shield_vault::constants::{RESOLUTION_DELAY_SECS, RESOLUTION_T
 use narrative_sdk::shield_vault::state::{
     Coverage, CoverageStatus, ShieldKind, ShieldProgramState, ShieldSide,
 };
-use narrative_sdk::{pda, Instruction, Pubkey};
+use narrative_sdk::{pda, Instruction};
 use narrative_store::entities::shield_coverages as coverages;
 use narrative_store::Store;
 use sea_orm::sea_query::Condition;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use solana_keypair::Keypair;
 
-use crate::chain::ledger::{Ledger, LedgerAccount};
+use crate::chain::ledger::{decode_clock, Ledger, LedgerAccount, CLOCK_SYSVAR};
 use crate::chain::refresh::read_through;
 use crate::chain::send::send_and_confirm;
 use crate::clock::SharedClock;
 use crate::jobs::shield_keeper::ShieldKeeper;
 use crate::jobs::{Handler, JobOutcome, Leased};
 
-/// The clock sysvar: the ledger's time decides when a step is due.
-const CLOCK_SYSVAR: Pubkey = Pubkey::from_str_const("SysvarC1ock11111111111111111111111111111111");
 /// How long the keeper sleeps when nothing is due sooner: a coverage the store learns of later
 /// (an outcome proposed, a period ended) is picked up within this.
 const RECHECK_SECS: i64 = 600;
@@ -128,8 +125,7 @@ impl ShieldTender {
         let mut addresses = vec![CLOCK_SYSVAR, pda::shield::program_state()];
         addresses.extend(candidates.iter().map(pda::shield::coverage));
         let (_, accounts) = ledger.accounts(&addresses).await?;
-        let clock: Clock = bincode::deserialize(&accounts[0].as_ref().context("the clock")?.data)
-            .context("decoding the clock")?;
+        let clock = decode_clock(&accounts[0])?;
         let ledger_now = clock.unix_timestamp;
         // Due times are the ledger's; the job is rescheduled on the worker's clock.
         let at = |ledger_due: i64| now + (ledger_due - ledger_now).max(0);
