@@ -41,7 +41,8 @@ use crate::jobs::{Handler, JobOutcome, Leased};
 const RECHECK_SECS: i64 = 600;
 /// How soon a run that left work undone (a failed step, a full batch) runs again.
 const RETRY_SECS: i64 = 60;
-/// Coverages tended per run; the rest wait for the next run, due at once.
+/// Coverages of each kind (due active ones, waiting seam shares) tended per run; the rest wait
+/// for the next run, due at once.
 const BATCH: u64 = 20;
 
 /// What a coverage needs next, by the ledger's clock.
@@ -119,8 +120,7 @@ impl Handler<ShieldKeeper> for ShieldTender {
 impl ShieldTender {
     async fn tend(&self, keeper: &Keypair) -> anyhow::Result<JobOutcome> {
         let now = self.clock.now();
-        let candidates = self.candidates(now).await?;
-        let full_batch = candidates.len() as u64 == BATCH;
+        let (candidates, full_batch) = self.candidates(now).await?;
         let ledger = self.ledger.as_ref();
         let mut addresses = vec![CLOCK_SYSVAR, pda::shield::program_state()];
         addresses.extend(candidates.iter().map(pda::shield::coverage));
@@ -136,6 +136,7 @@ impl ShieldTender {
 
         let mut next = self.next_due(now).await?.unwrap_or(now + RECHECK_SECS);
         let mut failed = false;
+        let mut took_a_step = false;
         for (protocol_id, account) in candidates.iter().zip(&accounts[2..]) {
             let Some(coverage) = decode::<Coverage>(account) else {
                 tracing::warn!(
@@ -172,6 +173,7 @@ impl ShieldTender {
                     read_through(&self.store, ledger, &changed).await?;
                     // A finalised coverage may have a seam share to forward next.
                     next = now;
+                    took_a_step = true;
                 }
                 Err(error) => {
                     tracing::warn!(protocol_id = hex::encode(protocol_id), ?step, error = %format!("{error:#}"), "shield keeper: step failed");
@@ -179,7 +181,9 @@ impl ShieldTender {
                 }
             }
         }
-        if full_batch {
+        // More may be due beyond a full batch; but only a run that moved something looks again
+        // at once, so a batch the ledger's (lagging) clock holds back cannot spin.
+        if full_batch && took_a_step {
             next = now;
         } else if failed {
             next = next.min(now + RETRY_SECS).max(now + 1);
@@ -189,7 +193,9 @@ impl ShieldTender {
 
     /// Coverages the store says may need a step at `now` (the ledger has the last word): active
     /// ones whose timelock or resolution delay is over, resolved ones whose seam share waits.
-    async fn candidates(&self, now: i64) -> anyhow::Result<Vec<[u8; 32]>> {
+    /// Also says whether a batch was full (more may be due).
+    async fn candidates(&self, now: i64) -> anyhow::Result<(Vec<[u8; 32]>, bool)> {
+        let mut full_batch = false;
         let timelock_over = Condition::all()
             .add(coverages::Column::Outcome.is_not_null())
             .add(coverages::Column::OutcomeProposedAt.lte(now - RESOLUTION_TIMELOCK_SECS));
@@ -203,16 +209,23 @@ impl ShieldTender {
             .add(coverages::Column::Status.eq("resolved"))
             .add(coverages::Column::SeamPayout.gt(0))
             .add(coverages::Column::SeamForwarded.eq(false));
-        let rows: Vec<String> = coverages::Entity::find()
-            .select_only()
-            .column(coverages::Column::ProtocolId)
-            .filter(coverages::Column::Closed.eq(false))
-            .filter(Condition::any().add(active_due).add(seam_waiting))
-            .order_by_asc(coverages::Column::PeriodEnd)
-            .limit(BATCH)
-            .into_tuple()
-            .all(self.store.db())
-            .await?;
+        // Two batches, so seam shares crucible_pool keeps refusing can never crowd out the
+        // finalisations and refunds (nor the other way round).
+        let mut rows = Vec::new();
+        for due in [active_due, seam_waiting] {
+            let batch: Vec<String> = coverages::Entity::find()
+                .select_only()
+                .column(coverages::Column::ProtocolId)
+                .filter(coverages::Column::Closed.eq(false))
+                .filter(due)
+                .order_by_asc(coverages::Column::PeriodEnd)
+                .limit(BATCH)
+                .into_tuple()
+                .all(self.store.db())
+                .await?;
+            full_batch |= batch.len() as u64 == BATCH;
+            rows.extend(batch);
+        }
         rows.iter()
             .map(|id| {
                 let mut bytes = [0u8; 32];
@@ -220,7 +233,8 @@ impl ShieldTender {
                     .with_context(|| format!("stored protocol id {id} is not 32 bytes of hex"))?;
                 Ok(bytes)
             })
-            .collect()
+            .collect::<anyhow::Result<_>>()
+            .map(|ids| (ids, full_batch))
     }
 
     /// The soonest time after `now` (worker's clock) at which an active coverage in the store
