@@ -1,9 +1,10 @@
 use anchor_lang::prelude::*;
 
-/// What `resolve_dispute` does: anyone opens (posting the bond) during the hold; the admin
-/// settles by upholding the proposed outcome, overturning it, or sending the market to refund;
-/// anyone lapses a dispute the admin left unruled until the resolution delay after the hold's
-/// end ([`lapses_at`]), which then counts as upheld.
+/// What `resolve_dispute` does: anyone but the admin and the market's oracles opens (posting the
+/// bond) during the hold; the admin settles by upholding the proposed outcome, or by overturning
+/// it or sending the market to refund, both no sooner than [`ruling_from`]; anyone lapses a
+/// dispute the admin left unruled until the resolution delay after the hold's end
+/// ([`lapses_at`]), which then counts as upheld.
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
 pub enum DisputeAction {
     Open,
