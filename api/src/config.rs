@@ -224,6 +224,53 @@ pub struct Config {
     #[arg(long, env = "SOL_USD_PRICE")]
     pub sol_usd_price: Option<f64>,
 
+    /// The ledger network the venues are wired for: `devnet` (lend_a and lend_b live; the
+    /// mainnet-targeted venues answer 503 `coming_soon`) or `mainnet-beta`.
+    #[arg(long, env = "SOLANA_CLUSTER", value_enum, default_value = "devnet")]
+    pub solana_cluster: crate::domain::defi::venues::Cluster,
+
+    /// USDC's mint on the cluster (default: Circle's devnet USDC on devnet, USDC on mainnet).
+    #[arg(long, env = "USDC_MINT")]
+    pub usdc_mint: Option<String>,
+
+    /// lend_a's program (default: SPL token-lending's devnet deployment).
+    #[arg(long, env = "LEND_A_PROGRAM")]
+    pub lend_a_program: Option<String>,
+
+    /// lend_a's reserves, `SYMBOL=<reserve address>` comma-separated (e.g. `SOL=…,USDC=…`);
+    /// a token without one answers 503 `venue_not_configured`.
+    #[arg(long, env = "LEND_A_RESERVES", value_delimiter = ',')]
+    pub lend_a_reserves: Vec<String>,
+
+    /// lend_b's (Kamino) lending market.
+    #[arg(long, env = "LEND_B_MARKET")]
+    pub lend_b_market: Option<String>,
+
+    /// lend_b's reserves in that market, `SYMBOL=<reserve address>` comma-separated.
+    #[arg(long, env = "LEND_B_RESERVES", value_delimiter = ',')]
+    pub lend_b_reserves: Vec<String>,
+
+    /// stake_a's stake pool (default: Jito's).
+    #[arg(long, env = "STAKE_A_POOL")]
+    pub stake_a_pool: Option<String>,
+
+    /// Base URL of Jito's Kobe API for stake_a's APY (off unless set).
+    #[arg(long, env = "STAKE_A_RATE_API")]
+    pub stake_a_rate_api: Option<String>,
+
+    /// Base URL of Marinade's API for stake_b's APY (off unless set).
+    #[arg(long, env = "STAKE_B_RATE_API")]
+    pub stake_b_rate_api: Option<String>,
+
+    /// APYs in percent for venues whose state and API give none, `key=percent` comma-separated
+    /// over the APY map's keys (e.g. `pool_a=4.2,p0=6.1`).
+    #[arg(long, env = "DEFI_CONFIGURED_APYS", value_delimiter = ',')]
+    pub defi_configured_apys: Vec<String>,
+
+    /// Borrowing (spec 4.7) is enabled; off by default on devnet.
+    #[arg(long, env = "BORROW_ENABLED", default_value_t = false)]
+    pub borrow_enabled: bool,
+
     /// Development only: let the service call `http` URLs and loopback addresses that clients
     /// supply (agent webhooks, Web Push endpoints), e.g. a receiver on the developer's machine. Private, link-local
     /// and other non-public addresses stay refused.

@@ -88,6 +88,17 @@ pub struct AppState {
     pub cost_caps: CostCaps,
     /// Holder checks answered lately, per wallet.
     pub holder_checks: crate::freshness::Expiring<String, crate::chain::holdings::Holding>,
+    /// The DeFi venues wired for the configured cluster.
+    pub defi: crate::domain::defi::Venues,
+    /// The APY read's values and their sources.
+    pub defi_apys: crate::domain::defi::apys::Apys,
+    /// The venues' exchange rates, read lately (`apys::RATE_CACHE_SECS`).
+    pub defi_rates: crate::freshness::Expiring<
+        (crate::values::VenueId, crate::values::TokenSymbol),
+        crate::domain::defi::venues::MarketRead,
+    >,
+    /// Borrowing is enabled (`BORROW_ENABLED`).
+    pub borrow_enabled: bool,
     /// Passport scores checked lately, by address (`verify::PASSPORT_CHECK_TTL_SECS`).
     pub passport_checks: crate::freshness::Expiring<String, f64>,
     /// Bytes of answers the response cache may hold (0: no cache).
@@ -471,6 +482,7 @@ impl AppState {
         limiter: Limiter,
         providers: Providers,
     ) -> anyhow::Result<Arc<AppState>> {
+        let (defi_venues, apy_sources) = crate::domain::defi::settings::from_config(config)?;
         let treasury = config
             .treasury_wallet
             .as_deref()
@@ -599,6 +611,10 @@ impl AppState {
             key_memory: KeyMemory::default(),
             cost_caps: CostCaps::from_config(config),
             holder_checks: crate::freshness::Expiring::new(PROVIDER_CHECKS_KEPT),
+            defi: defi_venues,
+            defi_apys: crate::domain::defi::apys::Apys::new(apy_sources),
+            defi_rates: crate::freshness::Expiring::new(64),
+            borrow_enabled: config.borrow_enabled,
             passport_checks: crate::freshness::Expiring::new(PROVIDER_CHECKS_KEPT),
             response_cache_bytes: config.response_cache_mb.saturating_mul(1024 * 1024),
             caches: Arc::default(),

@@ -38,16 +38,19 @@ pub enum Topic {
     /// What the leaderboards rank besides markets: point awards, mission completions, agents
     /// and Echo Pool allocations.
     Engagement,
+    /// DeFi earn positions.
+    Defi,
 }
 
 impl Topic {
-    pub const ALL: [Topic; 6] = [
+    pub const ALL: [Topic; 7] = [
         Topic::Markets,
         Topic::Shield,
         Topic::Echo,
         Topic::System,
         Topic::Terms,
         Topic::Engagement,
+        Topic::Defi,
     ];
 
     pub fn name(self) -> &'static str {
@@ -58,6 +61,7 @@ impl Topic {
             Topic::System => "system",
             Topic::Terms => "terms",
             Topic::Engagement => "engagement",
+            Topic::Defi => "defi",
         }
     }
 

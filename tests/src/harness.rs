@@ -41,6 +41,8 @@ pub struct HarnessOptions {
     pub shield_threshold: u8,
     pub wallets: usize,
     pub wallet_lamports: u64,
+    /// Installs the SPL token-lending double with a SOL reserve (`crate::venues`).
+    pub token_lending: bool,
 }
 
 impl Default for HarnessOptions {
@@ -51,6 +53,7 @@ impl Default for HarnessOptions {
             shield_threshold: 1,
             wallets: 4,
             wallet_lamports: 1_000 * SOL,
+            token_lending: false,
         }
     }
 }
@@ -101,6 +104,8 @@ pub struct Harness {
     market_counter: u128,
     /// Numbers the keypairs of mints and token accounts, so a run's addresses repeat.
     address_counter: u32,
+    /// The token-lending double's market, when installed.
+    pub lending: Option<crate::venues::LendingMarket>,
 }
 
 fn funded(lamports: u64) -> Account {
@@ -139,6 +144,9 @@ impl Harness {
         for w in &wallets {
             pt.add_account(w.pubkey(), funded(options.wallet_lamports));
         }
+        let lending = options
+            .token_lending
+            .then(|| crate::venues::install_token_lending(&mut pt));
         let ctx = pt.start_with_context().await;
         let mut h = Harness {
             ctx,
@@ -151,6 +159,7 @@ impl Harness {
             seen: HashSet::new(),
             market_counter: 0,
             address_counter: 0,
+            lending,
         };
         h.warp_to(START_TIME).await;
 

@@ -13,6 +13,7 @@ pub mod rng;
 pub mod sequences;
 pub mod shield;
 pub mod spl;
+pub mod venues;
 
 pub use errors::*;
 pub use harness::*;

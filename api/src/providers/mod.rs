@@ -16,4 +16,5 @@ pub mod polisher;
 pub mod prices;
 pub mod reviewer;
 pub mod screening;
+pub mod venue_rates;
 pub mod web_push;

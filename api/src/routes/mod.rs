@@ -15,6 +15,7 @@ pub mod agents;
 pub mod apikeys;
 pub mod binary;
 pub mod conviction;
+pub mod defi;
 pub mod echo_pool;
 pub mod groups;
 pub mod kyc;
@@ -74,6 +75,9 @@ pub enum Tag {
     /// The operators' surface: dashboard, Classic market review, narrative moderation, score
     /// recalculation (spec 5.6, 9.2); admin header pair.
     Admin,
+    /// DeFi earn and staking: APYs, deposits and withdrawals into the venues, allocation,
+    /// yield (spec 4.5, 4.6).
+    Defi,
 }
 
 /// The second half of every prepare → sign → confirm (spec 5.2): which prepared transaction,
@@ -118,6 +122,7 @@ pub type Service = OpenApiService<
             echo_pool::EchoPoolApi,
             missions::MissionsApi,
             points::PointsApi,
+            defi::DefiApi,
         ),
         (
             users::UsersApi,
@@ -156,6 +161,7 @@ pub fn service(state: Arc<AppState>) -> Service {
                 echo_pool::EchoPoolApi { state: s() },
                 missions::MissionsApi { state: s() },
                 points::PointsApi { state: s() },
+                defi::DefiApi { state: s() },
             ),
             (
                 users::UsersApi { state: s() },

@@ -15,5 +15,6 @@ enum_value!(
         Narratives => "narratives",
         EchoPool => "echo_pool",
         Nft => "nft",
+        Defi => "defi",
     ]
 );

@@ -8,6 +8,7 @@ mod amount;
 mod category;
 mod chain_address;
 mod component;
+mod defi;
 mod email;
 mod id;
 mod json;
@@ -26,6 +27,7 @@ pub use amount::{Lamports, Sol, SolOrZero, LAMPORTS_PER_SOL};
 pub use category::Category;
 pub use chain_address::ChainAddress;
 pub use component::Component;
+pub use defi::{TokenSymbol, UiAmount, VenueId};
 pub use email::Email;
 pub use id::{
     AgentId, CreationId, GenerationId, KeyId, MarketRef, NarrativeId, PreparedId, ProtocolId,

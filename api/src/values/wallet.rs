@@ -76,6 +76,12 @@ impl MintAddress {
     }
 }
 
+impl From<Pubkey> for MintAddress {
+    fn from(key: Pubkey) -> Self {
+        MintAddress(key)
+    }
+}
+
 impl FromStr for MintAddress {
     type Err = &'static str;
 

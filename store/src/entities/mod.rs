@@ -14,6 +14,7 @@ pub mod crucible_asset_pools;
 pub mod crucible_claims;
 pub mod crucible_epochs;
 pub mod crucible_states;
+pub mod defi_positions;
 pub mod disputes;
 pub mod echo_allocations;
 pub mod echo_distributions;

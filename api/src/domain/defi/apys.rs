@@ -1,0 +1,217 @@
+//! The APY read (spec 4.5 `GET /v1/defi/apys`): per venue, from its own state on the ledger
+//! where that state gives one (a lending reserve's utilisation and rate curve), else from its
+//! public rate API, else a configured value; `source` says which. Values are kept for
+//! [`CACHE_SECS`] and refreshed by one request at a time; a source that fails keeps its last
+//! good value, marked `stale`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use tokio::sync::Mutex;
+
+use super::venues::{MarketRead, SharedVenue, VenueToken};
+use crate::error::ApiError;
+use crate::providers::venue_rates::RateApi;
+use crate::state::AppState;
+use crate::values::{TokenSymbol, VenueId};
+
+/// How long an APY is used before it is polled again (spec 8: at least 60 s).
+pub const CACHE_SECS: i64 = 60;
+/// How long a venue's exchange rate is used by allocation and yield reads.
+pub const RATE_CACHE_SECS: i64 = 10;
+
+/// The keys of the APY map (spec 4.5), in its order.
+pub const KEYS: [&str; 9] = [
+    "lend_a",
+    "lend_a_sol",
+    "lend_a_usdc",
+    "lend_b",
+    "stake_a",
+    "stake_b",
+    "pool_a",
+    "lend_c",
+    "p0",
+];
+
+/// One APY and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Apy {
+    pub pct: f64,
+    /// `ledger`, `rate_api`, `configured`, or `none` (nothing configured).
+    pub source: &'static str,
+    pub polled_at: i64,
+    /// The source failed at the last poll; this is its last good value.
+    pub stale: bool,
+}
+
+/// The APYs as last polled.
+#[derive(Debug, Clone, Default)]
+pub struct Board {
+    pub values: BTreeMap<&'static str, Apy>,
+    pub polled_at: i64,
+}
+
+impl Board {
+    /// A venue's APY for routing (its SOL market's for `lend_a`).
+    pub fn apy(&self, venue: VenueId) -> Option<f64> {
+        let key = match venue {
+            VenueId::LendA => "lend_a_sol",
+            other => other.as_str(),
+        };
+        self.values
+            .get(key)
+            .filter(|a| a.source != "none")
+            .map(|a| a.pct)
+    }
+
+    /// One word for all: the sources' common name, or `mixed`.
+    pub fn source(&self) -> &'static str {
+        let mut sources = self.values.values().map(|a| a.source);
+        match sources.next() {
+            Some(first) if sources.all(|s| s == first) => first,
+            Some(_) => "mixed",
+            None => "none",
+        }
+    }
+}
+
+/// Where the non-ledger values come from.
+pub struct ApySources {
+    pub stake_a_api: Option<Arc<dyn RateApi>>,
+    pub stake_b_api: Option<Arc<dyn RateApi>>,
+    /// `DEFI_CONFIGURED_APYS`: percent per key.
+    pub configured: BTreeMap<String, f64>,
+}
+
+/// The board and what polls it.
+pub struct Apys {
+    pub sources: ApySources,
+    board: Mutex<Board>,
+}
+
+impl Apys {
+    pub fn new(sources: ApySources) -> Apys {
+        Apys {
+            sources,
+            board: Mutex::new(Board::default()),
+        }
+    }
+}
+
+/// The board, polled again when older than [`CACHE_SECS`].
+pub async fn read(state: &AppState) -> Board {
+    let now = state.now();
+    let mut board = state.defi_apys.board.lock().await;
+    if board.values.is_empty() || now - board.polled_at >= CACHE_SECS {
+        let previous = std::mem::take(&mut *board);
+        *board = poll(state, previous, now).await;
+    }
+    board.clone()
+}
+
+async fn poll(state: &AppState, previous: Board, now: i64) -> Board {
+    let mut values = BTreeMap::new();
+    let keep = |key: &'static str, fresh: Option<(f64, &'static str)>| -> Apy {
+        match fresh {
+            Some((pct, source)) => Apy {
+                pct,
+                source,
+                polled_at: now,
+                stale: false,
+            },
+            None => match previous.values.get(key) {
+                Some(last) if last.source != "configured" && last.source != "none" => Apy {
+                    stale: true,
+                    ..last.clone()
+                },
+                _ => configured(&state.defi_apys.sources, key, now),
+            },
+        }
+    };
+    let venues = &state.defi;
+    for (key, venue, symbol) in [
+        ("lend_a_sol", VenueId::LendA, TokenSymbol::Sol),
+        ("lend_a_usdc", VenueId::LendA, TokenSymbol::Usdc),
+        ("lend_b", VenueId::LendB, TokenSymbol::Sol),
+    ] {
+        let fresh = match venues.get(venue) {
+            Some(v) => ledger_apy(state, v, symbol).await,
+            None => None,
+        };
+        values.insert(key, keep(key, fresh.map(|pct| (pct, "ledger"))));
+    }
+    let lend_a = match (values.get("lend_a_sol"), values.get("lend_a_usdc")) {
+        (Some(sol), _) if sol.source != "none" => sol.clone(),
+        (_, Some(usdc)) => usdc.clone(),
+        _ => configured(&state.defi_apys.sources, "lend_a", now),
+    };
+    values.insert("lend_a", lend_a);
+    for (key, api) in [
+        ("stake_a", &state.defi_apys.sources.stake_a_api),
+        ("stake_b", &state.defi_apys.sources.stake_b_api),
+    ] {
+        let fresh = match api {
+            Some(api) => match api.apy_pct().await {
+                Ok(pct) => Some((pct, "rate_api")),
+                Err(error) => {
+                    tracing::warn!(key, error = %format!("{error:#}"), "rate API failed");
+                    None
+                }
+            },
+            None => None,
+        };
+        values.insert(key, keep(key, fresh));
+    }
+    for key in ["pool_a", "lend_c", "p0"] {
+        values.insert(key, configured(&state.defi_apys.sources, key, now));
+    }
+    Board {
+        values,
+        polled_at: now,
+    }
+}
+
+fn configured(sources: &ApySources, key: &'static str, now: i64) -> Apy {
+    match sources.configured.get(key) {
+        Some(pct) => Apy {
+            pct: *pct,
+            source: "configured",
+            polled_at: now,
+            stale: false,
+        },
+        None => Apy {
+            pct: 0.0,
+            source: "none",
+            polled_at: now,
+            stale: false,
+        },
+    }
+}
+
+/// A venue's supply APY from its state, when it has a market for `symbol` and the ledger reads.
+async fn ledger_apy(state: &AppState, venue: &SharedVenue, symbol: TokenSymbol) -> Option<f64> {
+    let token = venue.tokens().into_iter().find(|t| t.symbol == symbol)?;
+    match market(state, venue, &token).await {
+        Ok(read) => read.supply_apy_pct,
+        Err(error) => {
+            tracing::warn!(venue = %venue.id(), code = error.code(), "venue market unreadable");
+            None
+        }
+    }
+}
+
+/// A venue's market for `token`, kept for [`RATE_CACHE_SECS`].
+pub async fn market(
+    state: &AppState,
+    venue: &SharedVenue,
+    token: &VenueToken,
+) -> Result<MarketRead, ApiError> {
+    let key = (venue.id(), token.symbol);
+    let now = state.now();
+    if let Some(read) = state.defi_rates.get(&key, now) {
+        return Ok(read);
+    }
+    let read = venue.market(state.chain.ledger.as_ref(), token).await?;
+    state.defi_rates.put(key, read, now, now + RATE_CACHE_SECS);
+    Ok(read)
+}

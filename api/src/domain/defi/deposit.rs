@@ -1,0 +1,246 @@
+//! A deposit into a venue (spec 3.3): prepare routes the token to a live venue and builds the
+//! wallet's transactions; the one that moves the money is stored through the prepare → confirm
+//! runner, and its id is the `backing_id`. Confirm verifies on the ledger that it landed from
+//! that wallet with the prepared instructions, then records the position with the venue's
+//! exchange rate read after it landed. Set-up transactions before it (Kamino's user metadata
+//! and obligation) record nothing: the deposit cannot land without them.
+
+use narrative_sdk::Pubkey;
+use narrative_store::entities::defi_positions;
+use poem::http::StatusCode;
+use sea_orm::{ActiveValue::Set, DatabaseConnection, DatabaseTransaction, EntityTrait};
+use serde::{Deserialize, Serialize};
+
+use super::venues::{ExchangeRate, VenueToken};
+use super::{lamports_of, min_deposit, rate_strings};
+use crate::chain::{MoneyFlow, Prepared, Unsigned};
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::values::{
+    Base58Signature, Component, MintAddress, NarrativeId, PreparedId, TokenSymbol, UiAmount,
+    VenueId, Wallet,
+};
+
+/// What a deposit prepare is asked.
+pub struct DepositRequest {
+    pub wallet: Wallet,
+    pub token: TokenSymbol,
+    pub amount: UiAmount,
+    /// An explicit venue; automatic routing otherwise.
+    pub protocol: Option<VenueId>,
+    pub narrative_id: Option<NarrativeId>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Params {
+    pub protocol: VenueId,
+    pub token_symbol: TokenSymbol,
+    pub mint: MintAddress,
+    pub amount_base: u64,
+    pub amount_lamports: u64,
+    pub narrative_id: Option<NarrativeId>,
+}
+
+/// The transactions for the wallet, in order; the last is the stored one.
+pub struct PreparedDeposit {
+    pub setup: Vec<String>,
+    pub deposit: Unsigned,
+    pub params: Params,
+}
+
+pub struct Recorded {
+    pub position: defi_positions::Model,
+}
+
+/// The deposit flow; `rate` is the venue's rate read before the confirm records.
+pub struct DefiDeposit {
+    pub rate: Option<ExchangeRate>,
+}
+
+pub async fn prepare(
+    state: &AppState,
+    request: DepositRequest,
+) -> Result<PreparedDeposit, ApiError> {
+    let venues = &state.defi;
+    let venue = match request.protocol {
+        Some(id) => venues.live(id)?,
+        None => {
+            let board = super::apys::read(state).await;
+            venues.route(request.token, |id| board.apy(id))?
+        }
+    };
+    let token: VenueToken = venues.token(venue, request.token)?;
+    let amount_base = request
+        .amount
+        .to_base_units(token.decimals)
+        .map_err(|e| ApiError::validation(format!("amount {e}")))?;
+    let sol_usd =
+        state.prices.sol_usd().await.map_err(|e| {
+            ApiError::provider_unavailable("price_unavailable", "the price source", &e)
+        })?;
+    let minimum = min_deposit(request.token, sol_usd);
+    if amount_base < minimum {
+        return Err(ApiError::coded(
+            StatusCode::BAD_REQUEST,
+            "amount_below_minimum",
+            format!(
+                "a deposit is at least 0.01 SOL or its value ({minimum} base units of {})",
+                request.token
+            ),
+        ));
+    }
+    if let Some(narrative) = request.narrative_id {
+        crate::domain::narratives::feed::get(state, narrative).await?;
+    }
+    let wallet = request.wallet.pubkey();
+    let mut transactions = venue
+        .deposit(state.chain.ledger.as_ref(), &wallet, &token, amount_base)
+        .await?;
+    let money = transactions
+        .pop()
+        .ok_or_else(|| ApiError::internal("a venue built no deposit"))?;
+    let params = Params {
+        protocol: venue.id(),
+        token_symbol: request.token,
+        mint: MintAddress::from(token.mint),
+        amount_base,
+        amount_lamports: lamports_of(request.token, amount_base, sol_usd),
+        narrative_id: request.narrative_id,
+    };
+    let blockhash = state.chain.blockhash().await?;
+    let setup = transactions
+        .iter()
+        .map(|ixs| {
+            narrative_sdk::tx::to_base64(&narrative_sdk::tx::unsigned_transaction(
+                ixs, &wallet, blockhash,
+            ))
+        })
+        .collect();
+    let deposit = state
+        .chain
+        .prepare(
+            &DefiDeposit { rate: None },
+            &request.wallet,
+            &money,
+            &params,
+        )
+        .await?;
+    Ok(PreparedDeposit {
+        setup,
+        deposit,
+        params,
+    })
+}
+
+/// Confirms a deposit: reads the venue's rate (the deposit has landed by now), then the runner
+/// verifies and records.
+pub async fn confirm(
+    state: &AppState,
+    backing_id: PreparedId,
+    wallet: &Wallet,
+    signature: Base58Signature,
+) -> Result<Recorded, ApiError> {
+    let opened = state
+        .chain
+        .open::<DefiDeposit>(backing_id, &signature)
+        .await?;
+    let prepared = match &opened {
+        crate::chain::confirm::Opened::Replay(p)
+        | crate::chain::confirm::Opened::Unconfirmed(p) => p,
+    };
+    if prepared.wallet != *wallet {
+        return Err(not_yours());
+    }
+    let rate = match opened {
+        crate::chain::confirm::Opened::Replay(_) => None,
+        crate::chain::confirm::Opened::Unconfirmed(ref p) => {
+            let venue = state.defi.live(p.params.protocol)?;
+            let token = state.defi.token(venue, p.params.token_symbol)?;
+            Some(
+                venue
+                    .market(state.chain.ledger.as_ref(), &token)
+                    .await?
+                    .rate,
+            )
+        }
+    };
+    state
+        .chain
+        .confirm(&DefiDeposit { rate }, backing_id, signature)
+        .await
+}
+
+/// 403 `not_backing_owner`: the backing belongs to another wallet.
+pub fn not_yours() -> ApiError {
+    ApiError::coded(
+        StatusCode::FORBIDDEN,
+        "not_backing_owner",
+        "this backing belongs to another wallet",
+    )
+}
+
+#[async_trait::async_trait]
+impl MoneyFlow for DefiDeposit {
+    const KIND: &'static str = "defi_deposit";
+    type Params = Params;
+    type Confirmed = Recorded;
+
+    fn component(&self, _: &Params) -> Component {
+        Component::Defi
+    }
+
+    fn changed(&self, _: &Prepared<Params>) -> Vec<Pubkey> {
+        // The venues' accounts are not indexed; reads go to the ledger through the rate cache.
+        vec![]
+    }
+
+    async fn record(
+        &self,
+        txn: &DatabaseTransaction,
+        prepared: &Prepared<Params>,
+        signature: &Base58Signature,
+        now: i64,
+    ) -> Result<(), ApiError> {
+        let rate = self
+            .rate
+            .ok_or_else(|| ApiError::internal("a deposit recorded without its rate"))?;
+        let p = &prepared.params;
+        let (rate_liquidity, rate_receipt) = rate_strings(&rate);
+        let int = |v: u64| i64::try_from(v).map_err(ApiError::internal);
+        defi_positions::Entity::insert(defi_positions::ActiveModel {
+            id: Set(prepared.id.to_string()),
+            wallet: Set(prepared.wallet.to_string()),
+            protocol: Set(p.protocol.to_string()),
+            token_symbol: Set(p.token_symbol.to_string()),
+            mint: Set(p.mint.to_string()),
+            amount_base: Set(int(p.amount_base)?),
+            amount_lamports: Set(int(p.amount_lamports)?),
+            receipt_amount: Set(int(rate.receipt_for(p.amount_base))?),
+            rate_liquidity: Set(rate_liquidity),
+            rate_receipt: Set(rate_receipt),
+            narrative_id: Set(p.narrative_id.map(|n| n.to_string())),
+            status: Set("confirmed".into()),
+            deposit_signature: Set(signature.to_string()),
+            withdraw_signature: Set(None),
+            withdrawn_base: Set(None),
+            created_at: Set(now),
+            withdrawn_at: Set(None),
+        })
+        .exec_without_returning(txn)
+        .await?;
+        Ok(())
+    }
+
+    async fn answer(
+        &self,
+        db: &DatabaseConnection,
+        prepared: &Prepared<Params>,
+        _fresh: bool,
+    ) -> Result<Recorded, ApiError> {
+        let position = defi_positions::Entity::find_by_id(prepared.id.to_string())
+            .one(db)
+            .await?
+            .ok_or_else(|| ApiError::internal("a confirmed deposit without its position"))?;
+        Ok(Recorded { position })
+    }
+}

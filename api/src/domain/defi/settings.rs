@@ -1,0 +1,136 @@
+//! The venues and APY sources as configured (`SOLANA_CLUSTER`, `LEND_A_*`, `LEND_B_*`,
+//! `STAKE_*`, `DEFI_CONFIGURED_APYS`); defaults per cluster from the venues' published ids.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use anyhow::Context;
+use narrative_sdk::Pubkey;
+
+use super::apys::{ApySources, KEYS};
+use super::venues::{lend_a, lend_b, lend_c, stake_a, stake_b, Cluster, SharedVenue, VenueToken};
+use super::Venues;
+use crate::config::Config;
+use crate::providers::venue_rates::{JitoKobe, MarinadeApi, RateApi};
+use crate::values::TokenSymbol;
+
+/// Circle's USDC on devnet and on mainnet.
+pub const DEVNET_USDC: &str = "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU";
+pub const MAINNET_USDC: &str = "EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v";
+
+fn key(name: &str, text: &str) -> anyhow::Result<Pubkey> {
+    text.trim()
+        .parse()
+        .map_err(|_| anyhow::anyhow!("{name}: `{text}` is not a public key"))
+}
+
+/// `SYMBOL=<address>` entries as (token, address).
+fn markets(
+    name: &str,
+    entries: &[String],
+    mint_of: impl Fn(TokenSymbol) -> Pubkey,
+) -> anyhow::Result<Vec<(VenueToken, Pubkey)>> {
+    let mut out: Vec<(VenueToken, Pubkey)> = Vec::new();
+    for entry in entries.iter().filter(|e| !e.trim().is_empty()) {
+        let (symbol, address) = entry
+            .split_once('=')
+            .with_context(|| format!("{name}: `{entry}` is not SYMBOL=<address>"))?;
+        let symbol: TokenSymbol = symbol
+            .trim()
+            .parse()
+            .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        anyhow::ensure!(
+            !out.iter().any(|(t, _)| t.symbol == symbol),
+            "{name} names {symbol} twice"
+        );
+        let token = VenueToken {
+            symbol,
+            mint: mint_of(symbol),
+            decimals: symbol.decimals(),
+        };
+        out.push((token, key(name, address)?));
+    }
+    Ok(out)
+}
+
+pub fn from_config(config: &Config) -> anyhow::Result<(Venues, ApySources)> {
+    let cluster = config.solana_cluster;
+    let usdc = match (&config.usdc_mint, cluster) {
+        (Some(mint), _) => key("USDC_MINT", mint)?,
+        (None, Cluster::Devnet) => Pubkey::from_str_const(DEVNET_USDC),
+        (None, Cluster::Mainnet) => Pubkey::from_str_const(MAINNET_USDC),
+    };
+    let mint_of = |symbol: TokenSymbol| match symbol {
+        TokenSymbol::Sol => super::venues::NATIVE_MINT,
+        TokenSymbol::Usdc => usdc,
+    };
+    let lend_a_program = match &config.lend_a_program {
+        Some(program) => key("LEND_A_PROGRAM", program)?,
+        None => lend_a::DEVNET_PROGRAM,
+    };
+    let lend_b_market = config
+        .lend_b_market
+        .as_deref()
+        .map(|m| key("LEND_B_MARKET", m))
+        .transpose()?;
+    let lend_b_reserves = markets("LEND_B_RESERVES", &config.lend_b_reserves, mint_of)?;
+    anyhow::ensure!(
+        lend_b_reserves.is_empty() || lend_b_market.is_some(),
+        "LEND_B_RESERVES needs LEND_B_MARKET"
+    );
+    let venues: Vec<SharedVenue> = vec![
+        Arc::new(lend_a::LendA {
+            program: lend_a_program,
+            reserves: markets("LEND_A_RESERVES", &config.lend_a_reserves, mint_of)?,
+        }),
+        Arc::new(lend_b::LendB {
+            market: lend_b_market.unwrap_or_default(),
+            reserves: lend_b_reserves,
+        }),
+        Arc::new(lend_c::LendC),
+        Arc::new(stake_a::StakeA {
+            program: stake_a::MAINNET_PROGRAM,
+            pool: match &config.stake_a_pool {
+                Some(pool) => key("STAKE_A_POOL", pool)?,
+                None => stake_a::JITO_POOL,
+            },
+        }),
+        Arc::new(stake_b::StakeB),
+    ];
+    let mut configured = BTreeMap::new();
+    for entry in config
+        .defi_configured_apys
+        .iter()
+        .filter(|e| !e.trim().is_empty())
+    {
+        let (name, pct) = entry
+            .split_once('=')
+            .with_context(|| format!("DEFI_CONFIGURED_APYS: `{entry}` is not key=percent"))?;
+        let name = name.trim();
+        anyhow::ensure!(
+            KEYS.contains(&name),
+            "DEFI_CONFIGURED_APYS: `{name}` is none of {}",
+            KEYS.join(", ")
+        );
+        let pct: f64 = pct
+            .trim()
+            .parse()
+            .ok()
+            .filter(|p: &f64| p.is_finite() && (0.0..=1000.0).contains(p))
+            .with_context(|| format!("DEFI_CONFIGURED_APYS: `{entry}` is no percentage"))?;
+        configured.insert(name.to_owned(), pct);
+    }
+    let api = |url: &Option<String>, make: fn(&str) -> anyhow::Result<Arc<dyn RateApi>>| {
+        url.as_deref().map(make).transpose()
+    };
+    let sources = ApySources {
+        stake_a_api: api(&config.stake_a_rate_api, |u| {
+            Ok(Arc::new(JitoKobe::new(u)?) as Arc<dyn RateApi>)
+        })?,
+        stake_b_api: api(&config.stake_b_rate_api, |u| {
+            Ok(Arc::new(MarinadeApi::new(u)?) as Arc<dyn RateApi>)
+        })?,
+        configured,
+    };
+    Ok((Venues::new(cluster, usdc, venues), sources))
+}

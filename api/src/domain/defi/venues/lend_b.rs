@@ -1,0 +1,694 @@
+//! `lend_b`: Kamino Lending (klend), devnet-live. Deposits go into the wallet's obligation as
+//! collateral (so the borrow issue can borrow against them): the first deposit needs the wallet's
+//! user metadata and its vanilla obligation, made in a transaction of their own before the
+//! deposit's.
+//!
+//! Interface pinned from the published IDL (Kamino-Finance/klend-sdk `src/idl/klend.json`,
+//! committed at tests/ts/venues/idl/klend.json) and the program's account structs
+//! (docs/venues-research.md §2). Anchor 0.29 program: data = sha256("global:<name>")[..8] ‖
+//! Borsh arguments; an absent optional account is passed as the program id. The tests in
+//! tests/ts build each instruction with `@coral-xyz/anchor` from that IDL and compare bytes.
+
+use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
+use anchor_lang::solana_program::system_program;
+use narrative_sdk::Pubkey;
+
+use super::{
+    anchor_data, anchor_discriminator, key_at, le_u128, le_u64, not_configured, read, unreadable,
+    Cluster, ExchangeRate, MarketRead, TokenLeg, Transactions, Venue, VenueToken,
+    INSTRUCTIONS_SYSVAR, RENT_SYSVAR,
+};
+use crate::chain::holdings::TOKEN_PROGRAM;
+use crate::chain::ledger::Ledger;
+use crate::error::ApiError;
+use crate::values::VenueId;
+
+/// The same id on mainnet and devnet (klend README, `declare_id!`).
+pub const PROGRAM: Pubkey = Pubkey::from_str_const("KLend2g3cP87fffoy8q1mQqGKjrxjC8boSyAYavgmjD");
+/// Kamino's farms program, named by the v2 deposit and withdrawal.
+pub const FARMS_PROGRAM: Pubkey =
+    Pubkey::from_str_const("FarmsPZpWu9i7Kky8tPN37rs2TpmMrAZrC7S7vJa91Hr");
+/// Interest compounds per slot over this many slots a year (klend `utils/consts.rs`).
+pub const SLOTS_PER_YEAR: f64 = 63_072_000.0;
+
+/// `Reserve` (zero-copy, 8 + 8616 bytes) offsets, from the IDL's types.
+pub mod reserve {
+    pub const LEN: usize = 8624;
+    pub const LENDING_MARKET: usize = 32;
+    pub const FARM_COLLATERAL: usize = 64;
+    pub const LIQUIDITY_MINT: usize = 128;
+    pub const LIQUIDITY_SUPPLY: usize = 160;
+    pub const AVAILABLE_AMOUNT: usize = 224;
+    pub const BORROWED_AMOUNT_SF: usize = 232;
+    pub const ACCUMULATED_PROTOCOL_FEES_SF: usize = 344;
+    pub const ACCUMULATED_REFERRER_FEES_SF: usize = 360;
+    pub const PENDING_REFERRER_FEES_SF: usize = 376;
+    pub const LIQUIDITY_TOKEN_PROGRAM: usize = 408;
+    pub const COLLATERAL_MINT: usize = 2560;
+    pub const COLLATERAL_MINT_TOTAL_SUPPLY: usize = 2592;
+    pub const COLLATERAL_SUPPLY: usize = 2600;
+    pub const PROTOCOL_TAKE_RATE_PCT: usize = 4870;
+    pub const BORROW_RATE_CURVE: usize = 4920;
+    pub const SCOPE_PRICE_FEED: usize = 5112;
+    pub const SWITCHBOARD_PRICE: usize = 5160;
+    pub const SWITCHBOARD_TWAP: usize = 5192;
+    pub const PYTH_PRICE: usize = 5224;
+}
+
+/// `Obligation` (8 + 3336 bytes) offsets.
+pub mod obligation {
+    pub const LEN: usize = 3344;
+    pub const DEPOSITS: usize = 96;
+    pub const DEPOSIT_STRIDE: usize = 136;
+    pub const DEPOSIT_COUNT: usize = 8;
+    pub const DEPOSITED_AMOUNT: usize = 32;
+    pub const BORROWS: usize = 1208;
+    pub const BORROW_STRIDE: usize = 200;
+    pub const BORROW_COUNT: usize = 5;
+}
+
+/// Fractions (`*_sf`) are U68F60: a u128 over 2^60.
+const FRACTION_ONE: u128 = 1 << 60;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reserve {
+    pub lending_market: Pubkey,
+    pub farm_collateral: Pubkey,
+    pub liquidity_mint: Pubkey,
+    pub liquidity_supply: Pubkey,
+    pub liquidity_token_program: Pubkey,
+    pub available: u64,
+    pub borrowed_sf: u128,
+    pub fees_sf: u128,
+    pub collateral_mint: Pubkey,
+    pub collateral_supply_total: u64,
+    pub collateral_supply: Pubkey,
+    pub protocol_take_rate_pct: u8,
+    /// (utilisation bps, borrow rate bps), eleven points.
+    pub curve: Vec<(u32, u32)>,
+    /// Pyth, Switchboard price, Switchboard TWAP, Scope (zero = none).
+    pub oracles: [Pubkey; 4],
+}
+
+fn le_u32(data: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?))
+}
+
+impl Reserve {
+    pub fn decode(data: &[u8]) -> Option<Reserve> {
+        use reserve::*;
+        if data.len() != LEN || data[..8] != anchor_discriminator("account:Reserve") {
+            return None;
+        }
+        let fees = le_u128(data, ACCUMULATED_PROTOCOL_FEES_SF)?
+            .saturating_add(le_u128(data, ACCUMULATED_REFERRER_FEES_SF)?)
+            .saturating_add(le_u128(data, PENDING_REFERRER_FEES_SF)?);
+        let curve = (0..11)
+            .map(|i| {
+                let at = BORROW_RATE_CURVE + i * 8;
+                Some((le_u32(data, at)?, le_u32(data, at + 4)?))
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Reserve {
+            lending_market: key_at(data, LENDING_MARKET)?,
+            farm_collateral: key_at(data, FARM_COLLATERAL)?,
+            liquidity_mint: key_at(data, LIQUIDITY_MINT)?,
+            liquidity_supply: key_at(data, LIQUIDITY_SUPPLY)?,
+            liquidity_token_program: key_at(data, LIQUIDITY_TOKEN_PROGRAM)?,
+            available: le_u64(data, AVAILABLE_AMOUNT)?,
+            borrowed_sf: le_u128(data, BORROWED_AMOUNT_SF)?,
+            fees_sf: fees,
+            collateral_mint: key_at(data, COLLATERAL_MINT)?,
+            collateral_supply_total: le_u64(data, COLLATERAL_MINT_TOTAL_SUPPLY)?,
+            collateral_supply: key_at(data, COLLATERAL_SUPPLY)?,
+            protocol_take_rate_pct: data[PROTOCOL_TAKE_RATE_PCT],
+            curve,
+            oracles: [
+                key_at(data, PYTH_PRICE)?,
+                key_at(data, SWITCHBOARD_PRICE)?,
+                key_at(data, SWITCHBOARD_TWAP)?,
+                key_at(data, SCOPE_PRICE_FEED)?,
+            ],
+        })
+    }
+
+    /// Total supply in fractions: available plus borrowed, less the fees owed out of it
+    /// (`ReserveLiquidity::total_supply`).
+    fn total_supply_sf(&self) -> u128 {
+        (self.available as u128)
+            .saturating_mul(FRACTION_ONE)
+            .saturating_add(self.borrowed_sf)
+            .saturating_sub(self.fees_sf)
+    }
+
+    pub fn rate(&self) -> ExchangeRate {
+        let total = self.total_supply_sf();
+        if self.collateral_supply_total == 0 || total == 0 {
+            return ExchangeRate::PAR;
+        }
+        ExchangeRate {
+            liquidity: total,
+            receipt: (self.collateral_supply_total as u128).saturating_mul(FRACTION_ONE),
+        }
+    }
+
+    pub fn utilization(&self) -> f64 {
+        let total = self.total_supply_sf();
+        if total == 0 {
+            return 0.0;
+        }
+        (self.borrowed_sf as f64 / total as f64).min(1.0)
+    }
+
+    /// The borrow APR in percent: the curve interpolated at the utilisation.
+    pub fn borrow_apr_pct(&self) -> f64 {
+        let u_bps = self.utilization() * 10_000.0;
+        for pair in self.curve.windows(2) {
+            let ((u0, r0), (u1, r1)) = (pair[0], pair[1]);
+            if u_bps <= f64::from(u1) {
+                if u1 == u0 {
+                    return f64::from(r1) / 100.0;
+                }
+                let share = (u_bps - f64::from(u0)) / f64::from(u1 - u0);
+                return (f64::from(r0) + share * (f64::from(r1) - f64::from(r0))) / 100.0;
+            }
+        }
+        self.curve
+            .last()
+            .map_or(0.0, |(_, r)| f64::from(*r) / 100.0)
+    }
+
+    /// Supply APY in percent (klend-sdk `calculateSupplyAPR`, compounded per slot).
+    pub fn supply_apy_pct(&self) -> f64 {
+        let apr = self.borrow_apr_pct() / 100.0
+            * self.utilization()
+            * (1.0 - f64::from(self.protocol_take_rate_pct) / 100.0);
+        ((1.0 + apr / SLOTS_PER_YEAR).powf(SLOTS_PER_YEAR) - 1.0) * 100.0
+    }
+}
+
+/// An obligation's deposits (reserve, collateral amount) and borrowed reserves.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Obligation {
+    pub deposits: Vec<(Pubkey, u64)>,
+    pub borrows: Vec<Pubkey>,
+}
+
+impl Obligation {
+    pub fn decode(data: &[u8]) -> Option<Obligation> {
+        use obligation::*;
+        if data.len() != LEN || data[..8] != anchor_discriminator("account:Obligation") {
+            return None;
+        }
+        let mut found = Obligation::default();
+        for i in 0..DEPOSIT_COUNT {
+            let at = DEPOSITS + i * DEPOSIT_STRIDE;
+            let reserve = key_at(data, at)?;
+            if reserve != Pubkey::default() {
+                found
+                    .deposits
+                    .push((reserve, le_u64(data, at + DEPOSITED_AMOUNT)?));
+            }
+        }
+        for i in 0..BORROW_COUNT {
+            let reserve = key_at(data, BORROWS + i * BORROW_STRIDE)?;
+            if reserve != Pubkey::default() {
+                found.borrows.push(reserve);
+            }
+        }
+        Some(found)
+    }
+
+    /// Every reserve the obligation names, deposits first (the order refresh_obligation
+    /// takes them in).
+    fn reserves(&self) -> Vec<Pubkey> {
+        self.deposits
+            .iter()
+            .map(|(r, _)| *r)
+            .chain(self.borrows.iter().copied())
+            .collect()
+    }
+}
+
+pub fn market_authority(market: &Pubkey) -> Pubkey {
+    Pubkey::find_program_address(&[b"lma", market.as_ref()], &PROGRAM).0
+}
+
+pub fn user_metadata(owner: &Pubkey) -> Pubkey {
+    Pubkey::find_program_address(&[b"user_meta", owner.as_ref()], &PROGRAM).0
+}
+
+/// The vanilla obligation (tag 0, id 0, both seed accounts the default key).
+pub fn vanilla_obligation(owner: &Pubkey, market: &Pubkey) -> Pubkey {
+    let zero = Pubkey::default();
+    Pubkey::find_program_address(
+        &[
+            &[0u8],
+            &[0u8],
+            owner.as_ref(),
+            market.as_ref(),
+            zero.as_ref(),
+            zero.as_ref(),
+        ],
+        &PROGRAM,
+    )
+    .0
+}
+
+/// An optional account: its key, or the program's id standing for "none".
+fn optional(key: Pubkey, writable: bool) -> AccountMeta {
+    if key == Pubkey::default() {
+        AccountMeta::new_readonly(PROGRAM, false)
+    } else if writable {
+        AccountMeta::new(key, false)
+    } else {
+        AccountMeta::new_readonly(key, false)
+    }
+}
+
+pub fn init_user_metadata(owner: &Pubkey) -> Instruction {
+    Instruction {
+        program_id: PROGRAM,
+        accounts: vec![
+            AccountMeta::new_readonly(*owner, true),
+            AccountMeta::new(*owner, true),
+            AccountMeta::new(user_metadata(owner), false),
+            optional(Pubkey::default(), false),
+            AccountMeta::new_readonly(RENT_SYSVAR, false),
+            AccountMeta::new_readonly(system_program::ID, false),
+        ],
+        // user_lookup_table: not checked by the program; none.
+        data: anchor_data("init_user_metadata", Pubkey::default().as_ref()),
+    }
+}
+
+pub fn init_obligation(owner: &Pubkey, market: &Pubkey) -> Instruction {
+    Instruction {
+        program_id: PROGRAM,
+        accounts: vec![
+            AccountMeta::new_readonly(*owner, true),
+            AccountMeta::new(*owner, true),
+            AccountMeta::new(vanilla_obligation(owner, market), false),
+            AccountMeta::new_readonly(*market, false),
+            AccountMeta::new_readonly(Pubkey::default(), false),
+            AccountMeta::new_readonly(Pubkey::default(), false),
+            AccountMeta::new_readonly(user_metadata(owner), false),
+            AccountMeta::new_readonly(RENT_SYSVAR, false),
+            AccountMeta::new_readonly(system_program::ID, false),
+        ],
+        // InitObligationArgs { tag: 0, id: 0 }
+        data: anchor_data("init_obligation", &[0, 0]),
+    }
+}
+
+pub fn refresh_reserve(address: &Pubkey, reserve: &Reserve) -> Instruction {
+    let mut accounts = vec![
+        AccountMeta::new(*address, false),
+        AccountMeta::new_readonly(reserve.lending_market, false),
+    ];
+    accounts.extend(reserve.oracles.iter().map(|o| optional(*o, false)));
+    Instruction {
+        program_id: PROGRAM,
+        accounts,
+        data: anchor_data("refresh_reserve", &[]),
+    }
+}
+
+pub fn refresh_obligation(
+    market: &Pubkey,
+    obligation: &Pubkey,
+    reserves: &[Pubkey],
+) -> Instruction {
+    let mut accounts = vec![
+        AccountMeta::new_readonly(*market, false),
+        AccountMeta::new(*obligation, false),
+    ];
+    accounts.extend(
+        reserves
+            .iter()
+            .map(|r| AccountMeta::new_readonly(*r, false)),
+    );
+    Instruction {
+        program_id: PROGRAM,
+        accounts,
+        data: anchor_data("refresh_obligation", &[]),
+    }
+}
+
+/// `deposit_reserve_liquidity_and_obligation_collateral_v2` of `amount` from `source`.
+pub fn deposit_v2(
+    owner: &Pubkey,
+    address: &Pubkey,
+    reserve: &Reserve,
+    source: &Pubkey,
+    amount: u64,
+) -> Instruction {
+    let market = reserve.lending_market;
+    Instruction {
+        program_id: PROGRAM,
+        accounts: vec![
+            AccountMeta::new(*owner, true),
+            AccountMeta::new(vanilla_obligation(owner, &market), false),
+            AccountMeta::new_readonly(market, false),
+            AccountMeta::new_readonly(market_authority(&market), false),
+            AccountMeta::new(*address, false),
+            AccountMeta::new_readonly(reserve.liquidity_mint, false),
+            AccountMeta::new(reserve.liquidity_supply, false),
+            AccountMeta::new(reserve.collateral_mint, false),
+            AccountMeta::new(reserve.collateral_supply, false),
+            AccountMeta::new(*source, false),
+            optional(Pubkey::default(), false),
+            AccountMeta::new_readonly(TOKEN_PROGRAM, false),
+            AccountMeta::new_readonly(reserve.liquidity_token_program, false),
+            AccountMeta::new_readonly(INSTRUCTIONS_SYSVAR, false),
+            // No farm on the reserve: both farm accounts absent (a reserve with a farm is
+            // refused before building, see `LendB::reserve`).
+            optional(Pubkey::default(), true),
+            optional(Pubkey::default(), true),
+            AccountMeta::new_readonly(FARMS_PROGRAM, false),
+        ],
+        data: anchor_data(
+            "deposit_reserve_liquidity_and_obligation_collateral_v2",
+            &amount.to_le_bytes(),
+        ),
+    }
+}
+
+/// `withdraw_obligation_collateral_and_redeem_reserve_collateral_v2` of `collateral` to
+/// `destination`.
+pub fn withdraw_v2(
+    owner: &Pubkey,
+    address: &Pubkey,
+    reserve: &Reserve,
+    destination: &Pubkey,
+    collateral: u64,
+) -> Instruction {
+    let market = reserve.lending_market;
+    Instruction {
+        program_id: PROGRAM,
+        accounts: vec![
+            AccountMeta::new(*owner, true),
+            AccountMeta::new(vanilla_obligation(owner, &market), false),
+            AccountMeta::new_readonly(market, false),
+            AccountMeta::new_readonly(market_authority(&market), false),
+            AccountMeta::new(*address, false),
+            AccountMeta::new_readonly(reserve.liquidity_mint, false),
+            AccountMeta::new(reserve.collateral_supply, false),
+            AccountMeta::new(reserve.collateral_mint, false),
+            AccountMeta::new(reserve.liquidity_supply, false),
+            AccountMeta::new(*destination, false),
+            optional(Pubkey::default(), false),
+            AccountMeta::new_readonly(TOKEN_PROGRAM, false),
+            AccountMeta::new_readonly(reserve.liquidity_token_program, false),
+            AccountMeta::new_readonly(INSTRUCTIONS_SYSVAR, false),
+            optional(Pubkey::default(), true),
+            optional(Pubkey::default(), true),
+            AccountMeta::new_readonly(FARMS_PROGRAM, false),
+        ],
+        data: anchor_data(
+            "withdraw_obligation_collateral_and_redeem_reserve_collateral_v2",
+            &collateral.to_le_bytes(),
+        ),
+    }
+}
+
+/// The venue: a lending market and one reserve per token.
+pub struct LendB {
+    pub market: Pubkey,
+    pub reserves: Vec<(VenueToken, Pubkey)>,
+}
+
+impl LendB {
+    fn reserve_of(&self, token: &VenueToken) -> Result<Pubkey, ApiError> {
+        self.reserves
+            .iter()
+            .find(|(t, _)| t.symbol == token.symbol)
+            .map(|(_, r)| *r)
+            .ok_or_else(|| not_configured(VenueId::LendB, token.symbol))
+    }
+
+    /// Reads the token's reserve, the other reserves the wallet's obligation names, and the
+    /// obligation and user metadata (None where missing).
+    async fn accounts(
+        &self,
+        ledger: &dyn Ledger,
+        owner: &Pubkey,
+        token: &VenueToken,
+    ) -> Result<Accounts, ApiError> {
+        let address = self.reserve_of(token)?;
+        let obligation_key = vanilla_obligation(owner, &self.market);
+        let mut read_back = read(ledger, &[address, obligation_key, user_metadata(owner)]).await?;
+        let metadata_exists = read_back.pop().flatten().is_some();
+        let obligation = match read_back.pop().flatten() {
+            Some(account) if account.owner == PROGRAM => Some(
+                Obligation::decode(&account.data)
+                    .ok_or_else(|| unreadable(VenueId::LendB, "obligation"))?,
+            ),
+            Some(_) => return Err(unreadable(VenueId::LendB, "obligation")),
+            None => None,
+        };
+        let reserve = decode_reserve(read_back.pop().flatten(), token)?;
+        if reserve.lending_market != self.market {
+            return Err(unreadable(VenueId::LendB, "reserve"));
+        }
+        if reserve.farm_collateral != Pubkey::default() {
+            return Err(unreadable(
+                VenueId::LendB,
+                "reserve (it has a collateral farm)",
+            ));
+        }
+        let mut involved = obligation
+            .as_ref()
+            .map(Obligation::reserves)
+            .unwrap_or_default();
+        if !involved.contains(&address) {
+            involved.push(address);
+        }
+        let others: Vec<Pubkey> = involved.iter().copied().filter(|r| *r != address).collect();
+        let mut refreshes = Vec::new();
+        let read_others = read(ledger, &others).await?;
+        for key in &involved {
+            if *key == address {
+                refreshes.push(refresh_reserve(key, &reserve));
+            } else {
+                let at = others.iter().position(|o| o == key).expect("listed");
+                let other = read_others[at]
+                    .as_ref()
+                    .filter(|a| a.owner == PROGRAM)
+                    .and_then(|a| Reserve::decode(&a.data))
+                    .ok_or_else(|| unreadable(VenueId::LendB, "obligation reserve"))?;
+                refreshes.push(refresh_reserve(key, &other));
+            }
+        }
+        Ok(Accounts {
+            address,
+            reserve,
+            obligation_key,
+            obligation,
+            metadata_exists,
+            refreshes,
+        })
+    }
+}
+
+fn decode_reserve(
+    account: Option<crate::chain::ledger::LedgerAccount>,
+    token: &VenueToken,
+) -> Result<Reserve, ApiError> {
+    account
+        .filter(|a| a.owner == PROGRAM)
+        .and_then(|a| Reserve::decode(&a.data))
+        .filter(|r| r.liquidity_mint == token.mint)
+        .ok_or_else(|| unreadable(VenueId::LendB, "reserve"))
+}
+
+struct Accounts {
+    address: Pubkey,
+    reserve: Reserve,
+    obligation_key: Pubkey,
+    obligation: Option<Obligation>,
+    metadata_exists: bool,
+    /// A refresh of every reserve the obligation will name, in its order.
+    refreshes: Vec<Instruction>,
+}
+
+impl Accounts {
+    /// The reserves `refresh_obligation` takes once `also` is deposited.
+    fn obligation_reserves(&self) -> Vec<Pubkey> {
+        self.obligation
+            .as_ref()
+            .map(Obligation::reserves)
+            .unwrap_or_default()
+    }
+}
+
+#[async_trait::async_trait]
+impl Venue for LendB {
+    fn id(&self) -> VenueId {
+        VenueId::LendB
+    }
+
+    fn label(&self) -> &'static str {
+        "Kamino Lending"
+    }
+
+    fn tokens(&self) -> Vec<VenueToken> {
+        self.reserves.iter().map(|(t, _)| *t).collect()
+    }
+
+    fn live_on(&self) -> &'static [Cluster] {
+        &[Cluster::Devnet, Cluster::Mainnet]
+    }
+
+    async fn market(
+        &self,
+        ledger: &dyn Ledger,
+        token: &VenueToken,
+    ) -> Result<MarketRead, ApiError> {
+        let address = self.reserve_of(token)?;
+        let reserve = decode_reserve(read(ledger, &[address]).await?.remove(0), token)?;
+        Ok(MarketRead {
+            rate: reserve.rate(),
+            supply_apy_pct: Some(reserve.supply_apy_pct()),
+        })
+    }
+
+    async fn deposit(
+        &self,
+        ledger: &dyn Ledger,
+        wallet: &Pubkey,
+        token: &VenueToken,
+        amount: u64,
+    ) -> Result<Transactions, ApiError> {
+        let accounts = self.accounts(ledger, wallet, token).await?;
+        let mut transactions = Vec::new();
+        let mut setup = Vec::new();
+        if !accounts.metadata_exists {
+            setup.push(init_user_metadata(wallet));
+        }
+        if accounts.obligation.is_none() {
+            setup.push(init_obligation(wallet, &self.market));
+        }
+        if !setup.is_empty() {
+            transactions.push(setup);
+        }
+        let source = TokenLeg::source(ledger, wallet, token, amount).await?;
+        let mut ixs = source.before;
+        ixs.extend(accounts.refreshes.iter().cloned());
+        ixs.push(refresh_obligation(
+            &self.market,
+            &accounts.obligation_key,
+            &accounts.obligation_reserves(),
+        ));
+        ixs.push(deposit_v2(
+            wallet,
+            &accounts.address,
+            &accounts.reserve,
+            &source.account,
+            amount,
+        ));
+        ixs.extend(source.after);
+        transactions.push(ixs);
+        Ok(transactions)
+    }
+
+    async fn withdraw(
+        &self,
+        ledger: &dyn Ledger,
+        wallet: &Pubkey,
+        token: &VenueToken,
+        receipt: u64,
+    ) -> Result<Transactions, ApiError> {
+        let accounts = self.accounts(ledger, wallet, token).await?;
+        if accounts.obligation.is_none() {
+            return Err(crate::error::ApiError::not_found("lend_b obligation"));
+        }
+        let destination = TokenLeg::destination(ledger, wallet, token).await?;
+        let mut ixs = destination.before;
+        ixs.extend(accounts.refreshes.iter().cloned());
+        ixs.push(refresh_obligation(
+            &self.market,
+            &accounts.obligation_key,
+            &accounts.obligation_reserves(),
+        ));
+        ixs.push(withdraw_v2(
+            wallet,
+            &accounts.address,
+            &accounts.reserve,
+            &destination.account,
+            receipt,
+        ));
+        ixs.extend(destination.after);
+        Ok(vec![ixs])
+    }
+
+    async fn receipt_balance(
+        &self,
+        ledger: &dyn Ledger,
+        wallet: &Pubkey,
+        token: &VenueToken,
+    ) -> Result<u64, ApiError> {
+        let address = self.reserve_of(token)?;
+        let obligation = read(ledger, &[vanilla_obligation(wallet, &self.market)])
+            .await?
+            .remove(0);
+        Ok(obligation
+            .filter(|a| a.owner == PROGRAM)
+            .and_then(|a| Obligation::decode(&a.data))
+            .and_then(|o| {
+                o.deposits
+                    .iter()
+                    .find(|(r, _)| *r == address)
+                    .map(|(_, a)| *a)
+            })
+            .unwrap_or(0))
+    }
+
+    fn changed(&self, wallet: &Pubkey, token: &VenueToken) -> Vec<Pubkey> {
+        let mut changed = vec![vanilla_obligation(wallet, &self.market)];
+        changed.extend(self.reserve_of(token).ok());
+        changed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn account_discriminators_match_the_published_ones() {
+        // docs/venues-research.md §2.4, from the IDL's account names.
+        assert_eq!(
+            hex::encode(anchor_discriminator("account:Reserve")),
+            "2bf2ccca1af73b7f"
+        );
+        assert_eq!(
+            hex::encode(anchor_discriminator("account:Obligation")),
+            "a8ce8d6a584caca7"
+        );
+    }
+
+    #[test]
+    fn a_reserve_reads_its_rate_and_curve() {
+        let mut data = vec![0u8; reserve::LEN];
+        data[..8].copy_from_slice(&anchor_discriminator("account:Reserve"));
+        data[reserve::AVAILABLE_AMOUNT..][..8].copy_from_slice(&500u64.to_le_bytes());
+        data[reserve::BORROWED_AMOUNT_SF..][..16]
+            .copy_from_slice(&(500u128 * FRACTION_ONE).to_le_bytes());
+        data[reserve::COLLATERAL_MINT_TOTAL_SUPPLY..][..8].copy_from_slice(&800u64.to_le_bytes());
+        // Curve: 0 % → 0 bps, 100 % → 2,000 bps, flat after.
+        let points = [(0u32, 0u32), (10_000, 2_000)];
+        for i in 0..11 {
+            let (u, r) = points[i.min(1)];
+            let at = reserve::BORROW_RATE_CURVE + i * 8;
+            data[at..at + 4].copy_from_slice(&u.to_le_bytes());
+            data[at + 4..at + 8].copy_from_slice(&r.to_le_bytes());
+        }
+        let reserve = Reserve::decode(&data).unwrap();
+        assert_eq!(reserve.rate().value_of(800), 1_000);
+        assert_eq!(reserve.utilization(), 0.5);
+        assert!((reserve.borrow_apr_pct() - 10.0).abs() < 1e-9);
+        data[0] ^= 1;
+        assert!(Reserve::decode(&data).is_none(), "another account type");
+    }
+}

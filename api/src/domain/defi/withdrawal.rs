@@ -1,0 +1,291 @@
+//! Withdrawing a backing (spec 4.5): only its own wallet, only from a venue that takes
+//! withdrawals (`stake_a` answers 503 `jito_unstake_not_supported`), once. The receipt units
+//! redeemed are the ones the deposit bought; the wallet's last open position at a venue redeems
+//! everything the wallet holds there, so no rounding dust is left behind. Confirm verifies the
+//! transaction on the ledger, then marks the position withdrawn with what it paid.
+
+use narrative_sdk::Pubkey;
+use narrative_store::entities::defi_positions;
+use poem::http::StatusCode;
+use sea_orm::{
+    ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, PaginatorTrait, QueryFilter,
+    QuerySelect,
+};
+use serde::{Deserialize, Serialize};
+
+use super::deposit::not_yours;
+use super::venues::Withdrawals;
+use crate::chain::{MoneyFlow, Prepared, Unsigned};
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::values::{Base58Signature, Component, PreparedId, TokenSymbol, VenueId, Wallet};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Params {
+    pub backing_id: PreparedId,
+    pub protocol: VenueId,
+    pub token_symbol: TokenSymbol,
+    pub receipt_amount: u64,
+    /// What the receipt was worth at the venue's rate when prepared, in base units.
+    pub expected_base: u64,
+}
+
+pub struct PreparedWithdrawal {
+    pub setup: Vec<String>,
+    pub withdrawal: Unsigned,
+    pub params: Params,
+}
+
+pub struct Withdrawn {
+    pub position: defi_positions::Model,
+    pub signature: Base58Signature,
+}
+
+pub struct DefiWithdrawal;
+
+/// The position `backing_id` of `wallet`, open.
+async fn open_position(
+    state: &AppState,
+    backing_id: PreparedId,
+    wallet: &Wallet,
+) -> Result<defi_positions::Model, ApiError> {
+    let position = defi_positions::Entity::find_by_id(backing_id.to_string())
+        .one(state.store.db())
+        .await?
+        .ok_or_else(|| ApiError::not_found("backing"))?;
+    if position.wallet != wallet.to_string() {
+        return Err(not_yours());
+    }
+    if position.status != "confirmed" {
+        return Err(already_withdrawn());
+    }
+    Ok(position)
+}
+
+fn already_withdrawn() -> ApiError {
+    ApiError::coded(
+        StatusCode::CONFLICT,
+        "already_withdrawn",
+        "this backing was withdrawn already",
+    )
+}
+
+pub async fn prepare(
+    state: &AppState,
+    backing_id: PreparedId,
+    wallet: Wallet,
+) -> Result<PreparedWithdrawal, ApiError> {
+    let position = open_position(state, backing_id, &wallet).await?;
+    let protocol: VenueId = position.protocol.parse().map_err(ApiError::internal)?;
+    let symbol: TokenSymbol = position.token_symbol.parse().map_err(ApiError::internal)?;
+    let venue = state.defi.live(protocol)?;
+    if let Withdrawals::Refused(_) = venue.withdrawals() {
+        return Err(super::unstake_refused());
+    }
+    let token = state.defi.token(venue, symbol)?;
+    let ledger = state.chain.ledger.as_ref();
+    let held = venue
+        .receipt_balance(ledger, &wallet.pubkey(), &token)
+        .await?;
+    let others_open = defi_positions::Entity::find()
+        .filter(defi_positions::Column::Wallet.eq(wallet.to_string()))
+        .filter(defi_positions::Column::Protocol.eq(protocol.to_string()))
+        .filter(defi_positions::Column::TokenSymbol.eq(symbol.to_string()))
+        .filter(defi_positions::Column::Status.eq("confirmed"))
+        .filter(defi_positions::Column::Id.ne(position.id.clone()))
+        .count(state.store.db())
+        .await?;
+    let bought = u64::try_from(position.receipt_amount).map_err(ApiError::internal)?;
+    let receipt = if others_open == 0 {
+        held
+    } else {
+        bought.min(held)
+    };
+    if receipt == 0 {
+        return Err(ApiError::coded(
+            StatusCode::CONFLICT,
+            "nothing_to_withdraw",
+            "the wallet holds none of this venue's receipt any more",
+        ));
+    }
+    let rate = venue.market(ledger, &token).await?.rate;
+    let mut transactions = venue
+        .withdraw(ledger, &wallet.pubkey(), &token, receipt)
+        .await?;
+    let money = transactions
+        .pop()
+        .ok_or_else(|| ApiError::internal("a venue built no withdrawal"))?;
+    let params = Params {
+        backing_id,
+        protocol,
+        token_symbol: symbol,
+        receipt_amount: receipt,
+        expected_base: rate.value_of(receipt),
+    };
+    let blockhash = state.chain.blockhash().await?;
+    let setup = transactions
+        .iter()
+        .map(|ixs| {
+            narrative_sdk::tx::to_base64(&narrative_sdk::tx::unsigned_transaction(
+                ixs,
+                &wallet.pubkey(),
+                blockhash,
+            ))
+        })
+        .collect();
+    let withdrawal = state
+        .chain
+        .prepare(&DefiWithdrawal, &wallet, &money, &params)
+        .await?;
+    Ok(PreparedWithdrawal {
+        setup,
+        withdrawal,
+        params,
+    })
+}
+
+/// Which prepared withdrawal a confirm names: the one given, else the one this signature
+/// confirmed already (a replay), else the wallet's newest unconfirmed withdrawal of the backing
+/// (spec 4.5's confirm body names only the backing).
+async fn withdrawal_for(
+    state: &AppState,
+    given: Option<PreparedId>,
+    backing_id: PreparedId,
+    wallet: &Wallet,
+    signature: &Base58Signature,
+) -> Result<PreparedId, ApiError> {
+    use narrative_store::entities::prepared_transactions as rows;
+    use sea_orm::QueryOrder;
+    if let Some(id) = given {
+        return Ok(id);
+    }
+    let db = state.store.db();
+    let by_signature = rows::Entity::find()
+        .filter(rows::Column::Signature.eq(signature.to_string()))
+        .filter(rows::Column::Kind.eq(<DefiWithdrawal as MoneyFlow>::KIND))
+        .one(db)
+        .await?;
+    let candidates = match by_signature {
+        Some(row) => vec![row],
+        None => {
+            rows::Entity::find()
+                .filter(rows::Column::Kind.eq(<DefiWithdrawal as MoneyFlow>::KIND))
+                .filter(rows::Column::Wallet.eq(wallet.to_string()))
+                .filter(rows::Column::Signature.is_null())
+                .order_by_desc(rows::Column::CreatedAt)
+                .limit(50)
+                .all(db)
+                .await?
+        }
+    };
+    candidates
+        .into_iter()
+        .find(|row| {
+            serde_json::from_value::<Params>(row.params.clone())
+                .is_ok_and(|p| p.backing_id == backing_id)
+        })
+        .map(|row| row.id.parse().map_err(ApiError::internal))
+        .transpose()?
+        .ok_or_else(|| ApiError::not_found("prepared withdrawal of this backing"))
+}
+
+/// Confirms a withdrawal of `backing_id` by `wallet` (the prepared one named, or found).
+pub async fn confirm(
+    state: &AppState,
+    withdrawal_id: Option<PreparedId>,
+    backing_id: PreparedId,
+    wallet: &Wallet,
+    signature: Base58Signature,
+) -> Result<Withdrawn, ApiError> {
+    let prepared_id = withdrawal_for(state, withdrawal_id, backing_id, wallet, &signature).await?;
+    let opened = state
+        .chain
+        .open::<DefiWithdrawal>(prepared_id, &signature)
+        .await?;
+    let prepared = match &opened {
+        crate::chain::confirm::Opened::Replay(p)
+        | crate::chain::confirm::Opened::Unconfirmed(p) => p,
+    };
+    if prepared.wallet != *wallet {
+        return Err(not_yours());
+    }
+    if prepared.params.backing_id != backing_id {
+        return Err(ApiError::coded(
+            StatusCode::BAD_REQUEST,
+            "backing_mismatch",
+            "this withdrawal was prepared for another backing",
+        ));
+    }
+    state
+        .chain
+        .confirm(&DefiWithdrawal, prepared_id, signature)
+        .await
+}
+
+#[async_trait::async_trait]
+impl MoneyFlow for DefiWithdrawal {
+    const KIND: &'static str = "defi_withdrawal";
+    type Params = Params;
+    type Confirmed = Withdrawn;
+
+    fn component(&self, _: &Params) -> Component {
+        Component::Defi
+    }
+
+    fn changed(&self, _: &Prepared<Params>) -> Vec<Pubkey> {
+        vec![]
+    }
+
+    async fn record(
+        &self,
+        txn: &DatabaseTransaction,
+        prepared: &Prepared<Params>,
+        signature: &Base58Signature,
+        now: i64,
+    ) -> Result<(), ApiError> {
+        use sea_orm::sea_query::Expr;
+        let p = &prepared.params;
+        let updated = defi_positions::Entity::update_many()
+            .col_expr(defi_positions::Column::Status, Expr::value("withdrawn"))
+            .col_expr(
+                defi_positions::Column::WithdrawSignature,
+                Expr::value(Some(signature.to_string())),
+            )
+            .col_expr(
+                defi_positions::Column::WithdrawnBase,
+                Expr::value(Some(
+                    i64::try_from(p.expected_base).map_err(ApiError::internal)?,
+                )),
+            )
+            .col_expr(defi_positions::Column::WithdrawnAt, Expr::value(Some(now)))
+            .filter(defi_positions::Column::Id.eq(p.backing_id.to_string()))
+            .filter(defi_positions::Column::Wallet.eq(prepared.wallet.to_string()))
+            .filter(defi_positions::Column::Status.eq("confirmed"))
+            .exec(txn)
+            .await?;
+        if updated.rows_affected != 1 {
+            // Another withdrawal of the same backing recorded first: this one rolls back.
+            return Err(already_withdrawn());
+        }
+        Ok(())
+    }
+
+    async fn answer(
+        &self,
+        db: &DatabaseConnection,
+        prepared: &Prepared<Params>,
+        _fresh: bool,
+    ) -> Result<Withdrawn, ApiError> {
+        let position = defi_positions::Entity::find_by_id(prepared.params.backing_id.to_string())
+            .one(db)
+            .await?
+            .ok_or_else(|| ApiError::internal("a withdrawn backing vanished"))?;
+        let signature = prepared
+            .signature
+            .ok_or_else(|| ApiError::internal("answering an unconfirmed withdrawal"))?;
+        Ok(Withdrawn {
+            position,
+            signature,
+        })
+    }
+}

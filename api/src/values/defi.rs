@@ -1,0 +1,226 @@
+//! DeFi values (spec 4.5): the venue identifiers, the tokens routed into them, and a UI amount
+//! (`amount`, `amount_sol`, `amount_ui`) kept as the exact decimal the client wrote, so it
+//! becomes base units with the mint's decimals without float rounding.
+
+use poem_openapi::registry::MetaSchema;
+use poem_openapi::types::{ParseError, ParseFromJSON, ParseResult, ToJSON};
+use serde_json::Value;
+
+use super::{enum_value, value_type};
+
+enum_value!(
+    /// A venue, by the neutral identifier of spec 4.5.
+    VenueId,
+    "venue_id",
+    "A DeFi venue: `lend_a`, `lend_b`, `lend_c` (lending), `stake_a`, `stake_b` (liquid staking), `pool_a` (liquidity pool), `p0` (unified margin).",
+    [
+        LendA => "lend_a",
+        LendB => "lend_b",
+        LendC => "lend_c",
+        StakeA => "stake_a",
+        StakeB => "stake_b",
+        PoolA => "pool_a",
+        P0 => "p0",
+    ]
+);
+
+enum_value!(
+    /// A token the venues take, by symbol (any case on input).
+    TokenSymbol,
+    "token_symbol",
+    "The token to deposit: `SOL` or `USDC`.",
+    [Sol => "SOL", Usdc => "USDC"],
+    any_case
+);
+
+impl TokenSymbol {
+    /// The token's decimals on every cluster (native SOL 9; USDC 6).
+    pub fn decimals(self) -> u8 {
+        match self {
+            TokenSymbol::Sol => 9,
+            TokenSymbol::Usdc => 6,
+        }
+    }
+}
+
+/// The most digits a UI amount may carry: 10^20 base units exceed any u64.
+const MAX_DIGITS: usize = 30;
+/// The largest UI amount the schema admits (no token has a supply near it).
+pub const MAX_UI_AMOUNT: f64 = 1e12;
+
+/// A positive decimal amount as the client wrote it: `digits × 10^-scale`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UiAmount {
+    digits: u128,
+    scale: u32,
+}
+
+impl UiAmount {
+    /// Parses a decimal written as `123`, `0.05` or `5e-2` (a JSON number's text).
+    pub fn parse(text: &str) -> Result<UiAmount, String> {
+        const REFUSED: &str = "must be a positive decimal number";
+        let text = text.trim();
+        let (mantissa, exponent) = match text.find(['e', 'E']) {
+            Some(at) => (
+                &text[..at],
+                text[at + 1..].parse::<i32>().map_err(|_| REFUSED)?,
+            ),
+            None => (text, 0),
+        };
+        let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        if whole.is_empty() && fraction.is_empty()
+            || !whole
+                .bytes()
+                .chain(fraction.bytes())
+                .all(|b| b.is_ascii_digit())
+        {
+            return Err(REFUSED.into());
+        }
+        let all = format!("{whole}{fraction}");
+        let all = all.trim_start_matches('0');
+        if all.len() > MAX_DIGITS {
+            return Err("has too many digits".into());
+        }
+        let digits: u128 = if all.is_empty() {
+            0
+        } else {
+            all.parse().map_err(|_| REFUSED)?
+        };
+        if digits == 0 {
+            return Err("must be greater than 0".into());
+        }
+        // value = digits × 10^(exponent − fraction digits)
+        let shift = i64::from(exponent) - fraction.len() as i64;
+        let (digits, scale) = if shift >= 0 {
+            let factor = u32::try_from(shift)
+                .ok()
+                .and_then(|s| 10u128.checked_pow(s))
+                .ok_or("is too large")?;
+            (digits.checked_mul(factor).ok_or("is too large")?, 0)
+        } else {
+            let scale = u32::try_from(-shift).map_err(|_| "has too many decimals")?;
+            (digits, scale)
+        };
+        Ok(UiAmount { digits, scale }.normalised())
+    }
+
+    /// Trailing zeros after the point removed (`1.50` is `1.5`).
+    fn normalised(mut self) -> UiAmount {
+        while self.scale > 0 && self.digits % 10 == 0 {
+            self.digits /= 10;
+            self.scale -= 1;
+        }
+        self
+    }
+
+    /// The amount in base units of a token with `decimals`: refused when it has more decimals
+    /// than the token or does not fit a u64.
+    pub fn to_base_units(self, decimals: u8) -> Result<u64, String> {
+        let decimals = u32::from(decimals);
+        if self.scale > decimals {
+            return Err(format!("has more than {decimals} decimals"));
+        }
+        10u128
+            .checked_pow(decimals - self.scale)
+            .and_then(|factor| self.digits.checked_mul(factor))
+            .and_then(|base| u64::try_from(base).ok())
+            .ok_or_else(|| "is too large for the token".into())
+    }
+
+    /// For display only (never for money).
+    pub fn as_f64(self) -> f64 {
+        self.digits as f64 / 10f64.powi(self.scale as i32)
+    }
+}
+
+impl std::fmt::Display for UiAmount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = self.digits.to_string();
+        let scale = self.scale as usize;
+        if scale == 0 {
+            return f.write_str(&text);
+        }
+        let padded = format!("{text:0>width$}", width = scale + 1);
+        let (whole, fraction) = padded.split_at(padded.len() - scale);
+        write!(f, "{whole}.{fraction}")
+    }
+}
+
+value_type!([] UiAmount, "ui_amount", MetaSchema {
+    description: Some("A positive decimal amount of the token (UI units, e.g. 1.5 SOL), as a JSON number or a decimal string; it may not carry more decimals than the token's mint."),
+    exclusive_minimum: Some(true),
+    minimum: Some(0.0),
+    maximum: Some(MAX_UI_AMOUNT),
+    ..MetaSchema::new_with_format("number", "decimal")
+});
+
+impl ParseFromJSON for UiAmount {
+    fn parse_from_json(value: Option<Value>) -> ParseResult<Self> {
+        let text = match value.unwrap_or_default() {
+            // serde_json writes a number back as the shortest text that reads as the same f64:
+            // what the client wrote for any amount a wallet would send.
+            Value::Number(n) => n.to_string(),
+            Value::String(s) => s,
+            other => return Err(ParseError::expected_type(other)),
+        };
+        let amount = UiAmount::parse(&text).map_err(ParseError::custom)?;
+        if amount.as_f64() > MAX_UI_AMOUNT {
+            return Err(ParseError::custom("is too large"));
+        }
+        Ok(amount)
+    }
+}
+
+impl ToJSON for UiAmount {
+    fn to_json(&self) -> Option<Value> {
+        Some(Value::from(self.as_f64()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimals_become_exact_base_units() {
+        let base = |text: &str, decimals| UiAmount::parse(text).unwrap().to_base_units(decimals);
+        assert_eq!(base("0.01", 9), Ok(10_000_000));
+        assert_eq!(base("1.5", 9), Ok(1_500_000_000));
+        assert_eq!(base("0.1", 6), Ok(100_000));
+        assert_eq!(base("5e-2", 9), Ok(50_000_000));
+        assert_eq!(base("1.50", 6), Ok(1_500_000));
+        assert_eq!(base("12", 6), Ok(12_000_000));
+        assert_eq!(base("0.000000001", 9), Ok(1));
+        assert_eq!(base("18446744073.709551615", 9), Ok(u64::MAX));
+        assert!(base("18446744073.709551616", 9).is_err(), "beyond u64");
+        assert!(base("0.0000001", 6).is_err(), "more decimals than USDC has");
+        assert!(
+            base("0.0000000001", 9).is_err(),
+            "more decimals than SOL has"
+        );
+        assert_eq!(UiAmount::parse("0.25").unwrap().to_string(), "0.25");
+        assert_eq!(UiAmount::parse("7e3").unwrap().to_string(), "7000");
+    }
+
+    #[test]
+    fn what_is_not_a_positive_decimal_is_refused() {
+        for text in [
+            "",
+            ".",
+            "-1",
+            "0",
+            "0.000",
+            "abc",
+            "1.2.3",
+            "NaN",
+            "inf",
+            "1e",
+            "1e99999999999",
+            "+1",
+            "1_000",
+        ] {
+            assert!(UiAmount::parse(text).is_err(), "{text:?} accepted");
+        }
+        assert!(UiAmount::parse("1e40").is_err(), "too large");
+    }
+}

@@ -1,0 +1,349 @@
+//! DeFi earn over HTTP against solana-program-test, with the SPL token-lending double (`lend_a`)
+//! registered under the program's real devnet id: APYs read from the reserve, a deposit routed
+//! to lend_a, signed and confirmed (collateral really minted, SOL really moved), allocation and
+//! yield as the reserve's rate grows, and the withdrawal paying principal plus interest. What
+//! the flow must refuse is refused with nothing recorded.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::bank::BankLedger;
+use common::{chain, TestServer};
+use integration_tests::harness::{HarnessOptions, SOL};
+use integration_tests::venues::{LendingMarket, TOKEN_LENDING};
+use narrative_api::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
+use narrative_api::clock::{ManualClock, SharedClock};
+use narrative_store::entities::defi_positions;
+use reqwest::StatusCode;
+use sea_orm::{EntityTrait, PaginatorTrait};
+use serde_json::{json, Value};
+use solana_keypair::Keypair;
+use solana_signer::Signer;
+
+struct Flow {
+    server: TestServer,
+    ledger: Arc<BankLedger>,
+    clock: Arc<ManualClock>,
+    market: LendingMarket,
+    wallet: Keypair,
+    stranger: Keypair,
+}
+
+impl Flow {
+    async fn start() -> Flow {
+        let clock = ManualClock::at_system_time();
+        let shared: SharedClock = clock.clone();
+        let options = HarnessOptions {
+            token_lending: true,
+            ..Default::default()
+        };
+        let (server, ledger) = chain::start_on_bank_at(shared, options, |h, c| {
+            let market = h.lending.expect("the double is installed");
+            c.lend_a_reserves = vec![format!("SOL={}", market.sol_reserve)];
+        })
+        .await;
+        let (market, wallet, stranger) = {
+            let h = ledger.harness.lock().await;
+            (
+                h.lending.unwrap(),
+                h.wallets[0].insecure_clone(),
+                h.wallets[1].insecure_clone(),
+            )
+        };
+        Flow {
+            server,
+            ledger,
+            clock,
+            market,
+            wallet,
+            stranger,
+        }
+    }
+
+    async fn lamports(&self, key: &narrative_sdk::Pubkey) -> u64 {
+        self.ledger.harness.lock().await.lamports(*key).await
+    }
+
+    async fn token_balance(&self, account: narrative_sdk::Pubkey) -> u64 {
+        let raw = self.ledger.harness.lock().await.raw_account(account).await;
+        raw.map_or(0, |a| {
+            u64::from_le_bytes(a.data[64..72].try_into().unwrap())
+        })
+    }
+
+    /// Signs every transaction of a prepare answer in order and sends it; the last one's
+    /// signature.
+    async fn sign_and_send(&self, prepared: &Value, wallet: &Keypair) -> String {
+        let mut last = String::new();
+        for tx in prepared["transactions"].as_array().expect("transactions") {
+            let signed = chain::sign(&json!({"transaction": tx}), wallet);
+            last = self
+                .ledger
+                .process(signed)
+                .await
+                .expect("the prepared transaction lands")
+                .to_string();
+        }
+        last
+    }
+
+    /// Moves the bank `slots` ahead and refreshes the reserve (as anyone may), so the
+    /// reserve's rate accrues that much interest.
+    async fn accrue(&self, slots: u64) {
+        let mut h = self.ledger.harness.lock().await;
+        let slot = h.clock().await.slot;
+        h.ctx.warp_to_slot(slot + slots).expect("warp");
+        let refresh = anchor_lang::solana_program::instruction::Instruction {
+            program_id: TOKEN_LENDING,
+            accounts: vec![
+                anchor_lang::solana_program::instruction::AccountMeta::new(
+                    self.market.sol_reserve,
+                    false,
+                ),
+                anchor_lang::solana_program::instruction::AccountMeta::new_readonly(
+                    self.market.oracle,
+                    false,
+                ),
+                anchor_lang::solana_program::instruction::AccountMeta::new_readonly(
+                    narrative_api::chain::ledger::CLOCK_SYSVAR,
+                    false,
+                ),
+            ],
+            data: vec![3],
+        };
+        h.process(&[refresh], &[]).await.expect("refresh");
+    }
+}
+
+#[tokio::test]
+async fn a_deposit_earns_at_the_reserves_rate_and_comes_back_with_its_yield() {
+    let f = Flow::start().await;
+    let wallet = f.wallet.pubkey();
+
+    // APYs: lend_a from the reserve on the ledger (75 % utilised, 7.5 % borrow APR → 5.786 %
+    // supply APY); mainnet venues are not available on devnet.
+    let (status, apys) = f.server.get("/v1/defi/apys").await;
+    assert_eq!(status, StatusCode::OK, "{apys}");
+    let lend_a = apys["apys"]["lend_a_sol"].as_f64().unwrap();
+    assert!((lend_a - 5.786).abs() < 0.001, "{apys}");
+    assert_eq!(apys["apys"]["lend_a"], apys["apys"]["lend_a_sol"]);
+    assert_eq!(apys["sources"]["lend_a_sol"]["source"], "ledger");
+    assert_eq!(apys["protocols"]["lend_a"]["testnet_available"], true);
+    assert_eq!(apys["protocols"]["stake_a"]["testnet_available"], false);
+    assert_eq!(apys["borrow_enabled"], false);
+
+    // Deposit 10 SOL, routed (lend_a is the only live venue taking SOL here).
+    let (status, prepared) = f
+        .server
+        .post(
+            "/v1/defi/deposit/prepare",
+            &json!({"wallet": wallet.to_string(), "token_symbol": "sol", "amount": 10}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    assert_eq!(prepared["protocol"], "lend_a");
+    assert_eq!(prepared["amount_base"], 10 * SOL);
+    assert_eq!(prepared["status"], "ready_to_confirm");
+    let backing_id = prepared["backing_id"].as_str().unwrap().to_owned();
+    let before = f.lamports(&wallet).await;
+    let signature = f.sign_and_send(&prepared, &f.wallet).await;
+
+    // The deposit moved 10 SOL into the reserve's supply and minted collateral at 3,800/4,000
+    // (a little less: the few slots since genesis accrued interest first).
+    let collateral_account =
+        associated_token_account(&wallet, &f.market.collateral_mint, &TOKEN_PROGRAM);
+    let minted = f.token_balance(collateral_account).await;
+    assert!((9_499_900_000..9_500_000_000).contains(&minted), "{minted}");
+    assert_eq!(
+        f.token_balance(f.market.liquidity_supply).await,
+        integration_tests::venues::START_AVAILABLE + 10 * SOL
+    );
+    let spent = before - f.lamports(&wallet).await;
+    assert!(spent >= 10 * SOL && spent < 10 * SOL + SOL / 100, "{spent}");
+
+    // Confirm by another wallet: refused, nothing recorded.
+    let confirm = |who: &Keypair, sig: &str| json!({"backing_id": backing_id, "tx_signature": sig, "wallet": who.pubkey().to_string()});
+    let (status, refused) = f
+        .server
+        .post(
+            "/v1/defi/deposit/confirm",
+            &confirm(&f.stranger, &signature),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
+    assert_eq!(refused["error"], "not_backing_owner");
+    let db = f.server.db.store.db();
+    assert_eq!(defi_positions::Entity::find().count(db).await.unwrap(), 0);
+
+    let (status, confirmed) = f
+        .server
+        .post("/v1/defi/deposit/confirm", &confirm(&f.wallet, &signature))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    assert_eq!(confirmed["protocol"], "lend_a");
+    assert_eq!(confirmed["amount_sol"], 10.0);
+    assert_eq!(confirmed["status"], "confirmed");
+    // A replay answers what was recorded and records nothing more.
+    let (status, replay) = f
+        .server
+        .post("/v1/defi/deposit/confirm", &confirm(&f.wallet, &signature))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(replay, confirmed);
+    assert_eq!(defi_positions::Entity::find().count(db).await.unwrap(), 1);
+
+    // Allocation right after the confirm: the position, all of the split, no yield yet.
+    let path = format!("/v1/defi/allocation/{wallet}");
+    let (status, allocation) = f.server.get(&path).await;
+    assert_eq!(status, StatusCode::OK, "{allocation}");
+    assert_eq!(allocation["empty"], false);
+    assert_eq!(allocation["total_sol"], 10.0);
+    assert_eq!(
+        allocation["positions"][0]["backing_id"],
+        backing_id.as_str()
+    );
+    assert_eq!(allocation["positions"][0]["can_withdraw"], true);
+    assert_eq!(allocation["positions"][0]["yield_earned_sol"], 0.0);
+    assert_eq!(allocation["allocation"][0]["percentage"], 100.0);
+
+    // A tenth of a year of slots at the 8 % the double accrues: 3,000 lent → +24 SOL over
+    // 4,010 SOL of liquidity. Once the rate cache lapses, the yield shows it.
+    f.accrue(7_884_000).await;
+    f.clock.advance(11);
+    let (_, earned) = f.server.get(&format!("/v1/defi/yield/{wallet}")).await;
+    let yield_sol = earned["yield_earned_sol"].as_f64().unwrap();
+    // 9.5 collateral × 4,034 / 3,809.5 = 10.0598… SOL.
+    assert!((yield_sol - 0.0598).abs() < 0.0005, "{earned}");
+    assert_eq!(
+        earned["breakdown"]["echo_pool_sol"],
+        earned["yield_earned_sol"]
+    );
+    assert_eq!(earned["breakdown"]["narrative_yield_sol"], 0.0);
+
+    // Only the backing's wallet may withdraw it.
+    let (status, refused) = f
+        .server
+        .post(
+            "/v1/defi/withdrawal/prepare",
+            &json!({"backing_id": backing_id, "wallet": f.stranger.pubkey().to_string()}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
+
+    let (status, withdrawal) = f
+        .server
+        .post(
+            "/v1/defi/withdrawal/prepare",
+            &json!({"backing_id": backing_id, "wallet": wallet.to_string()}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{withdrawal}");
+    let expected = withdrawal["expected_amount_base"].as_u64().unwrap();
+    assert!(expected > 10 * SOL + 59 * SOL / 1_000, "{withdrawal}");
+    let before = f.lamports(&wallet).await;
+    let signature = f.sign_and_send(&withdrawal, &f.wallet).await;
+    let received = f.lamports(&wallet).await - before;
+    // Principal and interest, less the fee (the wrapped-SOL account's rent comes back too).
+    assert!(
+        received + 10_000 >= expected && received <= expected,
+        "{received} vs {expected}"
+    );
+    assert_eq!(f.token_balance(collateral_account).await, 0);
+
+    let (status, done) = f
+        .server
+        .post(
+            "/v1/defi/withdrawal/confirm",
+            &json!({"backing_id": backing_id, "tx_signature": signature,
+                    "wallet": wallet.to_string()}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+    assert_eq!(done["status"], "withdrawn");
+    assert_eq!(done["withdrawn_base"].as_u64(), Some(expected));
+    let (_, allocation) = f.server.get(&path).await;
+    assert_eq!(allocation["empty"], true);
+    // A second withdrawal of it is refused.
+    let (status, again) = f
+        .server
+        .post(
+            "/v1/defi/withdrawal/prepare",
+            &json!({"backing_id": backing_id, "wallet": wallet.to_string()}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{again}");
+}
+
+#[tokio::test]
+async fn bad_requests_and_unwired_venues_are_refused_in_the_envelope() {
+    let f = Flow::start().await;
+    let wallet = f.wallet.pubkey().to_string();
+    let prepare = |body: Value| {
+        let server = &f.server;
+        async move { server.post("/v1/defi/deposit/prepare", &body).await }
+    };
+    for (amount, why) in [
+        (json!(0), "zero"),
+        (json!(-1), "negative"),
+        (json!("NaN"), "not a number"),
+        (json!("0.0000000001"), "more decimals than SOL"),
+        (json!("18446744074"), "beyond u64 lamports"),
+        (json!(0.001), "below the 0.01 SOL minimum"),
+    ] {
+        let (status, body) =
+            prepare(json!({"wallet": wallet, "token_symbol": "SOL", "amount": amount})).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{why}: {body}");
+        assert!(body["error"].is_string(), "{why}: {body}");
+    }
+    let (status, body) =
+        prepare(json!({"wallet": wallet, "token_symbol": "DOGE", "amount": 1})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, body) =
+        prepare(json!({"wallet": "not-a-wallet", "token_symbol": "SOL", "amount": 1})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    // USDC has no reserve configured here.
+    let (status, body) = prepare(
+        json!({"wallet": wallet, "token_symbol": "USDC", "amount": 5, "protocol": "lend_a"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"], "unsupported_protocol");
+    for protocol in ["stake_a", "stake_b", "lend_c", "pool_a"] {
+        let (status, body) = prepare(
+            json!({"wallet": wallet, "token_symbol": "SOL", "amount": 1, "protocol": protocol}),
+        )
+        .await;
+        assert_eq!(
+            status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "{protocol}: {body}"
+        );
+        assert_eq!(body["error"], "coming_soon", "{protocol}");
+    }
+    let (status, body) = f.server.post("/v1/defi/pool_a/deposit", &json!({})).await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (StatusCode::SERVICE_UNAVAILABLE, Some("coming_soon"))
+    );
+    // A signature the ledger never saw: refused, nothing recorded.
+    let (_, prepared) =
+        prepare(json!({"wallet": wallet, "token_symbol": "SOL", "amount": 1})).await;
+    let unknown = bs58::encode([7u8; 64]).into_string();
+    let (status, body) = f
+        .server
+        .post(
+            "/v1/defi/deposit/confirm",
+            &json!({"backing_id": prepared["backing_id"], "tx_signature": unknown, "wallet": wallet}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"], "transaction_pending");
+    let db = f.server.db.store.db();
+    assert_eq!(defi_positions::Entity::find().count(db).await.unwrap(), 0);
+    // The staking read of a wallet with nothing staked.
+    let (status, staking) = f.server.get(&format!("/v1/staking/{wallet}")).await;
+    assert_eq!(status, StatusCode::OK, "{staking}");
+    assert_eq!(staking["staked_amount"], 0.0);
+    assert_eq!(staking["positions"], json!([]));
+}
