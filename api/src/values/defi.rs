@@ -106,7 +106,7 @@ impl UiAmount {
 
     /// Trailing zeros after the point removed (`1.50` is `1.5`).
     fn normalised(mut self) -> UiAmount {
-        while self.scale > 0 && self.digits % 10 == 0 {
+        while self.scale > 0 && self.digits.is_multiple_of(10) {
             self.digits /= 10;
             self.scale -= 1;
         }
