@@ -421,7 +421,7 @@ mod tests {
         assert_eq!(reserve.value_of(9_500_000_000), 10_000_000_000);
         assert_eq!(mul_div(u128::MAX, u128::MAX, u128::MAX), u64::MAX);
         assert_eq!(mul_div(u128::MAX, 3, u128::MAX), 3);
-        assert_eq!(mul_div(1 << 100, 1 << 100, 1 << 150), 1 << 50);
+        assert_eq!(mul_div(1 << 100, 1 << 90, 1 << 127), 1 << 63);
     }
 
     #[test]
