@@ -209,6 +209,30 @@ fn amount_fields() -> Vec<(&'static str, &'static str, Value, &'static str)> {
             json!({"backer_wallet": WALLET, "amount_lamports": 5_000_000_000u64, "deadline_days": 30}),
             "lamports",
         ),
+        (
+            "/defi/lend_b/deposit",
+            "amount_base",
+            json!({"wallet_address": WALLET, "symbol": "SOL", "amount_base": 1_000_000_000u64}),
+            "lamports",
+        ),
+        (
+            "/defi/lend_b/withdraw",
+            "amount_base",
+            json!({"wallet_address": WALLET, "symbol": "SOL", "amount_base": 1_000_000_000u64}),
+            "lamports",
+        ),
+        (
+            "/defi/lend_c/deposit",
+            "amount_raw",
+            json!({"wallet_address": WALLET, "symbol": "SOL", "amount_raw": 1_000_000_000u64}),
+            "lamports",
+        ),
+        (
+            "/defi/lend_c/withdraw",
+            "amount_raw",
+            json!({"wallet_address": WALLET, "symbol": "SOL", "amount_raw": 1_000_000_000u64}),
+            "lamports",
+        ),
     ]
 }
 
