@@ -226,8 +226,9 @@ pub struct Config {
 
     /// The ledger network the venues are wired for: `devnet` (lend_a and lend_b live; the
     /// mainnet-targeted venues answer 503 `coming_soon`) or `mainnet-beta`.
-    #[arg(long, env = "SOLANA_CLUSTER", value_enum, default_value = "devnet")]
-    pub solana_cluster: crate::domain::defi::venues::Cluster,
+    #[arg(long, env = "SOLANA_CLUSTER", default_value = "devnet",
+          value_parser = ["devnet", "mainnet-beta"])]
+    pub solana_cluster: String,
 
     /// USDC's mint on the cluster (default: Circle's devnet USDC on devnet, USDC on mainnet).
     #[arg(long, env = "USDC_MINT")]

@@ -12,6 +12,8 @@ use sha2::{Digest, Sha256};
 use solana_keypair::Keypair;
 use tokio::sync::Notify;
 
+mod defi;
+
 use crate::chain::attestations::TrustedSchema;
 use crate::chain::blocks::WalletBlocks;
 use crate::chain::ledger::{Ledger, RpcLedger};
@@ -89,13 +91,13 @@ pub struct AppState {
     /// Holder checks answered lately, per wallet.
     pub holder_checks: crate::freshness::Expiring<String, crate::chain::holdings::Holding>,
     /// The DeFi venues wired for the configured cluster.
-    pub defi: crate::domain::defi::Venues,
+    pub defi: crate::chain::venues::Venues,
     /// The APY read's values and their sources.
-    pub defi_apys: crate::domain::defi::apys::Apys,
+    pub defi_apys: crate::chain::venues::board::Apys,
     /// The venues' exchange rates, read lately (`apys::RATE_CACHE_SECS`).
     pub defi_rates: crate::freshness::Expiring<
         (crate::values::VenueId, crate::values::TokenSymbol),
-        crate::domain::defi::venues::MarketRead,
+        crate::chain::venues::MarketRead,
     >,
     /// Borrowing is enabled (`BORROW_ENABLED`).
     pub borrow_enabled: bool,
@@ -482,7 +484,7 @@ impl AppState {
         limiter: Limiter,
         providers: Providers,
     ) -> anyhow::Result<Arc<AppState>> {
-        let (defi_venues, apy_sources) = crate::domain::defi::settings::from_config(config)?;
+        let (defi_venues, apy_sources) = defi::from_config(config)?;
         let treasury = config
             .treasury_wallet
             .as_deref()
@@ -612,7 +614,7 @@ impl AppState {
             cost_caps: CostCaps::from_config(config),
             holder_checks: crate::freshness::Expiring::new(PROVIDER_CHECKS_KEPT),
             defi: defi_venues,
-            defi_apys: crate::domain::defi::apys::Apys::new(apy_sources),
+            defi_apys: crate::chain::venues::board::Apys::new(apy_sources),
             defi_rates: crate::freshness::Expiring::new(64),
             borrow_enabled: config.borrow_enabled,
             passport_checks: crate::freshness::Expiring::new(PROVIDER_CHECKS_KEPT),

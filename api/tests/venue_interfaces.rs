@@ -4,7 +4,7 @@
 //! `UPDATE_FIXTURES=1` rewrites the fixture; otherwise the committed one must equal what the
 //! builders make now, so a builder change cannot pass without the TypeScript check seeing it.
 
-use narrative_api::domain::defi::venues::{lend_b, lend_c, stake_b};
+use narrative_api::chain::venues::{lend_b, lend_c, stake_b};
 use narrative_sdk::{Instruction, Pubkey};
 use serde_json::{json, Map, Value};
 

@@ -15,5 +15,6 @@ pub mod refresh;
 pub mod send;
 pub mod settlement;
 pub mod tier_nfts;
+pub mod venues;
 
 pub use confirm::{Admission, Chain, ConfirmWait, Confirmed, MoneyFlow, Prepared, Unsigned};

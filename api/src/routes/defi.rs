@@ -13,7 +13,6 @@ use crate::clock::iso;
 use crate::domain::defi::deposit::{self, DepositRequest, PreparedDeposit};
 use crate::domain::defi::withdrawal::{self, PreparedWithdrawal};
 use crate::domain::defi::{apys, reads, MAINNET_COMING_AT};
-use crate::domain::profiles::conviction;
 use crate::error::{refusals, Answer, ApiError};
 use crate::routes::Tag;
 use crate::state::AppState;
@@ -755,16 +754,12 @@ impl DefiApi {
     /// The wallet's liquid-staking positions and conviction tier (spec 4.6).
     #[oai(path = "/staking/:wallet", method = "get")]
     async fn staking(&self, wallet: Path<Wallet>) -> Answer<Json<StakingAnswer>, ReadRefusals> {
-        let positions = reads::positions(&self.state, &wallet.0).await?;
-        let staked = reads::staking(&positions);
-        let score = conviction::wallet_score(self.state.store.db(), &wallet.0)
-            .await
-            .map_err(ApiError::from)?;
+        let (staked, tier) = reads::staking(&self.state, &wallet.0).await?;
         Ok(Json(StakingAnswer {
             ok: true,
             wallet_address: wallet.0,
             staked_amount: staked.iter().map(|p| p.amount_sol).sum(),
-            tier: score.tier.name().into(),
+            tier: tier.into(),
             positions: staked.iter().map(PositionView::of).collect(),
         }))
     }

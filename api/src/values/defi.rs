@@ -25,6 +25,14 @@ enum_value!(
 );
 
 enum_value!(
+    /// The ledger network the venues are wired for (`SOLANA_CLUSTER`).
+    Cluster,
+    "cluster",
+    "`devnet` or `mainnet-beta`.",
+    [Devnet => "devnet", Mainnet => "mainnet-beta"]
+);
+
+enum_value!(
     /// A token the venues take, by symbol (any case on input).
     TokenSymbol,
     "token_symbol",

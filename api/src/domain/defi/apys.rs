@@ -5,13 +5,10 @@
 //! good value, marked `stale`.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-use tokio::sync::Mutex;
-
+pub use super::venues::board::{Apy, ApySources, Apys, Board, KEYS};
 use super::venues::{MarketRead, SharedVenue, VenueToken};
 use crate::error::ApiError;
-use crate::providers::venue_rates::RateApi;
 use crate::state::AppState;
 use crate::values::{TokenSymbol, VenueId};
 
@@ -19,84 +16,6 @@ use crate::values::{TokenSymbol, VenueId};
 pub const CACHE_SECS: i64 = 60;
 /// How long a venue's exchange rate is used by allocation and yield reads.
 pub const RATE_CACHE_SECS: i64 = 10;
-
-/// The keys of the APY map (spec 4.5), in its order.
-pub const KEYS: [&str; 9] = [
-    "lend_a",
-    "lend_a_sol",
-    "lend_a_usdc",
-    "lend_b",
-    "stake_a",
-    "stake_b",
-    "pool_a",
-    "lend_c",
-    "p0",
-];
-
-/// One APY and where it came from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Apy {
-    pub pct: f64,
-    /// `ledger`, `rate_api`, `configured`, or `none` (nothing configured).
-    pub source: &'static str,
-    pub polled_at: i64,
-    /// The source failed at the last poll; this is its last good value.
-    pub stale: bool,
-}
-
-/// The APYs as last polled.
-#[derive(Debug, Clone, Default)]
-pub struct Board {
-    pub values: BTreeMap<&'static str, Apy>,
-    pub polled_at: i64,
-}
-
-impl Board {
-    /// A venue's APY for routing (its SOL market's for `lend_a`).
-    pub fn apy(&self, venue: VenueId) -> Option<f64> {
-        let key = match venue {
-            VenueId::LendA => "lend_a_sol",
-            other => other.as_str(),
-        };
-        self.values
-            .get(key)
-            .filter(|a| a.source != "none")
-            .map(|a| a.pct)
-    }
-
-    /// One word for all: the sources' common name, or `mixed`.
-    pub fn source(&self) -> &'static str {
-        let mut sources = self.values.values().map(|a| a.source);
-        match sources.next() {
-            Some(first) if sources.all(|s| s == first) => first,
-            Some(_) => "mixed",
-            None => "none",
-        }
-    }
-}
-
-/// Where the non-ledger values come from.
-pub struct ApySources {
-    pub stake_a_api: Option<Arc<dyn RateApi>>,
-    pub stake_b_api: Option<Arc<dyn RateApi>>,
-    /// `DEFI_CONFIGURED_APYS`: percent per key.
-    pub configured: BTreeMap<String, f64>,
-}
-
-/// The board and what polls it.
-pub struct Apys {
-    pub sources: ApySources,
-    board: Mutex<Board>,
-}
-
-impl Apys {
-    pub fn new(sources: ApySources) -> Apys {
-        Apys {
-            sources,
-            board: Mutex::new(Board::default()),
-        }
-    }
-}
 
 /// The board, polled again when older than [`CACHE_SECS`].
 pub async fn read(state: &AppState) -> Board {

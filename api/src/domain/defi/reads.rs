@@ -102,13 +102,18 @@ pub fn split_yield(positions: &[Position]) -> (f64, f64, f64) {
     (narrative + echo, narrative, echo)
 }
 
-/// The staking venues' positions (spec 4.6).
-pub fn staking(positions: &[Position]) -> Vec<Position> {
-    positions
-        .iter()
+/// The wallet's liquid-staking positions and its conviction tier (spec 4.6).
+pub async fn staking(
+    state: &AppState,
+    wallet: &Wallet,
+) -> Result<(Vec<Position>, &'static str), ApiError> {
+    let staked = positions(state, wallet)
+        .await?
+        .into_iter()
         .filter(|p| matches!(p.protocol, VenueId::StakeA | VenueId::StakeB))
-        .cloned()
-        .collect()
+        .collect();
+    let score = crate::domain::profiles::conviction::wallet_score(state.store.db(), wallet).await?;
+    Ok((staked, score.tier.name()))
 }
 
 #[cfg(test)]

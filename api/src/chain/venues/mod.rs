@@ -6,7 +6,8 @@
 //!
 //! A [`Venue`] builds a wallet's deposit and withdrawal transactions after reading what exists
 //! through the [`Ledger`] (token accounts, obligations: set-up only when missing), reads its
-//! exchange rate and supply APY from its own state, and says where it is live.
+//! exchange rate and supply APY from its own state, and says where it is live. [`Venues`] holds
+//! the ones configured for the cluster and routes a token to one.
 
 use std::sync::Arc;
 
@@ -19,6 +20,11 @@ use crate::chain::holdings::{associated_token_account, ASSOCIATED_TOKEN_PROGRAM,
 use crate::chain::ledger::{Ledger, LedgerAccount};
 use crate::error::ApiError;
 use crate::values::{TokenSymbol, VenueId};
+
+pub mod board;
+mod registry;
+
+pub use registry::{unstake_refused, unsupported, Venues};
 
 pub mod lend_a;
 pub mod lend_b;
@@ -36,13 +42,7 @@ pub const CLOCK_SYSVAR: Pubkey = crate::chain::ledger::CLOCK_SYSVAR;
 pub const RENT_SYSVAR: Pubkey =
     Pubkey::from_str_const("SysvarRent111111111111111111111111111111111");
 
-/// The ledger network the service targets (`SOLANA_CLUSTER`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Cluster {
-    Devnet,
-    #[value(name = "mainnet-beta")]
-    Mainnet,
-}
+pub use crate::values::Cluster;
 
 /// A token as a venue takes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use anyhow::Context;
 use narrative_sdk::Pubkey;
 
-use super::apys::{ApySources, KEYS};
-use super::venues::{lend_a, lend_b, lend_c, stake_a, stake_b, Cluster, SharedVenue, VenueToken};
-use super::Venues;
+use crate::chain::venues::board::{ApySources, KEYS};
+use crate::chain::venues::{
+    lend_a, lend_b, lend_c, stake_a, stake_b, Cluster, SharedVenue, VenueToken, Venues,
+};
 use crate::config::Config;
 use crate::providers::venue_rates::{JitoKobe, MarinadeApi, RateApi};
 use crate::values::TokenSymbol;
@@ -54,14 +55,17 @@ fn markets(
 }
 
 pub fn from_config(config: &Config) -> anyhow::Result<(Venues, ApySources)> {
-    let cluster = config.solana_cluster;
+    let cluster: Cluster = config
+        .solana_cluster
+        .parse()
+        .map_err(|e| anyhow::anyhow!("SOLANA_CLUSTER: {e}"))?;
     let usdc = match (&config.usdc_mint, cluster) {
         (Some(mint), _) => key("USDC_MINT", mint)?,
         (None, Cluster::Devnet) => Pubkey::from_str_const(DEVNET_USDC),
         (None, Cluster::Mainnet) => Pubkey::from_str_const(MAINNET_USDC),
     };
     let mint_of = |symbol: TokenSymbol| match symbol {
-        TokenSymbol::Sol => super::venues::NATIVE_MINT,
+        TokenSymbol::Sol => crate::chain::venues::NATIVE_MINT,
         TokenSymbol::Usdc => usdc,
     };
     let lend_a_program = match &config.lend_a_program {

@@ -186,7 +186,7 @@ impl Venue for StakeA {
         _: &VenueToken,
         _: u64,
     ) -> Result<Transactions, ApiError> {
-        Err(crate::domain::defi::unstake_refused())
+        Err(super::unstake_refused())
     }
 
     async fn receipt_balance(
