@@ -1,6 +1,6 @@
 //! The response cache of the hot reads (the feed and its companions, narrative and group reads,
 //! shield listings, profiles and leaderboards (conviction, creators, points, agents, missions),
-//! the Echo Pool's history, the system status):
+//! the Echo Pool's history, the system status, the DeFi APYs, allocations, yields and staking):
 //! their `200` answers are kept in memory and served again while nothing they read has changed,
 //! with an `ETag`, and `304 Not Modified` for a client that sends it back.
 //!
@@ -61,6 +61,11 @@ fn topics_of(template: &str) -> Option<&'static [Topic]> {
         "/v1/agent/leaderboard" => &[Topic::Markets, Topic::Engagement],
         "/v1/missions/leaderboard" => &[Topic::Markets, Topic::Echo, Topic::Engagement],
         "/v1/system/status" => &[Topic::System],
+        // The APYs turn stale with time only (the board's minute, `x-fresh-until`).
+        "/v1/defi/apys" => &[],
+        // Valued at the venues' rates: stale when positions change or the rates' time is up.
+        "/v1/defi/allocation/{wallet}" | "/v1/defi/yield/{wallet}" => &[Topic::Defi],
+        "/v1/staking/{wallet}" => &[Topic::Defi, Topic::Markets],
         _ => return None,
     })
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use poem_openapi::param::Path;
-use poem_openapi::payload::Json;
+use poem_openapi::payload::{Json, Response};
 use poem_openapi::{Object, OpenApi};
 
 use crate::clock::iso;
@@ -14,6 +14,7 @@ use crate::domain::defi::deposit::{self, DepositRequest, PreparedDeposit};
 use crate::domain::defi::withdrawal::{self, PreparedWithdrawal};
 use crate::domain::defi::{apys, reads, MAINNET_COMING_AT};
 use crate::error::{refusals, Answer, ApiError};
+use crate::http::cache::fresh_until;
 use crate::routes::Tag;
 use crate::state::AppState;
 use crate::values::{
@@ -349,6 +350,12 @@ fn ui(base: u64, symbol: TokenSymbol) -> Result<UiAmount, ApiError> {
 }
 
 impl DefiApi {
+    /// How long a read of `positions` stays true: their values follow the venues' rates, kept
+    /// [`apys::RATE_CACHE_SECS`]; without positions, until the wallet's positions change.
+    fn valued_until(&self, positions: &[reads::Position]) -> Option<i64> {
+        (!positions.is_empty()).then(|| self.state.now() + apys::RATE_CACHE_SECS)
+    }
+
     async fn deposit(
         &self,
         wallet: Wallet,
@@ -394,7 +401,7 @@ impl DefiApi {
 impl DefiApi {
     /// The venues' APYs (percent), their metadata and where each value came from; kept 60 s.
     #[oai(path = "/defi/apys", method = "get")]
-    async fn apys(&self) -> Answer<Json<ApysAnswer>, ReadRefusals> {
+    async fn apys(&self) -> Answer<Response<Json<ApysAnswer>>, ReadRefusals> {
         let board = apys::read(&self.state).await;
         let get = |key: &str| board.values.get(key).map_or(0.0, |a| a.pct);
         let mut protocols = BTreeMap::new();
@@ -423,7 +430,9 @@ impl DefiApi {
                 },
             );
         }
-        Ok(Json(ApysAnswer {
+        let until = board.polled_at + apys::CACHE_SECS;
+        Ok(fresh_until(
+            Json(ApysAnswer {
             ok: true,
             source: board.source().into(),
             polled_at: iso(board.polled_at),
@@ -454,7 +463,9 @@ impl DefiApi {
                     )
                 })
                 .collect(),
-        }))
+        }),
+            Some(until),
+        ))
     }
 
     /// Prepare a deposit: `token_symbol` routes to the best live venue unless `protocol` names
@@ -542,10 +553,11 @@ impl DefiApi {
     async fn allocation(
         &self,
         wallet: Path<Wallet>,
-    ) -> Answer<Json<AllocationAnswer>, ReadRefusals> {
+    ) -> Answer<Response<Json<AllocationAnswer>>, ReadRefusals> {
         let positions = reads::positions(&self.state, &wallet.0).await?;
         let total: f64 = positions.iter().map(|p| p.amount_sol).sum();
-        Ok(Json(AllocationAnswer {
+        let until = self.valued_until(&positions);
+        let answer = Json(AllocationAnswer {
             ok: true,
             wallet: wallet.0,
             allocation: positions
@@ -564,15 +576,20 @@ impl DefiApi {
             empty: positions.is_empty(),
             positions: positions.iter().map(PositionView::of).collect(),
             total_sol: total,
-        }))
+        });
+        Ok(fresh_until(answer, until))
     }
 
     /// The wallet's yield: value at each venue's current exchange rate less principal.
     #[oai(path = "/defi/yield/:wallet", method = "get")]
-    async fn yield_earned(&self, wallet: Path<Wallet>) -> Answer<Json<YieldAnswer>, ReadRefusals> {
+    async fn yield_earned(
+        &self,
+        wallet: Path<Wallet>,
+    ) -> Answer<Response<Json<YieldAnswer>>, ReadRefusals> {
         let positions = reads::positions(&self.state, &wallet.0).await?;
         let (total, narrative, echo) = reads::split_yield(&positions);
-        Ok(Json(YieldAnswer {
+        let until = self.valued_until(&positions);
+        let answer = Json(YieldAnswer {
             ok: true,
             wallet: wallet.0,
             yield_earned_sol: total,
@@ -580,7 +597,8 @@ impl DefiApi {
                 narrative_yield_sol: narrative,
                 echo_pool_sol: echo,
             },
-        }))
+        });
+        Ok(fresh_until(answer, until))
     }
 
     /// `lend_a` deposit of SOL; the answer's `receipt` withdraws it.
@@ -753,15 +771,20 @@ impl DefiApi {
 
     /// The wallet's liquid-staking positions and conviction tier (spec 4.6).
     #[oai(path = "/staking/:wallet", method = "get")]
-    async fn staking(&self, wallet: Path<Wallet>) -> Answer<Json<StakingAnswer>, ReadRefusals> {
+    async fn staking(
+        &self,
+        wallet: Path<Wallet>,
+    ) -> Answer<Response<Json<StakingAnswer>>, ReadRefusals> {
         let (staked, tier) = reads::staking(&self.state, &wallet.0).await?;
-        Ok(Json(StakingAnswer {
+        let until = self.valued_until(&staked);
+        let answer = Json(StakingAnswer {
             ok: true,
             wallet_address: wallet.0,
             staked_amount: staked.iter().map(|p| p.amount_sol).sum(),
             tier: tier.into(),
             positions: staked.iter().map(PositionView::of).collect(),
-        }))
+        });
+        Ok(fresh_until(answer, until))
     }
 
     /// The staking deposit flow: 503 `coming_soon` until mainnet (spec 4.6).

@@ -1,0 +1,142 @@
+//! The liquid-staking venues' rate APIs: the real clients (Jito's Kobe API, Marinade's API)
+//! against local servers that answer as those APIs document, and the APY read over HTTP using
+//! them: `rate_api` while a source answers, its last good value marked `stale` once it fails,
+//! the configured value for a source never configured.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use common::{serve_locally as serve, TestServer};
+use narrative_api::clock::ManualClock;
+use narrative_api::providers::venue_rates::{JitoKobe, MarinadeApi, RateApi};
+use poem::web::{Data, Json};
+use poem::{get, handler, EndpointExt, IntoResponse, Route};
+use reqwest::StatusCode;
+use serde_json::json;
+
+/// What the local APIs answer, switchable mid-test.
+#[derive(Default)]
+struct Answers {
+    failing: AtomicBool,
+    /// 0: documented answer; 1: implausible APY; 2: no APY in the answer.
+    shape: AtomicUsize,
+    calls: AtomicUsize,
+}
+
+fn outage() -> poem::Response {
+    poem::Response::builder()
+        .status(poem::http::StatusCode::BAD_GATEWAY)
+        .finish()
+}
+
+/// Kobe's `stake_pool_stats`: daily buckets oldest first, APY as a fraction.
+#[handler]
+fn kobe_stats(Data(answers): Data<&Arc<Answers>>) -> poem::Response {
+    answers.calls.fetch_add(1, Ordering::SeqCst);
+    if answers.failing.load(Ordering::SeqCst) {
+        return outage();
+    }
+    let newest = match answers.shape.load(Ordering::SeqCst) {
+        0 => json!(0.0712),
+        1 => json!(57.0),
+        _ => json!(null),
+    };
+    Json(json!({
+        "aggregated_mev_rewards": 1,
+        "apy": [{"data": 0.069, "date": "2026-11-24T00:00:00Z"},
+                {"data": newest, "date": "2026-11-25T00:00:00Z"}],
+        "tvl": [], "mev_rewards": [], "num_validators": [], "supply": []
+    }))
+    .into_response()
+}
+
+/// Marinade's `msol/apy/30d`: the mSOL price's annualised growth as a fraction.
+#[handler]
+fn marinade_apy(Data(answers): Data<&Arc<Answers>>) -> poem::Response {
+    answers.calls.fetch_add(1, Ordering::SeqCst);
+    if answers.failing.load(Ordering::SeqCst) {
+        return outage();
+    }
+    Json(json!({"value": 0.0685, "start_time": "2026-10-26T00:00:00Z", "start_price": 1.31,
+                "end_time": "2026-11-25T00:00:00Z", "end_price": 1.3173}))
+    .into_response()
+}
+
+async fn apis(answers: &Arc<Answers>) -> String {
+    serve(
+        Route::new()
+            .at("/api/v1/stake_pool_stats", get(kobe_stats))
+            .at("/msol/apy/30d", get(marinade_apy))
+            .data(answers.clone()),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn the_clients_read_the_documented_answers_and_refuse_the_rest() {
+    let answers = Arc::new(Answers::default());
+    let base = apis(&answers).await;
+    let kobe = JitoKobe::new(&base).unwrap();
+    let marinade = MarinadeApi::new(&format!("{base}/")).unwrap();
+    assert!((kobe.apy_pct().await.unwrap() - 7.12).abs() < 1e-9);
+    assert!((marinade.apy_pct().await.unwrap() - 6.85).abs() < 1e-9);
+    answers.shape.store(1, Ordering::SeqCst);
+    assert!(kobe.apy_pct().await.is_err(), "5,700 % is no APY");
+    answers.shape.store(2, Ordering::SeqCst);
+    assert!(kobe.apy_pct().await.is_err(), "an answer without an APY");
+    answers.failing.store(true, Ordering::SeqCst);
+    assert!(kobe.apy_pct().await.is_err(), "a 502 is an outage");
+    assert!(marinade.apy_pct().await.is_err());
+    let nowhere = JitoKobe::new("http://127.0.0.1:9").unwrap();
+    assert!(nowhere.apy_pct().await.is_err(), "no server");
+}
+
+#[tokio::test]
+async fn the_apy_read_keeps_a_failed_sources_last_good_value_and_says_so() {
+    let answers = Arc::new(Answers::default());
+    let base = apis(&answers).await;
+    let clock = ManualClock::at_system_time();
+    let server = TestServer::start_at(clock.clone(), |c| {
+        c.stake_a_rate_api = Some(base.clone());
+        c.stake_b_rate_api = Some(base.clone());
+        c.defi_configured_apys = vec!["pool_a=4.25".into()];
+    })
+    .await;
+    let (status, first) = server.get("/v1/defi/apys").await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    assert!((first["apys"]["stake_a"].as_f64().unwrap() - 7.12).abs() < 1e-9, "{first}");
+    assert!((first["apys"]["stake_b"].as_f64().unwrap() - 6.85).abs() < 1e-9);
+    assert_eq!(first["sources"]["stake_a"]["source"], "rate_api");
+    assert_eq!(first["sources"]["stake_a"]["stale"], false);
+    assert_eq!(first["apys"]["pool_a"], 4.25);
+    assert_eq!(first["sources"]["pool_a"]["source"], "configured");
+    assert_eq!(first["sources"]["lend_c"]["source"], "none");
+    assert_eq!(first["source"], "mixed");
+    let calls = answers.calls.load(Ordering::SeqCst);
+    assert_eq!(calls, 2, "one call per source");
+
+    // Within the minute the board answers without asking the sources again.
+    clock.advance(59);
+    let (_, again) = server.get("/v1/defi/apys").await;
+    assert_eq!(again["polled_at"], first["polled_at"]);
+    assert_eq!(answers.calls.load(Ordering::SeqCst), calls);
+
+    // The sources fail: after the minute, the last good values stay, marked stale.
+    answers.failing.store(true, Ordering::SeqCst);
+    clock.advance(1);
+    let (status, stale) = server.get("/v1/defi/apys").await;
+    assert_eq!(status, StatusCode::OK, "{stale}");
+    assert_eq!(answers.calls.load(Ordering::SeqCst), calls + 2, "polled again");
+    assert_eq!(stale["apys"]["stake_a"], first["apys"]["stake_a"]);
+    assert_eq!(stale["sources"]["stake_a"]["stale"], true);
+    assert_eq!(stale["sources"]["stake_a"]["polled_at"], first["sources"]["stake_a"]["polled_at"]);
+    assert_ne!(stale["polled_at"], first["polled_at"]);
+
+    // They answer again: fresh values, no longer stale.
+    answers.failing.store(false, Ordering::SeqCst);
+    clock.advance(60);
+    let (_, back) = server.get("/v1/defi/apys").await;
+    assert_eq!(back["sources"]["stake_b"]["stale"], false);
+}
