@@ -12,7 +12,10 @@
 //! their indexed markets and backings), `POST /v1/shield/back` (a prepared `back_shield`,
 //! stored like every prepare, for `BENCH_WALLETS`, default 64, wallets in turn), the missions,
 //! points and agents leaderboards (over `BENCH_LEADERBOARD_WALLETS`, default 10,000, wallets
-//! each) and the broad listing `GET /v1/narratives?broad=true&limit=5000`,
+//! each), the broad listing `GET /v1/narratives?broad=true&limit=5000`, and DeFi earn: `GET
+//! /v1/defi/apys`, `GET /v1/defi/allocation/:wallet` (3 seeded positions) and `POST
+//! /v1/defi/deposit/prepare` (1.5 SOL routed to lend_a, whose reserve the JSON-RPC stand-in
+//! serves),
 //! whose first (uncached) answer is also timed alone, with the process's memory before and
 //! after. `BENCH_ONLY=<text>` runs the hello-world baseline and the runs whose name contains
 //! the text; `BENCH_CACHE_MB` sets the response cache (default 64; 0: off). Anonymous rate limits are raised out of the way; their check still runs on every
@@ -52,12 +55,59 @@ fn hello() -> &'static str {
     "hello"
 }
 
+/// A JSON-RPC node: every account read finds the token-lending double's SOL reserve (and
+/// nothing else, so a deposit creates its token accounts); every other call gets a blockhash.
 #[handler]
 fn rpc(Json(request): Json<Value>) -> Json<Value> {
+    if request["method"] == "getMultipleAccounts" {
+        // Built once: the stand-in's own work is not the api's.
+        static RESERVE: std::sync::OnceLock<(String, Value)> = std::sync::OnceLock::new();
+        let (address, account) = RESERVE.get_or_init(|| {
+            let market = integration_tests::venues::LendingMarket::deterministic();
+            let reserve = integration_tests::venues::reserve_account(&market, 10_000_000);
+            let data =
+                base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &reserve.data);
+            (
+                market.sol_reserve.to_string(),
+                json!({"lamports": reserve.lamports, "owner": reserve.owner.to_string(),
+                       "data": [data, "base64"], "executable": false, "rentEpoch": 0,
+                       "space": reserve.data.len()}),
+            )
+        });
+        let value: Vec<Value> = request["params"][0]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|a| {
+                if a.as_str() == Some(address.as_str()) {
+                    account.clone()
+                } else {
+                    Value::Null
+                }
+            })
+            .collect();
+        return Json(json!({"jsonrpc": "2.0", "id": request["id"],
+                           "result": {"context": {"slot": 1}, "value": value}}));
+    }
     Json(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
         "context": {"slot": 1},
         "value": {"blockhash": "4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM", "lastValidBlockHeight": 100}
     }}))
+}
+
+/// Writes a wrk script posting `bodies` in turn.
+fn post_script(path: &std::path::Path, bodies: &[Value]) {
+    let bodies: Vec<String> = bodies.iter().map(|body| format!("[[{body}]]")).collect();
+    std::fs::write(
+        path,
+        format!(
+            "wrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\n\
+             local bodies = {{{}}}\nlocal n = 0\n\
+             request = function()\n  n = n + 1\n  return wrk.format(nil, nil, nil, bodies[n % #bodies + 1])\nend\n",
+            bodies.join(", ")
+        ),
+    )
+    .unwrap();
 }
 
 /// Inserts `rows` a few hundred per statement.
@@ -319,12 +369,44 @@ async fn main() {
     )
     .await;
 
+    // The first wallet's DeFi positions: three lend_a deposits, valued at the reserve's rate.
+    insert_all(
+        db.store.db(),
+        (0..3)
+            .map(|i| narrative_store::entities::defi_positions::Model {
+                id: uuid::Uuid::from_u128(0x5000_0000_0000_4000_8000_0000_0000_0000 | i)
+                    .to_string(),
+                wallet: wallets[0].clone(),
+                protocol: "lend_a".into(),
+                token_symbol: "SOL".into(),
+                mint: "So11111111111111111111111111111111111111112".into(),
+                amount_base: 1_000_000_000 * (i as i64 + 1),
+                amount_lamports: 1_000_000_000 * (i as i64 + 1),
+                receipt_amount: 950_000_000 * (i as i64 + 1),
+                rate_liquidity: "1000".into(),
+                rate_receipt: "950".into(),
+                narrative_id: None,
+                status: "confirmed".into(),
+                deposit_signature: format!("BenchDeposit{i}"),
+                withdraw_signature: None,
+                withdrawn_base: None,
+                created_at: now - 3_600,
+                withdrawn_at: None,
+            })
+            .collect(),
+    )
+    .await;
+
     let mut config = Config::defaults();
     config.anon_rate_per_min = u32::MAX;
     config.sol_usd_price = Some(150.0);
     // BENCH_CACHE_MB=0 measures every read from the database (for a profile of the misses).
     config.response_cache_mb = env_usize("BENCH_CACHE_MB", config.response_cache_mb);
     config.solana_rpc_url = format!("http://{rpc_addr}").into();
+    config.lend_a_reserves = vec![format!(
+        "SOL={}",
+        integration_tests::venues::LendingMarket::deterministic().sol_reserve
+    )];
     let providers = Providers::from_config(&config).unwrap();
     let state = AppState::from_config_with(db.store.clone(), &config, providers)
         .await
@@ -339,23 +421,21 @@ async fn main() {
     let dir = std::env::temp_dir().join(format!("nms-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let script = dir.join("prepare.lua");
-    let bodies: Vec<String> = wallets
-        .iter()
-        .map(|wallet| {
-            let body = json!({"wallet": wallet, "protocol_id": "01".repeat(32), "side": "safe", "amount_sol": 1.0});
-            format!("[[{body}]]")
-        })
-        .collect();
-    std::fs::write(
+    post_script(
         &script,
-        format!(
-            "wrk.method = \"POST\"\nwrk.headers[\"Content-Type\"] = \"application/json\"\n\
-             local bodies = {{{}}}\nlocal n = 0\n\
-             request = function()\n  n = n + 1\n  return wrk.format(nil, nil, nil, bodies[n % #bodies + 1])\nend\n",
-            bodies.join(", ")
-        ),
-    )
-    .unwrap();
+        &wallets
+            .iter()
+            .map(|wallet| json!({"wallet": wallet, "protocol_id": "01".repeat(32), "side": "safe", "amount_sol": 1.0}))
+            .collect::<Vec<_>>(),
+    );
+    let deposit_script = dir.join("deposit.lua");
+    post_script(
+        &deposit_script,
+        &wallets
+            .iter()
+            .map(|wallet| json!({"wallet": wallet, "token_symbol": "SOL", "amount": 1.5}))
+            .collect::<Vec<_>>(),
+    );
 
     // The broad listing once, before any load: its first answer is built from the database
     // (and then kept); the memory it takes is read after every run below.
@@ -417,6 +497,25 @@ async fn main() {
             format!("`GET /v1/narratives?broad=true&limit=5000` ({narratives} narratives)"),
             broad.clone(),
             None,
+        ),
+        (
+            "`GET /v1/defi/apys` (lend_a's reserve read through JSON-RPC)".to_owned(),
+            format!("{base}/v1/defi/apys"),
+            None,
+        ),
+        (
+            "`GET /v1/defi/allocation/:wallet` (3 positions, valued at the reserve's rate)"
+                .to_owned(),
+            format!("{base}/v1/defi/allocation/{}", wallets[0]),
+            None,
+        ),
+        (
+            format!(
+                "`POST /v1/defi/deposit/prepare` (routed to lend_a, stored; {} wallets in turn)",
+                wallets.len()
+            ),
+            format!("{base}/v1/defi/deposit/prepare"),
+            Some(deposit_script.as_path()),
         ),
     ];
     // BENCH_ONLY=<text>: the hello-world baseline and the runs whose name contains the text;

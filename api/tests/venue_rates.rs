@@ -59,8 +59,10 @@ fn marinade_apy(Data(answers): Data<&Arc<Answers>>) -> poem::Response {
     if answers.failing.load(Ordering::SeqCst) {
         return outage();
     }
-    Json(json!({"value": 0.0685, "start_time": "2026-10-26T00:00:00Z", "start_price": 1.31,
-                "end_time": "2026-11-25T00:00:00Z", "end_price": 1.3173}))
+    Json(
+        json!({"value": 0.0685, "start_time": "2026-10-26T00:00:00Z", "start_price": 1.31,
+                "end_time": "2026-11-25T00:00:00Z", "end_price": 1.3173}),
+    )
     .into_response()
 }
 
@@ -106,7 +108,10 @@ async fn the_apy_read_keeps_a_failed_sources_last_good_value_and_says_so() {
     .await;
     let (status, first) = server.get("/v1/defi/apys").await;
     assert_eq!(status, StatusCode::OK, "{first}");
-    assert!((first["apys"]["stake_a"].as_f64().unwrap() - 7.12).abs() < 1e-9, "{first}");
+    assert!(
+        (first["apys"]["stake_a"].as_f64().unwrap() - 7.12).abs() < 1e-9,
+        "{first}"
+    );
     assert!((first["apys"]["stake_b"].as_f64().unwrap() - 6.85).abs() < 1e-9);
     assert_eq!(first["sources"]["stake_a"]["source"], "rate_api");
     assert_eq!(first["sources"]["stake_a"]["stale"], false);
@@ -128,10 +133,17 @@ async fn the_apy_read_keeps_a_failed_sources_last_good_value_and_says_so() {
     clock.advance(1);
     let (status, stale) = server.get("/v1/defi/apys").await;
     assert_eq!(status, StatusCode::OK, "{stale}");
-    assert_eq!(answers.calls.load(Ordering::SeqCst), calls + 2, "polled again");
+    assert_eq!(
+        answers.calls.load(Ordering::SeqCst),
+        calls + 2,
+        "polled again"
+    );
     assert_eq!(stale["apys"]["stake_a"], first["apys"]["stake_a"]);
     assert_eq!(stale["sources"]["stake_a"]["stale"], true);
-    assert_eq!(stale["sources"]["stake_a"]["polled_at"], first["sources"]["stake_a"]["polled_at"]);
+    assert_eq!(
+        stale["sources"]["stake_a"]["polled_at"],
+        first["sources"]["stake_a"]["polled_at"]
+    );
     assert_ne!(stale["polled_at"], first["polled_at"]);
 
     // They answer again: fresh values, no longer stale.

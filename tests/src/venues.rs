@@ -165,6 +165,13 @@ pub fn install_token_lending(pt: &mut ProgramTest) -> LendingMarket {
             }),
         ),
     );
+    pt.add_account(m.sol_reserve, reserve_account(&m, rent));
+    m
+}
+
+/// The SOL reserve as installed: its starting liquidity and the rate curve's points (also what
+/// the api's benchmark serves from its JSON-RPC stand-in).
+pub fn reserve_account(m: &LendingMarket, lamports: u64) -> Account {
     let mut reserve = vec![0u8; RESERVE_LEN];
     reserve[0] = 1;
     reserve[at::LENDING_MARKET..][..32].copy_from_slice(m.market.as_ref());
@@ -180,8 +187,7 @@ pub fn install_token_lending(pt: &mut ProgramTest) -> LendingMarket {
     reserve[at::OPTIMAL_UTILIZATION] = 80;
     reserve[at::OPTIMAL_BORROW_RATE] = 8;
     reserve[at::MAX_BORROW_RATE] = 100;
-    pt.add_account(m.sol_reserve, owned_by(TOKEN_LENDING, rent, reserve));
-    m
+    owned_by(TOKEN_LENDING, lamports, reserve)
 }
 
 fn fail(why: &str) -> ProgramError {

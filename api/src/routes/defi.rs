@@ -433,37 +433,37 @@ impl DefiApi {
         let until = board.polled_at + apys::CACHE_SECS;
         Ok(fresh_until(
             Json(ApysAnswer {
-            ok: true,
-            source: board.source().into(),
-            polled_at: iso(board.polled_at),
-            apys: ApyValues {
-                lend_a: get("lend_a"),
-                lend_a_sol: get("lend_a_sol"),
-                lend_a_usdc: get("lend_a_usdc"),
-                lend_b: get("lend_b"),
-                stake_a: get("stake_a"),
-                stake_b: get("stake_b"),
-                pool_a: get("pool_a"),
-                lend_c: get("lend_c"),
-                p0: get("p0"),
-            },
-            protocols,
-            borrow_enabled: self.state.borrow_enabled,
-            sources: board
-                .values
-                .iter()
-                .map(|(k, a)| {
-                    (
-                        (*k).to_owned(),
-                        ApySource {
-                            source: a.source.into(),
-                            polled_at: iso(a.polled_at),
-                            stale: a.stale,
-                        },
-                    )
-                })
-                .collect(),
-        }),
+                ok: true,
+                source: board.source().into(),
+                polled_at: iso(board.polled_at),
+                apys: ApyValues {
+                    lend_a: get("lend_a"),
+                    lend_a_sol: get("lend_a_sol"),
+                    lend_a_usdc: get("lend_a_usdc"),
+                    lend_b: get("lend_b"),
+                    stake_a: get("stake_a"),
+                    stake_b: get("stake_b"),
+                    pool_a: get("pool_a"),
+                    lend_c: get("lend_c"),
+                    p0: get("p0"),
+                },
+                protocols,
+                borrow_enabled: self.state.borrow_enabled,
+                sources: board
+                    .values
+                    .iter()
+                    .map(|(k, a)| {
+                        (
+                            (*k).to_owned(),
+                            ApySource {
+                                source: a.source.into(),
+                                polled_at: iso(a.polled_at),
+                                stale: a.stale,
+                            },
+                        )
+                    })
+                    .collect(),
+            }),
             Some(until),
         ))
     }

@@ -83,10 +83,10 @@ pub fn from_config(config: &Config) -> anyhow::Result<(Venues, ApySources)> {
         "LEND_B_RESERVES needs LEND_B_MARKET"
     );
     let venues: Vec<SharedVenue> = vec![
-        Arc::new(lend_a::LendA {
-            program: lend_a_program,
-            reserves: markets("LEND_A_RESERVES", &config.lend_a_reserves, mint_of)?,
-        }),
+        Arc::new(lend_a::LendA::new(
+            lend_a_program,
+            markets("LEND_A_RESERVES", &config.lend_a_reserves, mint_of)?,
+        )),
         Arc::new(lend_b::LendB {
             market: lend_b_market.unwrap_or_default(),
             reserves: lend_b_reserves,

@@ -10,8 +10,9 @@ use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
 use narrative_sdk::Pubkey;
 
 use super::{
-    key_at, le_u128, le_u64, not_configured, read, receipt_account, token_balance, unreadable,
-    Cluster, ExchangeRate, MarketRead, TokenLeg, Transactions, Venue, VenueToken, CLOCK_SYSVAR,
+    create_associated_account, key_at, le_u128, le_u64, not_configured, read, token_balance,
+    unreadable, Cluster, ExchangeRate, MarketRead, TokenLeg, Transactions, Venue, VenueToken,
+    CLOCK_SYSVAR,
 };
 use crate::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
 use crate::chain::ledger::Ledger;
@@ -230,6 +231,37 @@ pub fn redeem_reserve_collateral(
 pub struct LendA {
     pub program: Pubkey,
     pub reserves: Vec<(VenueToken, Pubkey)>,
+    /// Reserves as first read: their accounts (market, supply, mints, oracle) never change, so
+    /// a deposit builds from this and reads only the wallet's token accounts.
+    pub known: std::sync::Mutex<std::collections::HashMap<Pubkey, Reserve>>,
+}
+
+impl LendA {
+    pub fn new(program: Pubkey, reserves: Vec<(VenueToken, Pubkey)>) -> LendA {
+        LendA {
+            program,
+            reserves,
+            known: Default::default(),
+        }
+    }
+
+    /// The reserve's accounts, read once.
+    async fn reserve_accounts(
+        &self,
+        ledger: &dyn Ledger,
+        token: &VenueToken,
+    ) -> Result<(Pubkey, Reserve), ApiError> {
+        let address = self.reserve_of(token)?;
+        if let Some(known) = self.known.lock().expect("reserves").get(&address) {
+            return Ok((address, known.clone()));
+        }
+        let (address, reserve) = self.reserve(ledger, token).await?;
+        self.known
+            .lock()
+            .expect("reserves")
+            .insert(address, reserve.clone());
+        Ok((address, reserve))
+    }
 }
 
 impl LendA {
@@ -297,12 +329,22 @@ impl Venue for LendA {
         token: &VenueToken,
         amount: u64,
     ) -> Result<Transactions, ApiError> {
-        let (address, reserve) = self.reserve(ledger, token).await?;
-        let source = TokenLeg::source(ledger, wallet, token, amount).await?;
-        let (collateral, create) =
-            receipt_account(ledger, wallet, &reserve.collateral_mint).await?;
+        // The refresh in the transaction brings the reserve's numbers up to date on chain; its
+        // accounts are all this needs, so the wallet's two token accounts are the one read.
+        let (address, reserve) = self.reserve_accounts(ledger, token).await?;
+        let collateral = associated_token_account(wallet, &reserve.collateral_mint, &TOKEN_PROGRAM);
+        let source_account = associated_token_account(wallet, &token.mint, &TOKEN_PROGRAM);
+        let found = read(ledger, &[source_account, collateral]).await?;
+        let source = TokenLeg::source_as_read(wallet, token, amount, &found[0])?;
         let mut ixs = source.before;
-        ixs.extend(create);
+        if found[1].is_none() {
+            ixs.push(create_associated_account(
+                wallet,
+                wallet,
+                &reserve.collateral_mint,
+                &TOKEN_PROGRAM,
+            ));
+        }
         ixs.push(refresh_reserve(&self.program, &address, &reserve));
         ixs.push(deposit_reserve_liquidity(
             &self.program,

@@ -299,6 +299,18 @@ impl TokenLeg {
     ) -> Result<TokenLeg, ApiError> {
         let account = associated_token_account(wallet, &token.mint, &TOKEN_PROGRAM);
         let existing = read(ledger, &[account]).await?.remove(0);
+        TokenLeg::source_as_read(wallet, token, amount, &existing)
+    }
+
+    /// [`TokenLeg::source`] from the wallet's associated account of the token as already read
+    /// (`existing`), for a venue that reads it with its other accounts in one call.
+    pub fn source_as_read(
+        wallet: &Pubkey,
+        token: &VenueToken,
+        amount: u64,
+        existing: &Option<LedgerAccount>,
+    ) -> Result<TokenLeg, ApiError> {
+        let account = associated_token_account(wallet, &token.mint, &TOKEN_PROGRAM);
         let mut leg = TokenLeg {
             account,
             before: vec![],
@@ -319,7 +331,7 @@ impl TokenLeg {
                     wallet, &account, amount,
                 ));
             leg.before.push(sync_native(&account));
-        } else if token_balance(&existing) < amount {
+        } else if token_balance(existing) < amount {
             return Err(ApiError::coded(
                 StatusCode::BAD_REQUEST,
                 "insufficient_funds",
