@@ -14,7 +14,7 @@ use narrative_api::chain::holdings::{associated_token_account, TOKEN_2022_PROGRA
 use narrative_api::chain::ledger::Ledger;
 use narrative_api::chain::send::send_and_confirm;
 use narrative_api::chain::tier_nfts::{
-    collection_address, create_associated_account, deploy_collections, nft_address, read_nft,
+    collection_address, deploy_collections, nft_address, read_nft,
 };
 use narrative_api::values::NftTier;
 use narrative_sdk::Pubkey;
@@ -61,7 +61,12 @@ async fn give_nft(ledger: &BankLedger, from: &Keypair, to: &Pubkey, mint: &Pubke
         .await
         .process(
             &[
-                create_associated_account(&from.pubkey(), to, mint),
+                narrative_api::chain::venues::create_associated_account(
+                    &from.pubkey(),
+                    to,
+                    mint,
+                    &narrative_api::chain::holdings::TOKEN_2022_PROGRAM,
+                ),
                 transfer,
             ],
             &[from],

@@ -32,11 +32,10 @@ use spl_token_2022_interface::state::Mint;
 use spl_token_group_interface::state::{TokenGroup, TokenGroupMember};
 use spl_token_metadata_interface::state::TokenMetadata;
 
-use crate::chain::holdings::{
-    associated_token_account, token_amount, ASSOCIATED_TOKEN_PROGRAM, TOKEN_2022_PROGRAM,
-};
+use crate::chain::holdings::{associated_token_account, token_amount, TOKEN_2022_PROGRAM};
 use crate::chain::ledger::{Ledger, LedgerAccount, LedgerError};
 use crate::chain::send::send_and_confirm;
+use crate::chain::venues::create_associated_account;
 use crate::values::NftTier;
 
 /// The metadata field that names an NFT's tier, beside its collection.
@@ -317,7 +316,7 @@ pub fn mint_nft(
             collection,
             authority,
         ),
-        create_associated_account(wallet, wallet, &mint),
+        create_associated_account(wallet, wallet, &mint, &TOKEN_2022_PROGRAM),
         built(token_ix::mint_to(
             &TOKEN_2022_PROGRAM,
             &mint,
@@ -336,27 +335,6 @@ pub fn mint_nft(
         )),
     ]);
     instructions
-}
-
-/// The associated token program's `CreateIdempotent` (instruction 1) for `owner`'s Token-2022
-/// account of `mint`, paid by `payer`.
-pub fn create_associated_account(payer: &Pubkey, owner: &Pubkey, mint: &Pubkey) -> Instruction {
-    use anchor_lang::solana_program::instruction::AccountMeta;
-    Instruction {
-        program_id: ASSOCIATED_TOKEN_PROGRAM,
-        accounts: vec![
-            AccountMeta::new(*payer, true),
-            AccountMeta::new(
-                associated_token_account(owner, mint, &TOKEN_2022_PROGRAM),
-                false,
-            ),
-            AccountMeta::new_readonly(*owner, false),
-            AccountMeta::new_readonly(*mint, false),
-            AccountMeta::new_readonly(system_program::ID, false),
-            AccountMeta::new_readonly(TOKEN_2022_PROGRAM, false),
-        ],
-        data: vec![1],
-    }
 }
 
 /// A tier NFT as the ledger holds it.

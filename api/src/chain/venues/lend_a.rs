@@ -394,10 +394,6 @@ impl Venue for LendA {
         let collateral = associated_token_account(wallet, &reserve.collateral_mint, &TOKEN_PROGRAM);
         Ok(token_balance(&read(ledger, &[collateral]).await?[0]))
     }
-
-    fn changed(&self, _wallet: &Pubkey, token: &VenueToken) -> Vec<Pubkey> {
-        self.reserve_of(token).map(|r| vec![r]).unwrap_or_default()
-    }
 }
 
 #[cfg(test)]

@@ -643,12 +643,6 @@ impl Venue for LendB {
             })
             .unwrap_or(0))
     }
-
-    fn changed(&self, wallet: &Pubkey, token: &VenueToken) -> Vec<Pubkey> {
-        let mut changed = vec![vanilla_obligation(wallet, &self.market)];
-        changed.extend(self.reserve_of(token).ok());
-        changed
-    }
 }
 
 #[cfg(test)]

@@ -173,8 +173,4 @@ impl Venue for LendC {
     ) -> Result<u64, ApiError> {
         Ok(0)
     }
-
-    fn changed(&self, _: &Pubkey, _: &VenueToken) -> Vec<Pubkey> {
-        vec![]
-    }
 }

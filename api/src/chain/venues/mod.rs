@@ -123,6 +123,23 @@ pub struct MarketRead {
 /// moves the money (the ones before set accounts up).
 pub type Transactions = Vec<Vec<Instruction>>;
 
+/// The set-up transactions before a flow's stored one, unsigned for `wallet` on `blockhash`
+/// (base64): they record nothing, the flow's transaction cannot land without them.
+pub fn unsigned_setup(
+    transactions: &[Vec<Instruction>],
+    wallet: &Pubkey,
+    blockhash: solana_hash::Hash,
+) -> Vec<String> {
+    transactions
+        .iter()
+        .map(|ixs| {
+            narrative_sdk::tx::to_base64(&narrative_sdk::tx::unsigned_transaction(
+                ixs, wallet, blockhash,
+            ))
+        })
+        .collect()
+}
+
 /// Whether a venue takes withdrawals through the service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Withdrawals {
@@ -173,9 +190,6 @@ pub trait Venue: Send + Sync {
         wallet: &Pubkey,
         token: &VenueToken,
     ) -> Result<u64, ApiError>;
-
-    /// The accounts a confirmed move of `wallet` changes (re-read into the store).
-    fn changed(&self, wallet: &Pubkey, token: &VenueToken) -> Vec<Pubkey>;
 }
 
 pub type SharedVenue = Arc<dyn Venue>;

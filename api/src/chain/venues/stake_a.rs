@@ -199,10 +199,6 @@ impl Venue for StakeA {
         let account = associated_token_account(wallet, &pool.pool_mint, &TOKEN_PROGRAM);
         Ok(token_balance(&read(ledger, &[account]).await?[0]))
     }
-
-    fn changed(&self, _: &Pubkey, _: &VenueToken) -> Vec<Pubkey> {
-        vec![self.pool]
-    }
 }
 
 #[cfg(test)]

@@ -205,10 +205,6 @@ impl Venue for StakeB {
         let account = associated_token_account(wallet, &state.msol_mint, &TOKEN_PROGRAM);
         Ok(token_balance(&read(ledger, &[account]).await?[0]))
     }
-
-    fn changed(&self, _: &Pubkey, _: &VenueToken) -> Vec<Pubkey> {
-        vec![STATE]
-    }
 }
 
 #[cfg(test)]

@@ -108,14 +108,7 @@ pub async fn prepare(
         narrative_id: request.narrative_id,
     };
     let blockhash = state.chain.blockhash().await?;
-    let setup = transactions
-        .iter()
-        .map(|ixs| {
-            narrative_sdk::tx::to_base64(&narrative_sdk::tx::unsigned_transaction(
-                ixs, &wallet, blockhash,
-            ))
-        })
-        .collect();
+    let setup = super::venues::unsigned_setup(&transactions, &wallet, blockhash);
     let deposit = state
         .chain
         .prepare(

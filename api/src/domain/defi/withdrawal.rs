@@ -123,16 +123,7 @@ pub async fn prepare(
         expected_base: rate.value_of(receipt),
     };
     let blockhash = state.chain.blockhash().await?;
-    let setup = transactions
-        .iter()
-        .map(|ixs| {
-            narrative_sdk::tx::to_base64(&narrative_sdk::tx::unsigned_transaction(
-                ixs,
-                &wallet.pubkey(),
-                blockhash,
-            ))
-        })
-        .collect();
+    let setup = super::venues::unsigned_setup(&transactions, &wallet.pubkey(), blockhash);
     let withdrawal = state
         .chain
         .prepare(&DefiWithdrawal, &wallet, &money, &params)
