@@ -3,10 +3,12 @@
 //!
 //! Interface pinned from the published IDL (jup-ag/jupiter-lend `target/idl/lending.json`,
 //! committed at tests/ts/venues/idl/jupiter_lending.json; docs/venues-research.md §5). The
-//! instruction builders are checked against `@coral-xyz/anchor` in tests/ts. How the program
-//! derives `lending_admin`, `rate_model`, `vault` and `liquidity` is not in the IDL, so the venue
-//! does not build for wallets yet: it answers `coming_soon` on every cluster
-//! (docs/decisions.md, "DeFi venues").
+//! instruction builders are checked against `@coral-xyz/anchor` in tests/ts. The accounts'
+//! derivations are not in the IDL; [`LendingAccounts::derive`] follows the programs' account
+//! constraints (docs/venues-research.md §5.2) and reproduces the mainnet USDC market's
+//! addresses. The venue still answers `coming_soon` on every cluster: the spec has lend_c's
+//! transactions versioned (v0 messages), and the prepare → confirm runner stores and verifies
+//! legacy messages only (docs/decisions.md, "DeFi venues").
 
 use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
 use anchor_lang::solana_program::system_program;
@@ -22,6 +24,9 @@ pub const MAINNET_PROGRAM: Pubkey =
     Pubkey::from_str_const("jup3YeL8QhtSx1e253b2FDvsMNC87fDrgQZivbrndc9");
 pub const MAINNET_LIQUIDITY_PROGRAM: Pubkey =
     Pubkey::from_str_const("jupeiUmn818Jg1ekPURTpr4mFo29p46vygyykFJ3wZC");
+/// The lending rewards rate model program.
+pub const MAINNET_REWARDS_PROGRAM: Pubkey =
+    Pubkey::from_str_const("jup7TthsMgcR9Y3L277b8Eo9uboVSmu1utkuXHNUKar");
 
 /// The accounts of one token's lending market.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +43,53 @@ pub struct LendingAccounts {
     pub vault: Pubkey,
     pub liquidity: Pubkey,
     pub rewards_rate_model: Pubkey,
+}
+
+impl LendingAccounts {
+    /// The accounts of `mint`'s market (an SPL Token mint), as the programs constrain them:
+    /// the lending program's admin (global), fToken mint and lending account; the liquidity
+    /// program's reserve, the lending's supply position, the rate model, the global liquidity
+    /// account and its vault (the liquidity account's associated account of the mint); the
+    /// rewards program's rate model.
+    pub fn derive(
+        program: Pubkey,
+        liquidity_program: Pubkey,
+        rewards_program: Pubkey,
+        mint: Pubkey,
+    ) -> LendingAccounts {
+        let pda =
+            |seeds: &[&[u8]], program: &Pubkey| Pubkey::find_program_address(seeds, program).0;
+        let f_token_mint = pda(&[b"f_token_mint", mint.as_ref()], &program);
+        let lending = pda(
+            &[b"lending", mint.as_ref(), f_token_mint.as_ref()],
+            &program,
+        );
+        let liquidity = pda(&[b"liquidity"], &liquidity_program);
+        LendingAccounts {
+            program,
+            liquidity_program,
+            mint,
+            lending_admin: pda(&[b"lending_admin"], &program),
+            lending,
+            f_token_mint,
+            supply_token_reserves_liquidity: pda(&[b"reserve", mint.as_ref()], &liquidity_program),
+            lending_supply_position_on_liquidity: pda(
+                &[b"user_supply_position", mint.as_ref(), lending.as_ref()],
+                &liquidity_program,
+            ),
+            rate_model: pda(&[b"rate_model", mint.as_ref()], &liquidity_program),
+            vault: crate::chain::holdings::associated_token_account(
+                &liquidity,
+                &mint,
+                &TOKEN_PROGRAM,
+            ),
+            liquidity,
+            rewards_rate_model: pda(
+                &[b"lending_rewards_rate_model", mint.as_ref()],
+                &rewards_program,
+            ),
+        }
+    }
 }
 
 /// `deposit` of `assets` from `depositor_token_account`, fTokens to `recipient_token_account`.
@@ -172,5 +224,52 @@ impl Venue for LendC {
         _: &VenueToken,
     ) -> Result<u64, ApiError> {
         Ok(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derivations_reproduce_the_mainnet_usdc_market() {
+        // jlUSDC is Jupiter's published fToken mint; the other addresses were read from
+        // mainnet's USDC market (docs/venues-research.md §5.2).
+        let usdc = Pubkey::from_str_const("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v");
+        let m = LendingAccounts::derive(
+            MAINNET_PROGRAM,
+            MAINNET_LIQUIDITY_PROGRAM,
+            MAINNET_REWARDS_PROGRAM,
+            usdc,
+        );
+        let expected = [
+            (
+                m.f_token_mint,
+                "9BEcn9aPEmhSPbPQeFGjidRiEKki46fVQDyPpSQXPA2D",
+            ),
+            (
+                m.lending_admin,
+                "5nmGjA4s7ATzpBQXC5RNceRpaJ7pYw2wKsNBWyuSAZV6",
+            ),
+            (m.lending, "2vVYHYM8VYnvZqQWpTJSj8o8DBf1wM8pVs3bsTgYZiqJ"),
+            (
+                m.supply_token_reserves_liquidity,
+                "94vK29npVbyRHXH63rRcTiSr26SFhrQTzbpNJuhQEDu",
+            ),
+            (
+                m.lending_supply_position_on_liquidity,
+                "Hf9gtkM4dpVBahVSzEXSVCAPpKzBsBcns3s8As3z77oF",
+            ),
+            (m.rate_model, "5pjzT5dFTsXcwixoab1QDLvZQvpYJxJeBphkyfHGn688"),
+            (m.liquidity, "7s1da8DduuBFqGra5bJBjpnvL5E9mGzCuMk1Qkh4or2Z"),
+            (m.vault, "BmkUoKMFYBxNSzWXyUjyMJjMAaVz4d8ZnxwwmhDCUXFB"),
+            (
+                m.rewards_rate_model,
+                "5xSPBiD3TibamAnwHDhZABdB4z4F9dcj5PnbteroBTTd",
+            ),
+        ];
+        for (derived, published) in expected {
+            assert_eq!(derived.to_string(), published);
+        }
     }
 }
