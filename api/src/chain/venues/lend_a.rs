@@ -10,9 +10,8 @@ use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
 use narrative_sdk::Pubkey;
 
 use super::{
-    create_associated_account, key_at, le_u128, le_u64, not_configured, read, token_balance,
-    unreadable, Cluster, ExchangeRate, MarketRead, TokenLeg, Transactions, Venue, VenueToken,
-    CLOCK_SYSVAR,
+    key_at, le_u128, le_u64, not_configured, read, token_balance, unreadable, AssociatedAccount,
+    Cluster, ExchangeRate, MarketRead, TokenLeg, Transactions, Venue, VenueToken, CLOCK_SYSVAR,
 };
 use crate::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
 use crate::chain::ledger::Ledger;
@@ -150,6 +149,27 @@ pub fn market_authority(program: &Pubkey, market: &Pubkey) -> Pubkey {
     Pubkey::find_program_address(&[market.as_ref()], program).0
 }
 
+/// A reserve as its instructions name it: the program, the reserve's address and accounts, and
+/// its market's authority (derived once: the accounts never change).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReserveAccounts {
+    pub program: Pubkey,
+    pub address: Pubkey,
+    pub reserve: Reserve,
+    pub authority: Pubkey,
+}
+
+impl ReserveAccounts {
+    pub fn new(program: Pubkey, address: Pubkey, reserve: Reserve) -> ReserveAccounts {
+        ReserveAccounts {
+            authority: market_authority(&program, &reserve.lending_market),
+            program,
+            address,
+            reserve,
+        }
+    }
+}
+
 /// `RefreshReserve` (3): reserve [w], its liquidity oracle, the clock.
 pub fn refresh_reserve(
     program: &Pubkey,
@@ -169,9 +189,7 @@ pub fn refresh_reserve(
 
 /// `DepositReserveLiquidity` (4) of `amount` from `source` into collateral at `destination`.
 pub fn deposit_reserve_liquidity(
-    program: &Pubkey,
-    reserve_address: &Pubkey,
-    reserve: &Reserve,
+    r: &ReserveAccounts,
     source: &Pubkey,
     destination: &Pubkey,
     owner: &Pubkey,
@@ -180,15 +198,15 @@ pub fn deposit_reserve_liquidity(
     let mut data = vec![DEPOSIT_RESERVE_LIQUIDITY];
     data.extend_from_slice(&amount.to_le_bytes());
     Instruction {
-        program_id: *program,
+        program_id: r.program,
         accounts: vec![
             AccountMeta::new(*source, false),
             AccountMeta::new(*destination, false),
-            AccountMeta::new(*reserve_address, false),
-            AccountMeta::new(reserve.liquidity_supply, false),
-            AccountMeta::new(reserve.collateral_mint, false),
-            AccountMeta::new_readonly(reserve.lending_market, false),
-            AccountMeta::new_readonly(market_authority(program, &reserve.lending_market), false),
+            AccountMeta::new(r.address, false),
+            AccountMeta::new(r.reserve.liquidity_supply, false),
+            AccountMeta::new(r.reserve.collateral_mint, false),
+            AccountMeta::new_readonly(r.reserve.lending_market, false),
+            AccountMeta::new_readonly(r.authority, false),
             AccountMeta::new_readonly(*owner, true),
             AccountMeta::new_readonly(CLOCK_SYSVAR, false),
             AccountMeta::new_readonly(TOKEN_PROGRAM, false),
@@ -199,9 +217,7 @@ pub fn deposit_reserve_liquidity(
 
 /// `RedeemReserveCollateral` (5) of `collateral` from `source` into liquidity at `destination`.
 pub fn redeem_reserve_collateral(
-    program: &Pubkey,
-    reserve_address: &Pubkey,
-    reserve: &Reserve,
+    r: &ReserveAccounts,
     source: &Pubkey,
     destination: &Pubkey,
     owner: &Pubkey,
@@ -210,15 +226,15 @@ pub fn redeem_reserve_collateral(
     let mut data = vec![REDEEM_RESERVE_COLLATERAL];
     data.extend_from_slice(&collateral.to_le_bytes());
     Instruction {
-        program_id: *program,
+        program_id: r.program,
         accounts: vec![
             AccountMeta::new(*source, false),
             AccountMeta::new(*destination, false),
-            AccountMeta::new(*reserve_address, false),
-            AccountMeta::new(reserve.collateral_mint, false),
-            AccountMeta::new(reserve.liquidity_supply, false),
-            AccountMeta::new_readonly(reserve.lending_market, false),
-            AccountMeta::new_readonly(market_authority(program, &reserve.lending_market), false),
+            AccountMeta::new(r.address, false),
+            AccountMeta::new(r.reserve.collateral_mint, false),
+            AccountMeta::new(r.reserve.liquidity_supply, false),
+            AccountMeta::new_readonly(r.reserve.lending_market, false),
+            AccountMeta::new_readonly(r.authority, false),
             AccountMeta::new_readonly(*owner, true),
             AccountMeta::new_readonly(CLOCK_SYSVAR, false),
             AccountMeta::new_readonly(TOKEN_PROGRAM, false),
@@ -231,9 +247,10 @@ pub fn redeem_reserve_collateral(
 pub struct LendA {
     pub program: Pubkey,
     pub reserves: Vec<(VenueToken, Pubkey)>,
-    /// Reserves as first read: their accounts (market, supply, mints, oracle) never change, so
-    /// a deposit builds from this and reads only the wallet's token accounts.
-    pub known: std::sync::Mutex<std::collections::HashMap<Pubkey, Reserve>>,
+    /// Reserves as first read, with their market's authority: their accounts (market, supply,
+    /// mints, oracle) never change, so a deposit builds from this and reads only the wallet's
+    /// token accounts.
+    pub known: std::sync::Mutex<std::collections::HashMap<Pubkey, ReserveAccounts>>,
 }
 
 impl LendA {
@@ -245,22 +262,23 @@ impl LendA {
         }
     }
 
-    /// The reserve's accounts, read once.
+    /// The reserve's accounts and its market's authority, read and derived once.
     async fn reserve_accounts(
         &self,
         ledger: &dyn Ledger,
         token: &VenueToken,
-    ) -> Result<(Pubkey, Reserve), ApiError> {
+    ) -> Result<ReserveAccounts, ApiError> {
         let address = self.reserve_of(token)?;
         if let Some(known) = self.known.lock().expect("reserves").get(&address) {
-            return Ok((address, known.clone()));
+            return Ok(known.clone());
         }
         let (address, reserve) = self.reserve(ledger, token).await?;
+        let accounts = ReserveAccounts::new(self.program, address, reserve);
         self.known
             .lock()
             .expect("reserves")
-            .insert(address, reserve.clone());
-        Ok((address, reserve))
+            .insert(address, accounts.clone());
+        Ok(accounts)
     }
 }
 
@@ -331,27 +349,20 @@ impl Venue for LendA {
     ) -> Result<Transactions, ApiError> {
         // The refresh in the transaction brings the reserve's numbers up to date on chain; its
         // accounts are all this needs, so the wallet's two token accounts are the one read.
-        let (address, reserve) = self.reserve_accounts(ledger, token).await?;
-        let collateral = associated_token_account(wallet, &reserve.collateral_mint, &TOKEN_PROGRAM);
-        let source_account = associated_token_account(wallet, &token.mint, &TOKEN_PROGRAM);
-        let found = read(ledger, &[source_account, collateral]).await?;
-        let source = TokenLeg::source_as_read(wallet, token, amount, &found[0])?;
+        let r = self.reserve_accounts(ledger, token).await?;
+        let collateral = AssociatedAccount::of(wallet, &r.reserve.collateral_mint, &TOKEN_PROGRAM);
+        let source_account = AssociatedAccount::of(wallet, &token.mint, &TOKEN_PROGRAM);
+        let found = read(ledger, &[source_account.address, collateral.address]).await?;
+        let source = TokenLeg::source_as_read(wallet, token, amount, &source_account, &found[0])?;
         let mut ixs = source.before;
         if found[1].is_none() {
-            ixs.push(create_associated_account(
-                wallet,
-                wallet,
-                &reserve.collateral_mint,
-                &TOKEN_PROGRAM,
-            ));
+            ixs.push(collateral.create(wallet));
         }
-        ixs.push(refresh_reserve(&self.program, &address, &reserve));
+        ixs.push(refresh_reserve(&r.program, &r.address, &r.reserve));
         ixs.push(deposit_reserve_liquidity(
-            &self.program,
-            &address,
-            &reserve,
+            &r,
             &source.account,
-            &collateral,
+            &collateral.address,
             wallet,
             amount,
         ));
@@ -366,15 +377,14 @@ impl Venue for LendA {
         token: &VenueToken,
         receipt: u64,
     ) -> Result<Transactions, ApiError> {
-        let (address, reserve) = self.reserve(ledger, token).await?;
+        let r = self.reserve_accounts(ledger, token).await?;
         let destination = TokenLeg::destination(ledger, wallet, token).await?;
-        let collateral = associated_token_account(wallet, &reserve.collateral_mint, &TOKEN_PROGRAM);
+        let collateral =
+            associated_token_account(wallet, &r.reserve.collateral_mint, &TOKEN_PROGRAM);
         let mut ixs = destination.before;
-        ixs.push(refresh_reserve(&self.program, &address, &reserve));
+        ixs.push(refresh_reserve(&r.program, &r.address, &r.reserve));
         ixs.push(redeem_reserve_collateral(
-            &self.program,
-            &address,
-            &reserve,
+            &r,
             &collateral,
             &destination.account,
             wallet,
@@ -466,15 +476,8 @@ mod tests {
             Pubkey::new_from_array([22; 32]),
             Pubkey::new_from_array([23; 32]),
         );
-        let deposit = deposit_reserve_liquidity(
-            &program,
-            &address,
-            &reserve,
-            &source,
-            &destination,
-            &owner,
-            258,
-        );
+        let accounts = ReserveAccounts::new(program, address, reserve.clone());
+        let deposit = deposit_reserve_liquidity(&accounts, &source, &destination, &owner, 258);
         assert_eq!(deposit.data, [4, 2, 1, 0, 0, 0, 0, 0, 0]);
         let flags: Vec<(bool, bool)> = deposit
             .accounts
@@ -485,16 +488,13 @@ mod tests {
         assert_eq!(flags, [w, w, w, w, w, r, r, s, r, r]);
         assert_eq!(deposit.accounts[3].pubkey, reserve.liquidity_supply);
         assert_eq!(deposit.accounts[4].pubkey, reserve.collateral_mint);
-        assert_eq!(deposit.accounts[8].pubkey, CLOCK_SYSVAR);
-        let redeem = redeem_reserve_collateral(
-            &program,
-            &address,
-            &reserve,
-            &destination,
-            &source,
-            &owner,
-            1,
+        // The market's authority: the program address of the market alone.
+        assert_eq!(
+            deposit.accounts[6].pubkey,
+            Pubkey::find_program_address(&[reserve.lending_market.as_ref()], &program).0
         );
+        assert_eq!(deposit.accounts[8].pubkey, CLOCK_SYSVAR);
+        let redeem = redeem_reserve_collateral(&accounts, &destination, &source, &owner, 1);
         assert_eq!(redeem.data, [5, 1, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(redeem.accounts[3].pubkey, reserve.collateral_mint);
         assert_eq!(redeem.accounts[4].pubkey, reserve.liquidity_supply);

@@ -244,26 +244,52 @@ pub fn token_balance(account: &Option<LedgerAccount>) -> u64 {
         .unwrap_or(0)
 }
 
-/// The associated token program's `CreateIdempotent` (instruction 1): `owner`'s account of
-/// `mint` under `token_program`, paid by `payer`.
+/// A wallet's associated token account of a mint, derived once (a derivation is a search for
+/// an address off the curve, the costliest step of building a deposit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AssociatedAccount {
+    pub owner: Pubkey,
+    pub mint: Pubkey,
+    pub token_program: Pubkey,
+    pub address: Pubkey,
+}
+
+impl AssociatedAccount {
+    pub fn of(owner: &Pubkey, mint: &Pubkey, token_program: &Pubkey) -> AssociatedAccount {
+        AssociatedAccount {
+            owner: *owner,
+            mint: *mint,
+            token_program: *token_program,
+            address: associated_token_account(owner, mint, token_program),
+        }
+    }
+
+    /// The associated token program's `CreateIdempotent` (instruction 1) of this account,
+    /// paid by `payer`.
+    pub fn create(&self, payer: &Pubkey) -> Instruction {
+        Instruction {
+            program_id: ASSOCIATED_TOKEN_PROGRAM,
+            accounts: vec![
+                AccountMeta::new(*payer, true),
+                AccountMeta::new(self.address, false),
+                AccountMeta::new_readonly(self.owner, false),
+                AccountMeta::new_readonly(self.mint, false),
+                AccountMeta::new_readonly(system_program::ID, false),
+                AccountMeta::new_readonly(self.token_program, false),
+            ],
+            data: vec![1],
+        }
+    }
+}
+
+/// `CreateIdempotent` of `owner`'s account of `mint` under `token_program`, paid by `payer`.
 pub fn create_associated_account(
     payer: &Pubkey,
     owner: &Pubkey,
     mint: &Pubkey,
     token_program: &Pubkey,
 ) -> Instruction {
-    Instruction {
-        program_id: ASSOCIATED_TOKEN_PROGRAM,
-        accounts: vec![
-            AccountMeta::new(*payer, true),
-            AccountMeta::new(associated_token_account(owner, mint, token_program), false),
-            AccountMeta::new_readonly(*owner, false),
-            AccountMeta::new_readonly(*mint, false),
-            AccountMeta::new_readonly(system_program::ID, false),
-            AccountMeta::new_readonly(*token_program, false),
-        ],
-        data: vec![1],
-    }
+    AssociatedAccount::of(owner, mint, token_program).create(payer)
 }
 
 /// SPL Token's `SyncNative` (17): a wrapped-SOL account's amount follows its lamports.
@@ -311,40 +337,36 @@ impl TokenLeg {
         token: &VenueToken,
         amount: u64,
     ) -> Result<TokenLeg, ApiError> {
-        let account = associated_token_account(wallet, &token.mint, &TOKEN_PROGRAM);
-        let existing = read(ledger, &[account]).await?.remove(0);
-        TokenLeg::source_as_read(wallet, token, amount, &existing)
+        let account = AssociatedAccount::of(wallet, &token.mint, &TOKEN_PROGRAM);
+        let existing = read(ledger, &[account.address]).await?.remove(0);
+        TokenLeg::source_as_read(wallet, token, amount, &account, &existing)
     }
 
-    /// [`TokenLeg::source`] from the wallet's associated account of the token as already read
-    /// (`existing`), for a venue that reads it with its other accounts in one call.
+    /// [`TokenLeg::source`] from the wallet's associated account of the token (`account`) as
+    /// already read (`existing`), for a venue that reads it with its other accounts in one call.
     pub fn source_as_read(
         wallet: &Pubkey,
         token: &VenueToken,
         amount: u64,
+        account: &AssociatedAccount,
         existing: &Option<LedgerAccount>,
     ) -> Result<TokenLeg, ApiError> {
-        let account = associated_token_account(wallet, &token.mint, &TOKEN_PROGRAM);
+        let address = account.address;
         let mut leg = TokenLeg {
-            account,
+            account: address,
             before: vec![],
             after: vec![],
         };
         if token.mint == NATIVE_MINT {
             if existing.is_none() {
-                leg.before.push(create_associated_account(
-                    wallet,
-                    wallet,
-                    &NATIVE_MINT,
-                    &TOKEN_PROGRAM,
-                ));
-                leg.after.push(close_account(&account, wallet, wallet));
+                leg.before.push(account.create(wallet));
+                leg.after.push(close_account(&address, wallet, wallet));
             }
             leg.before
                 .push(anchor_lang::solana_program::system_instruction::transfer(
-                    wallet, &account, amount,
+                    wallet, &address, amount,
                 ));
-            leg.before.push(sync_native(&account));
+            leg.before.push(sync_native(&address));
         } else if token_balance(existing) < amount {
             return Err(ApiError::coded(
                 StatusCode::BAD_REQUEST,
@@ -365,22 +387,18 @@ impl TokenLeg {
         wallet: &Pubkey,
         token: &VenueToken,
     ) -> Result<TokenLeg, ApiError> {
-        let account = associated_token_account(wallet, &token.mint, &TOKEN_PROGRAM);
-        let existing = read(ledger, &[account]).await?.remove(0);
+        let account = AssociatedAccount::of(wallet, &token.mint, &TOKEN_PROGRAM);
+        let existing = read(ledger, &[account.address]).await?.remove(0);
         let mut leg = TokenLeg {
-            account,
+            account: account.address,
             before: vec![],
             after: vec![],
         };
         if existing.is_none() {
-            leg.before.push(create_associated_account(
-                wallet,
-                wallet,
-                &token.mint,
-                &TOKEN_PROGRAM,
-            ));
+            leg.before.push(account.create(wallet));
             if token.mint == NATIVE_MINT {
-                leg.after.push(close_account(&account, wallet, wallet));
+                leg.after
+                    .push(close_account(&account.address, wallet, wallet));
             }
         }
         Ok(leg)
@@ -393,12 +411,10 @@ pub async fn receipt_account(
     wallet: &Pubkey,
     mint: &Pubkey,
 ) -> Result<(Pubkey, Option<Instruction>), ApiError> {
-    let account = associated_token_account(wallet, mint, &TOKEN_PROGRAM);
-    let existing = read(ledger, &[account]).await?.remove(0);
-    let create = existing
-        .is_none()
-        .then(|| create_associated_account(wallet, wallet, mint, &TOKEN_PROGRAM));
-    Ok((account, create))
+    let account = AssociatedAccount::of(wallet, mint, &TOKEN_PROGRAM);
+    let existing = read(ledger, &[account.address]).await?.remove(0);
+    let create = existing.is_none().then(|| account.create(wallet));
+    Ok((account.address, create))
 }
 
 /// The first 8 bytes of SHA-256 of `preimage`: an Anchor discriminator
