@@ -377,24 +377,6 @@ impl DefiApi {
         .await?;
         Ok(DepositPrepared::from(prepared))
     }
-
-    /// The wallet's oldest open backing at `venue` of `symbol` (the per-venue withdrawals name
-    /// a venue and token, not a backing).
-    async fn backing_of(
-        &self,
-        wallet: &Wallet,
-        venue: VenueId,
-        symbol: TokenSymbol,
-    ) -> Result<PreparedId, ApiError> {
-        self.state.defi.live(venue)?;
-        let positions = reads::positions(&self.state, wallet).await?;
-        positions
-            .iter()
-            .find(|p| p.protocol == venue && p.token_symbol == symbol)
-            .map(|p| p.backing_id.parse().map_err(ApiError::internal))
-            .transpose()?
-            .ok_or_else(|| ApiError::not_found("backing at this venue"))
-    }
 }
 
 #[OpenApi(tag = "Tag::Defi")]
@@ -663,16 +645,22 @@ impl DefiApi {
         ))
     }
 
-    /// `lend_b` withdrawal of the wallet's backing there of `symbol`.
+    /// `lend_b` withdrawal of the wallet's backing there of `symbol` whose deposit was
+    /// `amount_base` (a backing is withdrawn whole; 404 when none was of that amount).
     #[oai(path = "/defi/lend_b/withdraw", method = "post")]
     async fn lend_b_withdraw(
         &self,
         body: Json<BaseUnitsBody>,
     ) -> Answer<Json<WithdrawalPrepared>, PrepareRefusals> {
         let b = body.0;
-        let backing = self
-            .backing_of(&b.wallet_address, VenueId::LendB, b.symbol)
-            .await?;
+        let backing = withdrawal::backing_of_amount(
+            &self.state,
+            &b.wallet_address,
+            VenueId::LendB,
+            b.symbol,
+            b.amount.get(),
+        )
+        .await?;
         let prepared = withdrawal::prepare(&self.state, backing, b.wallet_address).await?;
         Ok(Json(WithdrawalPrepared::from(prepared)))
     }
@@ -715,16 +703,26 @@ impl DefiApi {
         ))
     }
 
-    /// `stake_b` liquid unstake of the wallet's backing there; mainnet.
+    /// `stake_b` liquid unstake of the wallet's backing there whose deposit was `amount_sol`;
+    /// mainnet.
     #[oai(path = "/defi/stake_b/withdraw", method = "post")]
     async fn stake_b_withdraw(
         &self,
         body: Json<StakeBody>,
     ) -> Answer<Json<WithdrawalPrepared>, PrepareRefusals> {
         let b = body.0;
-        let backing = self
-            .backing_of(&b.wallet_address, VenueId::StakeB, TokenSymbol::Sol)
-            .await?;
+        let lamports = b
+            .amount_sol
+            .to_base_units(TokenSymbol::Sol.decimals())
+            .map_err(|e| ApiError::validation(format!("amount_sol {e}")))?;
+        let backing = withdrawal::backing_of_amount(
+            &self.state,
+            &b.wallet_address,
+            VenueId::StakeB,
+            TokenSymbol::Sol,
+            lamports,
+        )
+        .await?;
         let prepared = withdrawal::prepare(&self.state, backing, b.wallet_address).await?;
         Ok(Json(WithdrawalPrepared::from(prepared)))
     }
@@ -749,16 +747,22 @@ impl DefiApi {
         ))
     }
 
-    /// `lend_c` withdrawal of the wallet's backing there; mainnet.
+    /// `lend_c` withdrawal of the wallet's backing there whose deposit was `amount_raw`;
+    /// mainnet.
     #[oai(path = "/defi/lend_c/withdraw", method = "post")]
     async fn lend_c_withdraw(
         &self,
         body: Json<RawUnitsBody>,
     ) -> Answer<Json<WithdrawalPrepared>, PrepareRefusals> {
         let b = body.0;
-        let backing = self
-            .backing_of(&b.wallet_address, VenueId::LendC, b.symbol)
-            .await?;
+        let backing = withdrawal::backing_of_amount(
+            &self.state,
+            &b.wallet_address,
+            VenueId::LendC,
+            b.symbol,
+            b.amount_raw.get(),
+        )
+        .await?;
         let prepared = withdrawal::prepare(&self.state, backing, b.wallet_address).await?;
         Ok(Json(WithdrawalPrepared::from(prepared)))
     }

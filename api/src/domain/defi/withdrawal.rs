@@ -9,7 +9,7 @@ use narrative_store::entities::defi_positions;
 use poem::http::StatusCode;
 use sea_orm::{
     ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait, PaginatorTrait, QueryFilter,
-    QuerySelect,
+    QueryOrder, QuerySelect,
 };
 use serde::{Deserialize, Serialize};
 
@@ -60,6 +60,35 @@ async fn open_position(
         return Err(already_withdrawn());
     }
     Ok(position)
+}
+
+/// The wallet's open backing at `venue` of `symbol` whose deposit was `amount_base`, the
+/// oldest when several were: the per-venue withdrawals of spec 4.5 take an amount, and a
+/// backing is withdrawn whole, so the amount names the backing (docs/decisions.md).
+pub async fn backing_of_amount(
+    state: &AppState,
+    wallet: &Wallet,
+    venue: VenueId,
+    symbol: TokenSymbol,
+    amount_base: u64,
+) -> Result<PreparedId, ApiError> {
+    state.defi.live(venue)?;
+    let amount = i64::try_from(amount_base)
+        .map_err(|_| ApiError::not_found("open backing of this amount at this venue"))?;
+    defi_positions::Entity::find()
+        .filter(defi_positions::Column::Wallet.eq(wallet.to_string()))
+        .filter(defi_positions::Column::Protocol.eq(venue.to_string()))
+        .filter(defi_positions::Column::TokenSymbol.eq(symbol.to_string()))
+        .filter(defi_positions::Column::Status.eq("confirmed"))
+        .filter(defi_positions::Column::AmountBase.eq(amount))
+        .order_by_asc(defi_positions::Column::CreatedAt)
+        .order_by_asc(defi_positions::Column::Id)
+        .one(state.store.db())
+        .await?
+        .ok_or_else(|| ApiError::not_found("open backing of this amount at this venue"))?
+        .id
+        .parse()
+        .map_err(ApiError::internal)
 }
 
 fn already_withdrawn() -> ApiError {
