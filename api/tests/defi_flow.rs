@@ -1,8 +1,10 @@
 //! DeFi earn over HTTP against solana-program-test, with the SPL token-lending double (`lend_a`)
-//! registered under the program's real devnet id: APYs read from the reserve, a deposit routed
-//! to lend_a, signed and confirmed (collateral really minted, SOL really moved), allocation and
-//! yield as the reserve's rate grows, and the withdrawal paying principal plus interest. What
-//! the flow must refuse is refused with nothing recorded.
+//! and the Kamino Lending double (`lend_b`) registered under the programs' real ids: APYs read
+//! from the reserves, deposits routed or sent to a venue, signed and confirmed (collateral
+//! really minted, SOL really moved), allocation and yield as the reserves' rates grow, and the
+//! withdrawals paying principal plus interest. What the flow must refuse is refused with nothing
+//! recorded: another transaction's or another wallet's signature, a signature that never
+//! landed, and everything while the RPC node does not answer.
 
 mod common;
 
@@ -11,6 +13,7 @@ use std::sync::Arc;
 use common::bank::BankLedger;
 use common::{chain, TestServer};
 use integration_tests::harness::{HarnessOptions, SOL};
+use integration_tests::venues::klend::{self, KaminoMarket};
 use integration_tests::venues::{LendingMarket, TOKEN_LENDING};
 use narrative_api::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
 use narrative_api::clock::{ManualClock, SharedClock};
@@ -26,6 +29,7 @@ struct Flow {
     ledger: Arc<BankLedger>,
     clock: Arc<ManualClock>,
     market: LendingMarket,
+    kamino: KaminoMarket,
     wallet: Keypair,
     stranger: Keypair,
 }
@@ -36,17 +40,22 @@ impl Flow {
         let shared: SharedClock = clock.clone();
         let options = HarnessOptions {
             token_lending: true,
+            klend: true,
             ..Default::default()
         };
         let (server, ledger) = chain::start_on_bank_at(shared, options, |h, c| {
             let market = h.lending.expect("the double is installed");
             c.lend_a_reserves = vec![format!("SOL={}", market.sol_reserve)];
+            let kamino = h.kamino.expect("the double is installed");
+            c.lend_b_market = Some(kamino.market.to_string());
+            c.lend_b_reserves = vec![format!("SOL={}", kamino.sol_reserve)];
         })
         .await;
-        let (market, wallet, stranger) = {
+        let (market, kamino, wallet, stranger) = {
             let h = ledger.harness.lock().await;
             (
                 h.lending.unwrap(),
+                h.kamino.unwrap(),
                 h.wallets[0].insecure_clone(),
                 h.wallets[1].insecure_clone(),
             )
@@ -56,6 +65,7 @@ impl Flow {
             ledger,
             clock,
             market,
+            kamino,
             wallet,
             stranger,
         }
@@ -75,17 +85,44 @@ impl Flow {
     /// Signs every transaction of a prepare answer in order and sends it; the last one's
     /// signature.
     async fn sign_and_send(&self, prepared: &Value, wallet: &Keypair) -> String {
-        let mut last = String::new();
+        self.sign_and_send_all(prepared, wallet)
+            .await
+            .pop()
+            .expect("one transaction at least")
+    }
+
+    /// Every signature, in order.
+    async fn sign_and_send_all(&self, prepared: &Value, wallet: &Keypair) -> Vec<String> {
+        let mut signatures = Vec::new();
         for tx in prepared["transactions"].as_array().expect("transactions") {
             let signed = chain::sign(&json!({"transaction": tx}), wallet);
-            last = self
+            let signature = self
                 .ledger
                 .process(signed)
                 .await
-                .expect("the prepared transaction lands")
-                .to_string();
+                .expect("the prepared transaction lands");
+            signatures.push(signature.to_string());
         }
-        last
+        signatures
+    }
+
+    async fn kamino_collateral(&self, owner: &narrative_sdk::Pubkey) -> u64 {
+        let obligation = klend::vanilla_obligation(owner, &self.kamino.market);
+        let raw = self
+            .ledger
+            .harness
+            .lock()
+            .await
+            .raw_account(obligation)
+            .await;
+        raw.map_or(0, |a| klend::deposited(&a.data, &self.kamino.sol_reserve))
+    }
+
+    async fn positions_recorded(&self) -> u64 {
+        defi_positions::Entity::find()
+            .count(self.server.db.store.db())
+            .await
+            .unwrap()
     }
 
     /// Moves the bank `slots` ahead and refreshes the reserve (as anyone may), so the
@@ -116,6 +153,19 @@ impl Flow {
         };
         h.process(&[refresh], &[]).await.expect("refresh");
     }
+
+    /// The same for the Kamino reserve (its refresh is public too).
+    #[allow(deprecated)]
+    async fn accrue_kamino(&self, slots: u64) {
+        use narrative_api::chain::venues::lend_b;
+        let mut h = self.ledger.harness.lock().await;
+        let slot = h.clock().await.slot;
+        h.ctx.warp_to_slot(slot + slots).expect("warp");
+        let account = h.raw_account(self.kamino.sol_reserve).await.unwrap();
+        let reserve = lend_b::Reserve::decode(&account.data).expect("a klend reserve");
+        let refresh = lend_b::refresh_reserve(&self.kamino.sol_reserve, &reserve);
+        h.process(&[refresh], &[]).await.expect("refresh");
+    }
 }
 
 #[tokio::test]
@@ -135,7 +185,7 @@ async fn a_deposit_earns_at_the_reserves_rate_and_comes_back_with_its_yield() {
     assert_eq!(apys["protocols"]["stake_a"]["testnet_available"], false);
     assert_eq!(apys["borrow_enabled"], false);
 
-    // Deposit 10 SOL, routed (lend_a is the only live venue taking SOL here).
+    // Deposit 10 SOL, routed: lend_a pays more than lend_b (below), so it gets the deposit.
     let (status, prepared) = f
         .server
         .post(
@@ -348,4 +398,223 @@ async fn bad_requests_and_unwired_venues_are_refused_in_the_envelope() {
     assert_eq!(status, StatusCode::OK, "{staking}");
     assert_eq!(staking["staked_amount"], 0.0);
     assert_eq!(staking["positions"], json!([]));
+}
+
+#[tokio::test]
+async fn a_kamino_deposit_sets_up_the_obligation_once_and_comes_back_with_its_interest() {
+    let f = Flow::start().await;
+    let wallet = f.wallet.pubkey();
+    let k = f.kamino;
+
+    // lend_b's APY from its reserve: 50 % utilised on a 0 → 20 % curve is a 10 % borrow APR,
+    // a 5 % supply APR, 5.127 % compounded per slot. Routing prefers lend_a's 5.786 %.
+    let (_, apys) = f.server.get("/v1/defi/apys").await;
+    let lend_b = apys["apys"]["lend_b"].as_f64().unwrap();
+    assert!((lend_b - 5.127).abs() < 0.001, "{apys}");
+    assert_eq!(apys["sources"]["lend_b"]["source"], "ledger", "{apys}");
+    assert_eq!(apys["protocols"]["lend_b"]["testnet_available"], true);
+    let (status, routed) = f
+        .server
+        .post(
+            "/v1/defi/deposit/prepare",
+            &json!({"wallet": wallet.to_string(), "token_symbol": "SOL", "amount": 1}),
+        )
+        .await;
+    assert_eq!(
+        (status, &routed["protocol"]),
+        (StatusCode::OK, &json!("lend_a"))
+    );
+
+    // The first lend_b deposit: the wallet's user metadata and obligation first, then the
+    // deposit.
+    let (status, first) = f
+        .server
+        .post(
+            "/v1/defi/lend_b/deposit",
+            &json!({"wallet_address": wallet.to_string(), "symbol": "SOL", "amount_base": 10 * SOL}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    assert_eq!(first["protocol"], "lend_b");
+    assert_eq!(first["status"], "ready_to_sign");
+    assert_eq!(first["transactions"].as_array().unwrap().len(), 2);
+    assert_eq!(first["transactions"][1], first["transaction"]);
+    let signatures = f.sign_and_send_all(&first, &f.wallet).await;
+    // 10 SOL at 1,900 collateral units per 2,000 SOL (a little less: interest accrued since
+    // genesis) sit in the obligation; the SOL is in the reserve's supply.
+    let collateral = f.kamino_collateral(&wallet).await;
+    assert!(
+        (9_499_000_000..9_500_000_000).contains(&collateral),
+        "{collateral}"
+    );
+    assert_eq!(
+        f.token_balance(k.liquidity_supply).await,
+        klend::START_AVAILABLE + 10 * SOL
+    );
+    assert_eq!(f.token_balance(k.collateral_vault).await, collateral);
+
+    // A stranger's own deposit lands too (its own obligation).
+    let (_, theirs) = f
+        .server
+        .post(
+            "/v1/defi/deposit/prepare",
+            &json!({"wallet": f.stranger.pubkey().to_string(), "token_symbol": "SOL",
+                    "amount": 3, "protocol": "lend_b"}),
+        )
+        .await;
+    let their_signature = f.sign_and_send(&theirs, &f.stranger).await;
+    assert!(f.kamino_collateral(&f.stranger.pubkey()).await > 2 * SOL);
+
+    // Confirming with the set-up transaction's signature, or with the stranger's deposit, is
+    // refused: neither is the prepared transaction. Nothing is recorded.
+    let backing_id = first["backing_id"].as_str().unwrap().to_owned();
+    let confirm = |sig: &str| json!({"backing_id": backing_id, "tx_signature": sig, "wallet": wallet.to_string()});
+    for (signature, what) in [
+        (&signatures[0], "the set-up transaction"),
+        (&their_signature, "another wallet's deposit"),
+    ] {
+        let (status, refused) = f
+            .server
+            .post("/v1/defi/deposit/confirm", &confirm(signature))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{what}: {refused}");
+        assert_eq!(refused["error"], "transaction_mismatch", "{what}");
+    }
+    assert_eq!(f.positions_recorded().await, 0);
+    let (status, confirmed) = f
+        .server
+        .post("/v1/defi/deposit/confirm", &confirm(&signatures[1]))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    assert_eq!(confirmed["protocol"], "lend_b");
+    assert_eq!(f.positions_recorded().await, 1);
+
+    // A second deposit needs no set-up any more: one transaction.
+    let (status, second) = f
+        .server
+        .post(
+            "/v1/defi/deposit/prepare",
+            &json!({"wallet": wallet.to_string(), "token_symbol": "SOL", "amount": "2",
+                    "protocol": "lend_b"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{second}");
+    assert_eq!(second["status"], "ready_to_confirm");
+    assert_eq!(second["transactions"].as_array().unwrap().len(), 1);
+    let second_signature = f.sign_and_send(&second, &f.wallet).await;
+
+    // While the RPC node does not answer: a prepare and a confirm get 503 and write nothing.
+    let prepared_rows = || async {
+        narrative_store::entities::prepared_transactions::Entity::find()
+            .count(f.server.db.store.db())
+            .await
+            .unwrap()
+    };
+    let rows_before = prepared_rows().await;
+    f.ledger.set_offline(true);
+    f.clock.advance(11); // past the rate cache, so the venue is asked
+    let (status, down) = f
+        .server
+        .post(
+            "/v1/defi/deposit/prepare",
+            &json!({"wallet": wallet.to_string(), "token_symbol": "SOL", "amount": 1,
+                    "protocol": "lend_b"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{down}");
+    let second_confirm = json!({"backing_id": second["backing_id"], "tx_signature": second_signature,
+                                "wallet": wallet.to_string()});
+    let (status, down) = f
+        .server
+        .post("/v1/defi/deposit/confirm", &second_confirm)
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{down}");
+    assert_eq!(prepared_rows().await, rows_before);
+    assert_eq!(f.positions_recorded().await, 1);
+    // Back online, the same confirm records it.
+    f.ledger.set_offline(false);
+    let (status, confirmed) = f
+        .server
+        .post("/v1/defi/deposit/confirm", &second_confirm)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    assert_eq!(f.positions_recorded().await, 2);
+
+    let path = format!("/v1/defi/allocation/{wallet}");
+    let (_, allocation) = f.server.get(&path).await;
+    assert_eq!(allocation["total_sol"], 12.0, "{allocation}");
+    assert_eq!(allocation["positions"].as_array().unwrap().len(), 2);
+    assert_eq!(allocation["allocation"][0]["protocol"], "lend_b");
+
+    // A tenth of a year of slots: 1,000 SOL lent at 9.9 % (the curve at 49.6 % utilised) is
+    // ~9.9 SOL more over ~2,015 SOL of liquidity, so the wallet's 12 SOL earn ~0.059 SOL.
+    f.accrue_kamino(6_307_200).await;
+    f.clock.advance(11);
+    let (_, earned) = f.server.get(&format!("/v1/defi/yield/{wallet}")).await;
+    let yield_sol = earned["yield_earned_sol"].as_f64().unwrap();
+    assert!((yield_sol - 0.0590).abs() < 0.001, "{earned}");
+
+    // The per-venue withdrawal names a backing by its amount: 2 SOL is the second deposit;
+    // an amount no backing has is not found.
+    let per_venue = |amount: u64| json!({"wallet_address": wallet.to_string(), "symbol": "SOL", "amount_base": amount});
+    let (status, none) = f
+        .server
+        .post("/v1/defi/lend_b/withdraw", &per_venue(5 * SOL))
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{none}");
+    let (status, withdrawal) = f
+        .server
+        .post("/v1/defi/lend_b/withdraw", &per_venue(2 * SOL))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{withdrawal}");
+    assert_eq!(withdrawal["backing_id"], second["backing_id"]);
+    // The second backing, then the first: the wallet's last open backing at the venue redeems
+    // everything the obligation holds of it, so no rounding dust stays behind.
+    let mut paid = 0;
+    for backing in [second["backing_id"].clone(), json!(backing_id)] {
+        let withdrawal = if backing == second["backing_id"] {
+            withdrawal.clone()
+        } else {
+            let (status, withdrawal) = f
+                .server
+                .post(
+                    "/v1/defi/withdrawal/prepare",
+                    &json!({"backing_id": backing, "wallet": wallet.to_string()}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{withdrawal}");
+            withdrawal
+        };
+        let expected = withdrawal["expected_amount_base"]
+            .as_u64()
+            .expect("expected");
+        let before = f.lamports(&wallet).await;
+        let signature = f.sign_and_send(&withdrawal, &f.wallet).await;
+        let received = f.lamports(&wallet).await - before;
+        assert!(
+            received + 10_000 >= expected && received <= expected,
+            "{received} vs {expected}"
+        );
+        paid += expected;
+        let (status, done) = f
+            .server
+            .post(
+                "/v1/defi/withdrawal/confirm",
+                &json!({"backing_id": backing, "tx_signature": signature,
+                        "wallet": wallet.to_string()}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{done}");
+        assert_eq!(done["status"], "withdrawn");
+    }
+    // Principal and interest came back; the obligation holds nothing of the reserve; every
+    // collateral unit minted for the wallet was burned (the stranger's remain).
+    assert!(paid > 12 * SOL + 58 * SOL / 1_000, "{paid}");
+    assert_eq!(f.kamino_collateral(&wallet).await, 0);
+    assert_eq!(
+        f.token_balance(k.collateral_vault).await,
+        f.kamino_collateral(&f.stranger.pubkey()).await
+    );
+    let (_, allocation) = f.server.get(&path).await;
+    assert_eq!(allocation["empty"], true, "{allocation}");
 }

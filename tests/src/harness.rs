@@ -43,6 +43,8 @@ pub struct HarnessOptions {
     pub wallet_lamports: u64,
     /// Installs the SPL token-lending double with a SOL reserve (`crate::venues`).
     pub token_lending: bool,
+    /// Installs the Kamino Lending double with a SOL reserve (`crate::venues::klend`).
+    pub klend: bool,
 }
 
 impl Default for HarnessOptions {
@@ -54,6 +56,7 @@ impl Default for HarnessOptions {
             wallets: 4,
             wallet_lamports: 1_000 * SOL,
             token_lending: false,
+            klend: false,
         }
     }
 }
@@ -106,6 +109,8 @@ pub struct Harness {
     address_counter: u32,
     /// The token-lending double's market, when installed.
     pub lending: Option<crate::venues::LendingMarket>,
+    /// The Kamino double's market, when installed.
+    pub kamino: Option<crate::venues::klend::KaminoMarket>,
 }
 
 fn funded(lamports: u64) -> Account {
@@ -144,9 +149,15 @@ impl Harness {
         for w in &wallets {
             pt.add_account(w.pubkey(), funded(options.wallet_lamports));
         }
+        if options.token_lending || options.klend {
+            crate::venues::install_native_mint(&mut pt);
+        }
         let lending = options
             .token_lending
             .then(|| crate::venues::install_token_lending(&mut pt));
+        let kamino = options
+            .klend
+            .then(|| crate::venues::klend::install_klend(&mut pt));
         let ctx = pt.start_with_context().await;
         let mut h = Harness {
             ctx,
@@ -160,6 +171,7 @@ impl Harness {
             market_counter: 0,
             address_counter: 0,
             lending,
+            kamino,
         };
         h.warp_to(START_TIME).await;
 

@@ -26,6 +26,8 @@ pub struct BankLedger {
     landed: std::sync::Mutex<HashMap<Signature, LandedTransaction>>,
     /// What ran, with its inner instructions, so a test can index it as the indexer would.
     recorded: std::sync::Mutex<HashMap<Signature, Recorded>>,
+    /// While set, every read and send fails as an RPC node that does not answer would.
+    offline: std::sync::atomic::AtomicBool,
 }
 
 /// A transaction as the indexer receives it.
@@ -46,7 +48,25 @@ impl BankLedger {
             harness: Arc::new(Mutex::new(harness)),
             landed: Default::default(),
             recorded: Default::default(),
+            offline: Default::default(),
         })
+    }
+
+    /// Makes the ledger stop (or start again) answering the api, as an RPC outage would; the
+    /// bank itself keeps running, so a test can still land transactions through `process`.
+    pub fn set_offline(&self, offline: bool) {
+        self.offline
+            .store(offline, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn answering(&self) -> Result<(), LedgerError> {
+        if self.offline.load(std::sync::atomic::Ordering::SeqCst) {
+            Err(LedgerError::Unavailable(
+                "the test's RPC node is offline".into(),
+            ))
+        } else {
+            Ok(())
+        }
     }
 
     /// Executes a wallet-signed transaction; `Err` carries the bank's error, and the
@@ -93,6 +113,7 @@ impl BankLedger {
 #[async_trait::async_trait]
 impl Ledger for BankLedger {
     async fn latest_blockhash(&self) -> Result<Hash, LedgerError> {
+        self.answering()?;
         let h = self.harness.lock().await;
         h.ctx
             .banks_client
@@ -105,6 +126,7 @@ impl Ledger for BankLedger {
         &self,
         signature: &Signature,
     ) -> Result<Option<SignatureStatus>, LedgerError> {
+        self.answering()?;
         Ok(self
             .landed
             .lock()
@@ -120,6 +142,7 @@ impl Ledger for BankLedger {
         &self,
         signature: &Signature,
     ) -> Result<Option<LandedTransaction>, LedgerError> {
+        self.answering()?;
         Ok(self.landed.lock().unwrap().get(signature).cloned())
     }
 
@@ -127,6 +150,7 @@ impl Ledger for BankLedger {
         &self,
         addresses: &[Pubkey],
     ) -> Result<(u64, Vec<Option<LedgerAccount>>), LedgerError> {
+        self.answering()?;
         let mut h = self.harness.lock().await;
         let slot = h.clock().await.slot;
         let mut accounts = Vec::with_capacity(addresses.len());
@@ -141,6 +165,7 @@ impl Ledger for BankLedger {
     }
 
     async fn send(&self, tx: &VersionedTransaction) -> Result<Signature, LedgerError> {
+        self.answering()?;
         let legacy = tx
             .clone()
             .into_legacy_transaction()

@@ -1,8 +1,3 @@
-//! Test doubles of the outside venues, which cannot run here: native programs registered under
-//! the venues' real program ids that accept exactly the instructions and accounts of their
-//! published interfaces, and move real tokens. They are stand-ins, not the venues: they share
-//! the interface (tags, account order and flags, account layouts), not the venues' code.
-//!
 //! SPL token-lending (`lend_a`): `RefreshReserve` (3) accrues interest on what is lent out,
 //! `DepositReserveLiquidity` (4) takes liquidity and mints collateral, `RedeemReserveCollateral`
 //! (5) burns collateral and pays liquidity, both at the reserve's exchange rate and only right
@@ -12,24 +7,23 @@
 
 use anchor_lang::prelude::{AccountInfo, ProgramError, Pubkey};
 use anchor_lang::prelude::{Clock, SolanaSysvar};
+use anchor_lang::solana_program::entrypoint::ProgramResult;
 use anchor_lang::solana_program::program::{invoke, invoke_signed};
-use anchor_lang::solana_program::program_pack::Pack;
-use anchor_lang::solana_program::{entrypoint::ProgramResult, msg};
 use anchor_spl::token::spl_token;
 use solana_account::Account;
 use solana_keypair::Keypair;
 use solana_program_test::{processor, ProgramTest};
 use solana_signer::Signer;
 
+use super::{
+    key, mint_account, owned_by, token_account, u128_at, u64_at, CLOCK_ID, NATIVE_MINT, RENT,
+};
 use crate::harness::{keypair, SOL};
 
 /// SPL token-lending's devnet program id (`token-lending/program/src/lib.rs`).
 pub const TOKEN_LENDING: Pubkey =
     Pubkey::from_str_const("6TvznH3B2e3p2mbhufNBpgSrLx6UkgvxtVQvopEZ2kuH");
-pub const NATIVE_MINT: Pubkey =
-    Pubkey::from_str_const("So11111111111111111111111111111111111111112");
 pub const RESERVE_LEN: usize = 571;
-const CLOCK_ID: Pubkey = Pubkey::from_str_const("SysvarC1ock11111111111111111111111111111111");
 pub const WAD: u128 = 1_000_000_000_000_000_000;
 pub const SLOTS_PER_YEAR: u128 = 78_840_000;
 
@@ -49,16 +43,6 @@ mod at {
     pub const OPTIMAL_UTILIZATION: usize = 299;
     pub const OPTIMAL_BORROW_RATE: usize = 304;
     pub const MAX_BORROW_RATE: usize = 305;
-}
-
-fn key(data: &[u8], offset: usize) -> Pubkey {
-    Pubkey::new_from_array(data[offset..offset + 32].try_into().unwrap())
-}
-fn u64_at(data: &[u8], offset: usize) -> u64 {
-    u64::from_le_bytes(data[offset..offset + 8].try_into().unwrap())
-}
-fn u128_at(data: &[u8], offset: usize) -> u128 {
-    u128::from_le_bytes(data[offset..offset + 16].try_into().unwrap())
 }
 
 /// The market, its authority and a SOL reserve of the double, as the harness installs them.
@@ -92,24 +76,8 @@ impl LendingMarket {
     }
 }
 
-fn packed<T: Pack>(value: T) -> Vec<u8> {
-    let mut data = vec![0u8; T::LEN];
-    value.pack_into_slice(&mut data);
-    data
-}
-
-fn owned_by(owner: Pubkey, lamports: u64, data: Vec<u8>) -> Account {
-    Account {
-        lamports,
-        data,
-        owner,
-        executable: false,
-        rent_epoch: 0,
-    }
-}
-
-/// Registers the token-lending double under its real id with a market holding a SOL reserve,
-/// and the wrapped-SOL mint (program-test's genesis has none).
+/// Registers the token-lending double under its real id with a market holding a SOL reserve.
+/// The wrapped-SOL mint is the harness's to install (`super::install_native_mint`).
 pub fn install_token_lending(pt: &mut ProgramTest) -> LendingMarket {
     let m = LendingMarket::deterministic();
     pt.add_program(
@@ -117,55 +85,17 @@ pub fn install_token_lending(pt: &mut ProgramTest) -> LendingMarket {
         TOKEN_LENDING,
         processor!(token_lending),
     );
-    let rent = 10 * SOL / 1_000; // more than any of these accounts' rent-exempt minimum
-    pt.add_account(
-        NATIVE_MINT,
-        owned_by(
-            spl_token::ID,
-            rent,
-            packed(spl_token::state::Mint {
-                mint_authority: None.into(),
-                supply: 0,
-                decimals: 9,
-                is_initialized: true,
-                freeze_authority: None.into(),
-            }),
-        ),
-    );
-    pt.add_account(m.market, owned_by(TOKEN_LENDING, rent, vec![1; 258]));
-    pt.add_account(m.oracle, owned_by(Pubkey::default(), rent, vec![]));
+    pt.add_account(m.market, owned_by(TOKEN_LENDING, RENT, vec![1; 258]));
+    pt.add_account(m.oracle, owned_by(Pubkey::default(), RENT, vec![]));
     pt.add_account(
         m.liquidity_supply,
-        owned_by(
-            spl_token::ID,
-            rent + START_AVAILABLE,
-            packed(spl_token::state::Account {
-                mint: NATIVE_MINT,
-                owner: m.authority,
-                amount: START_AVAILABLE,
-                delegate: None.into(),
-                state: spl_token::state::AccountState::Initialized,
-                is_native: Some(rent).into(),
-                delegated_amount: 0,
-                close_authority: None.into(),
-            }),
-        ),
+        token_account(NATIVE_MINT, m.authority, START_AVAILABLE),
     );
     pt.add_account(
         m.collateral_mint,
-        owned_by(
-            spl_token::ID,
-            rent,
-            packed(spl_token::state::Mint {
-                mint_authority: Some(m.authority).into(),
-                supply: START_COLLATERAL,
-                decimals: 9,
-                is_initialized: true,
-                freeze_authority: None.into(),
-            }),
-        ),
+        mint_account(Some(m.authority), START_COLLATERAL),
     );
-    pt.add_account(m.sol_reserve, reserve_account(&m, rent));
+    pt.add_account(m.sol_reserve, reserve_account(&m, RENT));
     m
 }
 
@@ -191,8 +121,7 @@ pub fn reserve_account(m: &LendingMarket, lamports: u64) -> Account {
 }
 
 fn fail(why: &str) -> ProgramError {
-    msg!("token-lending double: {}", why);
-    ProgramError::InvalidArgument
+    super::fail("token-lending", why)
 }
 
 fn check(condition: bool, why: &str) -> ProgramResult {

@@ -1,0 +1,845 @@
+//! Kamino Lending (`lend_b`): the six instructions a deposit into an obligation and its
+//! withdrawal take, with the program's discriminators, account order and flags and its account
+//! layouts (docs/venues-research.md §2; the IDL is tests/ts/venues/idl/klend.json).
+//!
+//! - `init_user_metadata` and `init_obligation` create the wallet's user metadata and its
+//!   vanilla obligation at their PDAs, paid by the fee payer.
+//! - `refresh_reserve` accrues interest on what is lent out at the rate curve's borrow rate for
+//!   the reserve's utilisation (simple interest per slot; the program compounds) and marks the
+//!   reserve fresh for this slot; `refresh_obligation` takes exactly the obligation's reserves,
+//!   fresh, and marks it fresh.
+//! - `deposit_reserve_liquidity_and_obligation_collateral_v2` moves the wallet's liquidity into
+//!   the reserve's supply, mints collateral into the reserve's collateral vault and credits it to
+//!   the obligation; `withdraw_obligation_collateral_and_redeem_reserve_collateral_v2` does the
+//!   reverse. Both need the reserve and the obligation refreshed in this slot and leave them
+//!   stale, as the program does; both round in the reserve's favour.
+//!
+//! The double has no prices, so it refuses to withdraw from an obligation that borrows (the
+//! program would check the loan-to-value instead), and it supports reserves without farms only.
+
+use anchor_lang::prelude::{AccountInfo, Clock, ProgramError, Pubkey, Rent, SolanaSysvar};
+use anchor_lang::solana_program::entrypoint::ProgramResult;
+use anchor_lang::solana_program::program::{invoke, invoke_signed};
+use anchor_lang::solana_program::system_instruction;
+use anchor_spl::token::spl_token;
+use solana_account::Account;
+use solana_program_test::{processor, ProgramTest};
+use solana_signer::Signer;
+
+use super::{key, mint_account, owned_by, put, token_account, u128_at, u64_at, NATIVE_MINT, RENT};
+use crate::harness::{keypair, SOL};
+
+/// The same id on mainnet and devnet.
+pub const KLEND: Pubkey = Pubkey::from_str_const("KLend2g3cP87fffoy8q1mQqGKjrxjC8boSyAYavgmjD");
+pub const FARMS: Pubkey = Pubkey::from_str_const("FarmsPZpWu9i7Kky8tPN37rs2TpmMrAZrC7S7vJa91Hr");
+const INSTRUCTIONS_SYSVAR: Pubkey =
+    Pubkey::from_str_const("Sysvar1nstructions1111111111111111111111111");
+const RENT_SYSVAR: Pubkey = Pubkey::from_str_const("SysvarRent111111111111111111111111111111111");
+const SYSTEM_PROGRAM: Pubkey = Pubkey::from_str_const("11111111111111111111111111111111");
+/// Slots a year, as klend counts them (`utils/consts.rs`).
+pub const SLOTS_PER_YEAR: u128 = 63_072_000;
+const FRACTION_SHIFT: u32 = 60;
+
+/// sha256("account:<Name>")[..8] and sha256("global:<name>")[..8], as published.
+mod discriminator {
+    pub const RESERVE: [u8; 8] = [43, 242, 204, 202, 26, 247, 59, 127];
+    pub const OBLIGATION: [u8; 8] = [168, 206, 141, 106, 88, 76, 172, 167];
+    pub const USER_METADATA: [u8; 8] = [157, 214, 220, 235, 98, 135, 171, 28];
+    pub const LENDING_MARKET: [u8; 8] = [246, 114, 50, 98, 72, 157, 28, 120];
+    pub const INIT_USER_METADATA: [u8; 8] = [117, 169, 176, 69, 197, 23, 15, 162];
+    pub const INIT_OBLIGATION: [u8; 8] = [251, 10, 231, 76, 27, 11, 159, 96];
+    pub const REFRESH_RESERVE: [u8; 8] = [2, 218, 138, 235, 79, 201, 25, 102];
+    pub const REFRESH_OBLIGATION: [u8; 8] = [33, 132, 147, 228, 151, 192, 72, 89];
+    pub const DEPOSIT_V2: [u8; 8] = [216, 224, 191, 27, 204, 151, 102, 175];
+    pub const WITHDRAW_V2: [u8; 8] = [235, 52, 119, 152, 149, 197, 20, 7];
+}
+
+/// Offsets in the zero-copy accounts (8-byte discriminator first).
+mod reserve {
+    pub const LEN: usize = 8624;
+    pub const LAST_UPDATE_SLOT: usize = 16;
+    pub const STALE: usize = 24;
+    pub const LENDING_MARKET: usize = 32;
+    pub const FARM_COLLATERAL: usize = 64;
+    pub const LIQUIDITY_MINT: usize = 128;
+    pub const LIQUIDITY_SUPPLY: usize = 160;
+    pub const AVAILABLE: usize = 224;
+    pub const BORROWED_SF: usize = 232;
+    pub const MINT_DECIMALS: usize = 272;
+    pub const TOKEN_PROGRAM: usize = 408;
+    pub const COLLATERAL_MINT: usize = 2560;
+    pub const COLLATERAL_TOTAL: usize = 2592;
+    pub const COLLATERAL_SUPPLY: usize = 2600;
+    pub const BORROW_RATE_CURVE: usize = 4920;
+    /// Pyth, Switchboard price, Switchboard TWAP, Scope.
+    pub const ORACLES: [usize; 4] = [5224, 5160, 5192, 5112];
+}
+
+mod obligation {
+    pub const LEN: usize = 3344;
+    pub const TAG: usize = 8;
+    pub const LAST_UPDATE_SLOT: usize = 16;
+    pub const STALE: usize = 24;
+    pub const LENDING_MARKET: usize = 32;
+    pub const OWNER: usize = 64;
+    pub const DEPOSITS: usize = 96;
+    pub const DEPOSIT_STRIDE: usize = 136;
+    pub const DEPOSIT_COUNT: usize = 8;
+    pub const DEPOSITED_AMOUNT: usize = 32;
+    pub const BORROWS: usize = 1208;
+    pub const BORROW_STRIDE: usize = 200;
+    pub const BORROW_COUNT: usize = 5;
+}
+
+mod user_metadata {
+    pub const LEN: usize = 1032;
+    pub const BUMP: usize = 40;
+    pub const LOOKUP_TABLE: usize = 48;
+    pub const OWNER: usize = 80;
+}
+
+const LENDING_MARKET_LEN: usize = 4664;
+
+/// The market and its SOL reserve as the harness installs them.
+#[derive(Debug, Clone, Copy)]
+pub struct KaminoMarket {
+    pub market: Pubkey,
+    pub authority: Pubkey,
+    pub sol_reserve: Pubkey,
+    pub liquidity_supply: Pubkey,
+    pub collateral_mint: Pubkey,
+    pub collateral_vault: Pubkey,
+}
+
+/// The SOL reserve starts with 1,000 SOL available and 1,000 lent out (utilisation 50 %) and
+/// 1,900 collateral units outstanding, so a unit is worth 2,000 / 1,900 SOL.
+pub const START_AVAILABLE: u64 = 1_000 * SOL;
+pub const START_BORROWED: u64 = 1_000 * SOL;
+pub const START_COLLATERAL: u64 = 1_900 * SOL;
+/// The borrow rate curve: 0 % at no utilisation to 20 % at full, linear (so 10 % at 50 %).
+pub const CURVE: [(u32, u32); 2] = [(0, 0), (10_000, 2_000)];
+
+impl KaminoMarket {
+    pub fn deterministic() -> KaminoMarket {
+        let market = keypair(8, 0).pubkey();
+        KaminoMarket {
+            market,
+            authority: Pubkey::find_program_address(&[b"lma", market.as_ref()], &KLEND).0,
+            sol_reserve: keypair(8, 1).pubkey(),
+            liquidity_supply: keypair(8, 2).pubkey(),
+            collateral_mint: keypair(8, 3).pubkey(),
+            collateral_vault: keypair(8, 4).pubkey(),
+        }
+    }
+}
+
+/// Registers the double under klend's id with a lending market holding a SOL reserve without
+/// farms or oracles. The wrapped-SOL mint is the harness's to install.
+pub fn install_klend(pt: &mut ProgramTest) -> KaminoMarket {
+    let m = KaminoMarket::deterministic();
+    pt.add_program("klend", KLEND, processor!(klend));
+    let mut market = vec![0u8; LENDING_MARKET_LEN];
+    put(&mut market, 0, &discriminator::LENDING_MARKET);
+    pt.add_account(m.market, owned_by(KLEND, RENT, market));
+    pt.add_account(
+        m.liquidity_supply,
+        token_account(NATIVE_MINT, m.authority, START_AVAILABLE),
+    );
+    pt.add_account(
+        m.collateral_mint,
+        mint_account(Some(m.authority), START_COLLATERAL),
+    );
+    pt.add_account(
+        m.collateral_vault,
+        token_account(m.collateral_mint, m.authority, 0),
+    );
+    pt.add_account(m.sol_reserve, reserve_account(&m));
+    m
+}
+
+/// The SOL reserve as installed (also what the api's tests read its APY from).
+pub fn reserve_account(m: &KaminoMarket) -> Account {
+    use reserve::*;
+    let mut data = vec![0u8; LEN];
+    put(&mut data, 0, &discriminator::RESERVE);
+    put(&mut data, 8, &1u64.to_le_bytes());
+    put(&mut data, LENDING_MARKET, m.market.as_ref());
+    put(&mut data, LIQUIDITY_MINT, NATIVE_MINT.as_ref());
+    put(&mut data, LIQUIDITY_SUPPLY, m.liquidity_supply.as_ref());
+    put(&mut data, AVAILABLE, &START_AVAILABLE.to_le_bytes());
+    put(
+        &mut data,
+        BORROWED_SF,
+        &((START_BORROWED as u128) << FRACTION_SHIFT).to_le_bytes(),
+    );
+    put(&mut data, MINT_DECIMALS, &9u64.to_le_bytes());
+    put(&mut data, TOKEN_PROGRAM, spl_token::ID.as_ref());
+    put(&mut data, COLLATERAL_MINT, m.collateral_mint.as_ref());
+    put(&mut data, COLLATERAL_TOTAL, &START_COLLATERAL.to_le_bytes());
+    put(&mut data, COLLATERAL_SUPPLY, m.collateral_vault.as_ref());
+    // Eleven points; the program pads a shorter curve with its last point.
+    for i in 0..11 {
+        let (u, r) = CURVE[i.min(CURVE.len() - 1)];
+        put(&mut data, BORROW_RATE_CURVE + i * 8, &u.to_le_bytes());
+        put(&mut data, BORROW_RATE_CURVE + i * 8 + 4, &r.to_le_bytes());
+    }
+    owned_by(KLEND, RENT, data)
+}
+
+/// The vanilla obligation of `owner` in `market` (tag 0, id 0, both seed accounts default).
+pub fn vanilla_obligation(owner: &Pubkey, market: &Pubkey) -> Pubkey {
+    let zero = Pubkey::default();
+    Pubkey::find_program_address(
+        &[
+            &[0],
+            &[0],
+            owner.as_ref(),
+            market.as_ref(),
+            zero.as_ref(),
+            zero.as_ref(),
+        ],
+        &KLEND,
+    )
+    .0
+}
+
+/// The collateral units `owner`'s vanilla obligation holds of `reserve` (0 when none).
+pub fn deposited(obligation_data: &[u8], reserve_key: &Pubkey) -> u64 {
+    use obligation::*;
+    (0..DEPOSIT_COUNT)
+        .map(|i| DEPOSITS + i * DEPOSIT_STRIDE)
+        .find(|at| key(obligation_data, *at) == *reserve_key)
+        .map_or(0, |at| u64_at(obligation_data, at + DEPOSITED_AMOUNT))
+}
+
+fn fail(why: &str) -> ProgramError {
+    super::fail("klend", why)
+}
+
+fn check(condition: bool, why: &str) -> ProgramResult {
+    if condition {
+        Ok(())
+    } else {
+        Err(fail(why))
+    }
+}
+
+fn klend(program_id: &Pubkey, accounts: &[AccountInfo], data: &[u8]) -> ProgramResult {
+    check(data.len() >= 8, "no discriminator")?;
+    let (tag, args) = data.split_at(8);
+    let tag: [u8; 8] = tag.try_into().unwrap();
+    match tag {
+        discriminator::INIT_USER_METADATA => init_user_metadata(program_id, accounts, args),
+        discriminator::INIT_OBLIGATION => init_obligation(program_id, accounts, args),
+        discriminator::REFRESH_RESERVE => refresh_reserve(program_id, accounts, args),
+        discriminator::REFRESH_OBLIGATION => refresh_obligation(program_id, accounts, args),
+        discriminator::DEPOSIT_V2 => move_collateral(program_id, accounts, args, Way::Deposit),
+        discriminator::WITHDRAW_V2 => move_collateral(program_id, accounts, args, Way::Withdraw),
+        _ => Err(fail("instruction not in the double")),
+    }
+}
+
+/// A program account of this type: owner, length and discriminator.
+fn typed(
+    program_id: &Pubkey,
+    info: &AccountInfo,
+    len: usize,
+    discriminator: [u8; 8],
+    what: &str,
+) -> ProgramResult {
+    check(info.owner == program_id, what)?;
+    let data = info.data.borrow();
+    check(data.len() == len && data[..8] == discriminator, what)
+}
+
+fn market_checked(program_id: &Pubkey, info: &AccountInfo) -> ProgramResult {
+    typed(
+        program_id,
+        info,
+        LENDING_MARKET_LEN,
+        discriminator::LENDING_MARKET,
+        "not a lending market of the program",
+    )
+}
+
+/// Creates `info` at its PDA (`seeds` with `bump`) for the program, `len` bytes, paid by
+/// `payer`.
+fn create<'a>(
+    program_id: &Pubkey,
+    payer: &AccountInfo<'a>,
+    info: &AccountInfo<'a>,
+    system: &AccountInfo<'a>,
+    len: usize,
+    seeds: &[&[u8]],
+) -> ProgramResult {
+    check(info.lamports() == 0, "account already exists")?;
+    let lamports = Rent::get()?.minimum_balance(len);
+    invoke_signed(
+        &system_instruction::create_account(payer.key, info.key, lamports, len as u64, program_id),
+        &[payer.clone(), info.clone(), system.clone()],
+        &[seeds],
+    )
+}
+
+fn init_user_metadata(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramResult {
+    check(
+        accounts.len() == 6 && args.len() == 32,
+        "init_user_metadata takes 6 accounts and a lookup table key",
+    )?;
+    let (owner, payer, metadata, referrer, rent, system) = (
+        &accounts[0],
+        &accounts[1],
+        &accounts[2],
+        &accounts[3],
+        &accounts[4],
+        &accounts[5],
+    );
+    check(owner.is_signer, "the owner signs")?;
+    check(payer.is_signer && payer.is_writable, "the fee payer signs")?;
+    check(metadata.is_writable, "user metadata writable")?;
+    check(
+        *referrer.key == *program_id,
+        "a referrer is not in the double",
+    )?;
+    check(*rent.key == RENT_SYSVAR, "not the rent sysvar")?;
+    check(*system.key == SYSTEM_PROGRAM, "not the system program")?;
+    let (expected, bump) =
+        Pubkey::find_program_address(&[b"user_meta", owner.key.as_ref()], program_id);
+    check(*metadata.key == expected, "not the owner's user metadata")?;
+    create(
+        program_id,
+        payer,
+        metadata,
+        system,
+        user_metadata::LEN,
+        &[b"user_meta", owner.key.as_ref(), &[bump]],
+    )?;
+    let mut data = metadata.data.borrow_mut();
+    put(&mut data, 0, &discriminator::USER_METADATA);
+    put(
+        &mut data,
+        user_metadata::BUMP,
+        &u64::from(bump).to_le_bytes(),
+    );
+    put(&mut data, user_metadata::LOOKUP_TABLE, args);
+    put(&mut data, user_metadata::OWNER, owner.key.as_ref());
+    Ok(())
+}
+
+fn init_obligation(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramResult {
+    check(
+        accounts.len() == 9 && args.len() == 2,
+        "init_obligation takes 9 accounts and (tag, id)",
+    )?;
+    let (owner, payer, obligation, market, seed1, seed2, metadata, rent, system) = (
+        &accounts[0],
+        &accounts[1],
+        &accounts[2],
+        &accounts[3],
+        &accounts[4],
+        &accounts[5],
+        &accounts[6],
+        &accounts[7],
+        &accounts[8],
+    );
+    check(owner.is_signer, "the owner signs")?;
+    check(payer.is_signer && payer.is_writable, "the fee payer signs")?;
+    check(obligation.is_writable, "obligation writable")?;
+    market_checked(program_id, market)?;
+    // Tag 0 is the vanilla obligation: both seed accounts must be the default key.
+    check(
+        args[0] != 0 || (*seed1.key == Pubkey::default() && *seed2.key == Pubkey::default()),
+        "a vanilla obligation's seed accounts are the default key",
+    )?;
+    typed(
+        program_id,
+        metadata,
+        user_metadata::LEN,
+        discriminator::USER_METADATA,
+        "the owner's user metadata must exist first",
+    )?;
+    check(
+        key(&metadata.data.borrow(), user_metadata::OWNER) == *owner.key,
+        "another owner's user metadata",
+    )?;
+    check(*rent.key == RENT_SYSVAR, "not the rent sysvar")?;
+    check(*system.key == SYSTEM_PROGRAM, "not the system program")?;
+    let seeds: [&[u8]; 6] = [
+        &args[0..1],
+        &args[1..2],
+        owner.key.as_ref(),
+        market.key.as_ref(),
+        seed1.key.as_ref(),
+        seed2.key.as_ref(),
+    ];
+    let (expected, bump) = Pubkey::find_program_address(&seeds, program_id);
+    check(*obligation.key == expected, "not the obligation's address")?;
+    let bump = [bump];
+    let mut signer: Vec<&[u8]> = seeds.to_vec();
+    signer.push(&bump);
+    create(
+        program_id,
+        payer,
+        obligation,
+        system,
+        obligation::LEN,
+        &signer,
+    )?;
+    let mut data = obligation.data.borrow_mut();
+    put(&mut data, 0, &discriminator::OBLIGATION);
+    put(
+        &mut data,
+        obligation::TAG,
+        &u64::from(args[0]).to_le_bytes(),
+    );
+    put(
+        &mut data,
+        obligation::LAST_UPDATE_SLOT,
+        &Clock::get()?.slot.to_le_bytes(),
+    );
+    data[obligation::STALE] = 1;
+    put(&mut data, obligation::LENDING_MARKET, market.key.as_ref());
+    put(&mut data, obligation::OWNER, owner.key.as_ref());
+    Ok(())
+}
+
+fn reserve_checked(program_id: &Pubkey, info: &AccountInfo) -> ProgramResult {
+    typed(
+        program_id,
+        info,
+        reserve::LEN,
+        discriminator::RESERVE,
+        "not a reserve of the program",
+    )
+}
+
+fn obligation_checked(program_id: &Pubkey, info: &AccountInfo) -> ProgramResult {
+    typed(
+        program_id,
+        info,
+        obligation::LEN,
+        discriminator::OBLIGATION,
+        "not an obligation of the program",
+    )?;
+    check(info.is_writable, "obligation writable")
+}
+
+/// Refreshed in this slot and not marked stale since.
+fn fresh(data: &[u8], slot_at: usize, stale_at: usize, now: u64) -> bool {
+    u64_at(data, slot_at) == now && data[stale_at] == 0
+}
+
+/// The reserve's liquidity in whole base units: available plus borrowed (floored, in the
+/// reserve's favour).
+fn total_liquidity(data: &[u8]) -> u128 {
+    u128::from(u64_at(data, reserve::AVAILABLE))
+        + (u128_at(data, reserve::BORROWED_SF) >> FRACTION_SHIFT)
+}
+
+/// The curve's borrow rate in bps at the reserve's utilisation, linearly between points.
+fn borrow_rate_bps(data: &[u8]) -> u128 {
+    let total = total_liquidity(data);
+    if total == 0 {
+        return 0;
+    }
+    let utilisation = (u128_at(data, reserve::BORROWED_SF) >> FRACTION_SHIFT) * 10_000 / total;
+    let point = |i: usize| {
+        let at = reserve::BORROW_RATE_CURVE + i * 8;
+        (
+            u128::from(u32::from_le_bytes(data[at..at + 4].try_into().unwrap())),
+            u128::from(u32::from_le_bytes(data[at + 4..at + 8].try_into().unwrap())),
+        )
+    };
+    for i in 0..10 {
+        let ((u0, r0), (u1, r1)) = (point(i), point(i + 1));
+        if utilisation <= u1 {
+            if u1 == u0 {
+                return r1;
+            }
+            return if r1 >= r0 {
+                r0 + (r1 - r0) * (utilisation - u0) / (u1 - u0)
+            } else {
+                r0 - (r0 - r1) * (utilisation - u0) / (u1 - u0)
+            };
+        }
+    }
+    point(10).1
+}
+
+fn refresh_reserve(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramResult {
+    check(
+        args.is_empty() && accounts.len() == 6,
+        "refresh_reserve takes 6 accounts, no arguments",
+    )?;
+    let (reserve, market) = (&accounts[0], &accounts[1]);
+    reserve_checked(program_id, reserve)?;
+    check(reserve.is_writable, "reserve writable")?;
+    market_checked(program_id, market)?;
+    let now = Clock::get()?.slot;
+    let mut data = reserve.data.borrow_mut();
+    check(
+        key(&data, reserve::LENDING_MARKET) == *market.key,
+        "not the reserve's market",
+    )?;
+    for (oracle, at) in accounts[2..].iter().zip(reserve::ORACLES) {
+        let configured = key(&data, at);
+        let expected = if configured == Pubkey::default() {
+            *program_id
+        } else {
+            configured
+        };
+        check(*oracle.key == expected, "not the reserve's oracle")?;
+    }
+    let slots = u128::from(now.saturating_sub(u64_at(&data, reserve::LAST_UPDATE_SLOT)));
+    let borrowed = u128_at(&data, reserve::BORROWED_SF);
+    let interest = (borrowed / 10_000)
+        .checked_mul(borrow_rate_bps(&data))
+        .and_then(|v| (v / SLOTS_PER_YEAR).checked_mul(slots))
+        .ok_or_else(|| fail("interest beyond u128"))?;
+    let borrowed = borrowed
+        .checked_add(interest)
+        .ok_or_else(|| fail("borrowed beyond u128"))?;
+    put(&mut data, reserve::BORROWED_SF, &borrowed.to_le_bytes());
+    put(&mut data, reserve::LAST_UPDATE_SLOT, &now.to_le_bytes());
+    data[reserve::STALE] = 0;
+    Ok(())
+}
+
+/// The reserves an obligation names: its deposits, then its borrows.
+fn obligation_reserves(data: &[u8]) -> Vec<Pubkey> {
+    use obligation::*;
+    let deposits = (0..DEPOSIT_COUNT).map(|i| key(data, DEPOSITS + i * DEPOSIT_STRIDE));
+    let borrows = (0..BORROW_COUNT).map(|i| key(data, BORROWS + i * BORROW_STRIDE));
+    deposits
+        .chain(borrows)
+        .filter(|k| *k != Pubkey::default())
+        .collect()
+}
+
+fn refresh_obligation(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramResult {
+    check(
+        args.is_empty() && accounts.len() >= 2,
+        "refresh_obligation takes the market, the obligation and its reserves",
+    )?;
+    let (market, obligation, reserves) = (&accounts[0], &accounts[1], &accounts[2..]);
+    market_checked(program_id, market)?;
+    obligation_checked(program_id, obligation)?;
+    let now = Clock::get()?.slot;
+    let mut data = obligation.data.borrow_mut();
+    check(
+        key(&data, obligation::LENDING_MARKET) == *market.key,
+        "not the obligation's market",
+    )?;
+    let named = obligation_reserves(&data);
+    check(
+        reserves.iter().map(|r| *r.key).eq(named.iter().copied()),
+        "the obligation's reserves, deposits then borrows, in its order",
+    )?;
+    for r in reserves {
+        reserve_checked(program_id, r)?;
+        check(
+            fresh(
+                &r.data.borrow(),
+                reserve::LAST_UPDATE_SLOT,
+                reserve::STALE,
+                now,
+            ),
+            "a reserve of the obligation is stale: refresh it in this slot",
+        )?;
+    }
+    put(&mut data, obligation::LAST_UPDATE_SLOT, &now.to_le_bytes());
+    data[obligation::STALE] = 0;
+    Ok(())
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Way {
+    Deposit,
+    Withdraw,
+}
+
+fn move_collateral(
+    program_id: &Pubkey,
+    accounts: &[AccountInfo],
+    args: &[u8],
+    way: Way,
+) -> ProgramResult {
+    check(
+        accounts.len() == 17 && args.len() == 8,
+        "17 accounts and a u64 amount",
+    )?;
+    let amount = u64::from_le_bytes(args.try_into().unwrap());
+    check(amount > 0, "zero amount")?;
+    let [owner, obligation, market, authority, reserve, liquidity_mint, a6, collateral_mint, a8, user_liquidity, placeholder, collateral_token_program, liquidity_token_program, instructions, farm_user, farm_state, farms] =
+        accounts
+    else {
+        unreachable!("17 accounts checked above");
+    };
+    // The deposit names the liquidity supply 6th and the collateral vault 8th; the withdrawal
+    // the other way round.
+    let (liquidity_supply, collateral_vault) = match way {
+        Way::Deposit => (a6, a8),
+        Way::Withdraw => (a8, a6),
+    };
+    check(owner.is_signer && owner.is_writable, "the owner signs")?;
+    obligation_checked(program_id, obligation)?;
+    market_checked(program_id, market)?;
+    reserve_checked(program_id, reserve)?;
+    let (expected_authority, bump) =
+        Pubkey::find_program_address(&[b"lma", market.key.as_ref()], program_id);
+    check(
+        *authority.key == expected_authority,
+        "not the market's authority",
+    )?;
+    for writable in [
+        reserve,
+        liquidity_supply,
+        collateral_mint,
+        collateral_vault,
+        user_liquidity,
+    ] {
+        check(
+            writable.is_writable,
+            "an account the transfer writes is read-only",
+        )?;
+    }
+    check(
+        *placeholder.key == *program_id,
+        "the placeholder collateral account is absent",
+    )?;
+    check(
+        *collateral_token_program.key == spl_token::ID,
+        "not the collateral token program",
+    )?;
+    check(
+        *instructions.key == INSTRUCTIONS_SYSVAR,
+        "not the instructions sysvar",
+    )?;
+    check(*farms.key == FARMS, "not the farms program")?;
+    let now = Clock::get()?.slot;
+    let (liquidity, collateral_total) = {
+        let data = reserve.data.borrow();
+        check(
+            key(&data, reserve::LENDING_MARKET) == *market.key,
+            "not the reserve's market",
+        )?;
+        check(
+            key(&data, reserve::LIQUIDITY_MINT) == *liquidity_mint.key,
+            "not the reserve's liquidity mint",
+        )?;
+        check(
+            key(&data, reserve::LIQUIDITY_SUPPLY) == *liquidity_supply.key,
+            "not the reserve's liquidity supply",
+        )?;
+        check(
+            key(&data, reserve::COLLATERAL_MINT) == *collateral_mint.key,
+            "not the reserve's collateral mint",
+        )?;
+        check(
+            key(&data, reserve::COLLATERAL_SUPPLY) == *collateral_vault.key,
+            "not the reserve's collateral vault",
+        )?;
+        check(
+            key(&data, reserve::TOKEN_PROGRAM) == *liquidity_token_program.key,
+            "not the reserve's liquidity token program",
+        )?;
+        check(
+            key(&data, reserve::FARM_COLLATERAL) == Pubkey::default(),
+            "reserves with farms are not in the double",
+        )?;
+        check(
+            *farm_user.key == *program_id && *farm_state.key == *program_id,
+            "the reserve has no farm: both farm accounts are absent",
+        )?;
+        check(
+            fresh(&data, reserve::LAST_UPDATE_SLOT, reserve::STALE, now),
+            "reserve is stale: refresh it in this slot",
+        )?;
+        (
+            total_liquidity(&data),
+            u128::from(u64_at(&data, reserve::COLLATERAL_TOTAL)),
+        )
+    };
+    {
+        let data = obligation.data.borrow();
+        check(
+            key(&data, obligation::OWNER) == *owner.key,
+            "another wallet's obligation",
+        )?;
+        check(
+            key(&data, obligation::LENDING_MARKET) == *market.key,
+            "an obligation of another market",
+        )?;
+        check(
+            fresh(&data, obligation::LAST_UPDATE_SLOT, obligation::STALE, now),
+            "obligation is stale: refresh it in this slot",
+        )?;
+    }
+    let seeds: &[&[u8]] = &[b"lma", market.key.as_ref(), &[bump]];
+    let (liquidity_moved, collateral_moved) = match way {
+        Way::Deposit => {
+            let minted = if liquidity == 0 || collateral_total == 0 {
+                u128::from(amount)
+            } else {
+                u128::from(amount) * collateral_total / liquidity
+            };
+            let minted = u64::try_from(minted).map_err(|_| fail("mints beyond u64"))?;
+            check(minted > 0, "deposit too small for one collateral unit")?;
+            invoke(
+                &spl_token::instruction::transfer(
+                    &spl_token::ID,
+                    user_liquidity.key,
+                    liquidity_supply.key,
+                    owner.key,
+                    &[],
+                    amount,
+                )?,
+                &[
+                    user_liquidity.clone(),
+                    liquidity_supply.clone(),
+                    owner.clone(),
+                    liquidity_token_program.clone(),
+                ],
+            )?;
+            invoke_signed(
+                &spl_token::instruction::mint_to(
+                    &spl_token::ID,
+                    collateral_mint.key,
+                    collateral_vault.key,
+                    authority.key,
+                    &[],
+                    minted,
+                )?,
+                &[
+                    collateral_mint.clone(),
+                    collateral_vault.clone(),
+                    authority.clone(),
+                    collateral_token_program.clone(),
+                ],
+                &[seeds],
+            )?;
+            (amount, minted)
+        }
+        Way::Withdraw => {
+            {
+                let data = obligation.data.borrow();
+                check(
+                    obligation_reserves(&data).len() == deposit_count(&data),
+                    "the double cannot price borrows: repay them first",
+                )?;
+                check(
+                    deposited(&data, reserve.key) >= amount,
+                    "withdraws more collateral than the obligation holds",
+                )?;
+            }
+            let paid = u64::try_from(u128::from(amount) * liquidity / collateral_total)
+                .map_err(|_| fail("pays beyond u64"))?;
+            check(
+                paid <= u64_at(&reserve.data.borrow(), reserve::AVAILABLE),
+                "not enough liquidity available",
+            )?;
+            invoke_signed(
+                &spl_token::instruction::burn(
+                    &spl_token::ID,
+                    collateral_vault.key,
+                    collateral_mint.key,
+                    authority.key,
+                    &[],
+                    amount,
+                )?,
+                &[
+                    collateral_vault.clone(),
+                    collateral_mint.clone(),
+                    authority.clone(),
+                    collateral_token_program.clone(),
+                ],
+                &[seeds],
+            )?;
+            invoke_signed(
+                &spl_token::instruction::transfer(
+                    &spl_token::ID,
+                    liquidity_supply.key,
+                    user_liquidity.key,
+                    authority.key,
+                    &[],
+                    paid,
+                )?,
+                &[
+                    liquidity_supply.clone(),
+                    user_liquidity.clone(),
+                    authority.clone(),
+                    liquidity_token_program.clone(),
+                ],
+                &[seeds],
+            )?;
+            (paid, amount)
+        }
+    };
+    {
+        let mut data = reserve.data.borrow_mut();
+        let available = u64_at(&data, reserve::AVAILABLE);
+        let total = u64_at(&data, reserve::COLLATERAL_TOTAL);
+        let (available, total) = match way {
+            Way::Deposit => (
+                available.checked_add(liquidity_moved),
+                total.checked_add(collateral_moved),
+            ),
+            Way::Withdraw => (
+                available.checked_sub(liquidity_moved),
+                total.checked_sub(collateral_moved),
+            ),
+        };
+        let (available, total) = available
+            .zip(total)
+            .ok_or_else(|| fail("reserve totals out of range"))?;
+        put(&mut data, reserve::AVAILABLE, &available.to_le_bytes());
+        put(&mut data, reserve::COLLATERAL_TOTAL, &total.to_le_bytes());
+        data[reserve::STALE] = 1;
+    }
+    credit(obligation, reserve.key, collateral_moved, way)
+}
+
+fn deposit_count(data: &[u8]) -> usize {
+    use obligation::*;
+    (0..DEPOSIT_COUNT)
+        .filter(|i| key(data, DEPOSITS + i * DEPOSIT_STRIDE) != Pubkey::default())
+        .count()
+}
+
+/// Adds or takes `collateral` on the obligation's entry for `reserve_key` (a new entry in the
+/// first free slot; an emptied entry is cleared), and marks the obligation stale.
+fn credit(
+    obligation: &AccountInfo,
+    reserve_key: &Pubkey,
+    collateral: u64,
+    way: Way,
+) -> ProgramResult {
+    use obligation::*;
+    let mut data = obligation.data.borrow_mut();
+    let slots = (0..DEPOSIT_COUNT).map(|i| DEPOSITS + i * DEPOSIT_STRIDE);
+    let at = match slots.clone().find(|at| key(&data, *at) == *reserve_key) {
+        Some(at) => at,
+        None => {
+            check(way == Way::Deposit, "no deposit of this reserve")?;
+            let free = slots
+                .into_iter()
+                .find(|at| key(&data, *at) == Pubkey::default())
+                .ok_or_else(|| fail("the obligation has no free deposit slot"))?;
+            put(&mut data, free, reserve_key.as_ref());
+            free
+        }
+    };
+    let held = u64_at(&data, at + DEPOSITED_AMOUNT);
+    let held = match way {
+        Way::Deposit => held.checked_add(collateral),
+        Way::Withdraw => held.checked_sub(collateral),
+    }
+    .ok_or_else(|| fail("deposited amount out of range"))?;
+    if held == 0 {
+        data[at..at + DEPOSIT_STRIDE].fill(0);
+    } else {
+        put(&mut data, at + DEPOSITED_AMOUNT, &held.to_le_bytes());
+    }
+    data[STALE] = 1;
+    Ok(())
+}
