@@ -7,7 +7,8 @@ use anchor_lang::solana_program::instruction::Instruction;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
 use solana_hash::Hash;
-use solana_message::Message;
+use solana_message::{v0, Message, VersionedMessage};
+use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction::Transaction;
 
 use crate::SdkError;
@@ -33,6 +34,27 @@ pub fn from_base64(encoded: &str) -> Result<Transaction, SdkError> {
         .decode(encoded)
         .map_err(|e| SdkError::InvalidBase64(e.to_string()))?;
     bincode::deserialize(&bytes).map_err(|e| SdkError::InvalidTransaction(e.to_string()))
+}
+
+/// A versioned (v0) transaction with `fee_payer` as the first signer and empty signature slots,
+/// without address lookup tables (every account stays in the message).
+pub fn unsigned_v0_transaction(
+    instructions: &[Instruction],
+    fee_payer: &Pubkey,
+    blockhash: Hash,
+) -> Result<VersionedTransaction, SdkError> {
+    let message = v0::Message::try_compile(fee_payer, instructions, &[], blockhash)
+        .map_err(|e| SdkError::InvalidTransaction(e.to_string()))?;
+    let signers = usize::from(message.header.num_required_signatures);
+    Ok(VersionedTransaction {
+        signatures: vec![Default::default(); signers],
+        message: VersionedMessage::V0(message),
+    })
+}
+
+/// A versioned transaction's wire bytes in base64.
+pub fn versioned_to_base64(tx: &VersionedTransaction) -> String {
+    STANDARD.encode(bincode::serialize(tx).expect("transaction serialises"))
 }
 
 /// [`unsigned_transaction`] serialised for the wire, in one step.
@@ -68,6 +90,29 @@ mod tests {
         assert_eq!(tx.signatures.len(), 1);
         assert_eq!(tx.signatures[0], Default::default());
         assert_eq!(tx.message.instructions[0].data, ix.data);
+    }
+
+    #[test]
+    fn a_v0_transaction_carries_the_version_and_every_account_in_the_message() {
+        let wallet = Pubkey::new_unique();
+        let ix = crate::binary::back_market(wallet, &[5u8; 32], Side::Yes, 10_000_000);
+        let blockhash = Hash::new_from_array([7; 32]);
+        let tx = unsigned_v0_transaction(std::slice::from_ref(&ix), &wallet, blockhash).unwrap();
+        let bytes = STANDARD.decode(versioned_to_base64(&tx)).unwrap();
+        // One empty signature slot, then the message with its version prefix (0x80 | 0).
+        assert_eq!(bytes[0], 1);
+        assert_eq!(bytes[1 + 64], 0x80);
+        let back: VersionedTransaction = bincode::deserialize(&bytes).unwrap();
+        let VersionedMessage::V0(message) = &back.message else {
+            panic!("a legacy message");
+        };
+        assert!(message.address_table_lookups.is_empty());
+        assert_eq!(message.account_keys[0], wallet);
+        assert_eq!(message.recent_blockhash, blockhash);
+        assert_eq!(message.instructions[0].data, ix.data);
+        for meta in &ix.accounts {
+            assert!(message.account_keys.contains(&meta.pubkey));
+        }
     }
 
     #[test]

@@ -28,7 +28,6 @@ use serde::Serialize;
 use solana_hash::Hash;
 use solana_keypair::Keypair;
 use solana_transaction::versioned::VersionedTransaction;
-use solana_transaction::Transaction;
 use tokio::sync::Notify;
 
 use crate::chain::blocks::{WalletBlocks, BLOCKS_TOPIC};
@@ -125,6 +124,12 @@ pub trait MoneyFlow: Send + Sync {
     /// Accounts the transaction changed, re-read into the store once it is confirmed.
     fn changed(&self, prepared: &Prepared<Self::Params>) -> Vec<Pubkey>;
 
+    /// Whether the wallet gets a versioned (v0) transaction rather than a legacy one (a venue
+    /// that takes versioned transactions, spec 4.5's lend_c). Co-signed flows stay legacy.
+    fn versioned(&self, _params: &Self::Params) -> bool {
+        false
+    }
+
     /// The rows recorded with the confirmation, in its database transaction. None by default:
     /// a move whose result is on chain reaches the store through the refresh of `changed`.
     async fn record(
@@ -167,8 +172,10 @@ pub enum Opened<P> {
 }
 
 /// The stored row of a transaction over `instructions` for `wallet` to sign and pay, and what
-/// the wallet is given.
+/// the wallet is given: a legacy transaction, or a v0 one when the flow asks for it (without
+/// lookup tables, so every account is in the message and confirm compares it the same way).
 fn prepared_row<F: MoneyFlow>(
+    flow: &F,
     blockhash: Hash,
     wallet: &Wallet,
     instructions: &[Instruction],
@@ -176,13 +183,32 @@ fn prepared_row<F: MoneyFlow>(
     cosigners: &[&Keypair],
     now: i64,
 ) -> Result<(prepared_transactions::ActiveModel, Unsigned), ApiError> {
-    let mut tx = narrative_sdk::tx::unsigned_transaction(instructions, &wallet.pubkey(), blockhash);
-    if !cosigners.is_empty() {
-        // The service's signatures go in with the message; the wallet's slot stays empty.
-        tx.try_partial_sign(cosigners, blockhash)
-            .map_err(ApiError::internal)?;
-    }
-    let message = bincode::serialize(&tx.message).map_err(ApiError::internal)?;
+    let (message, transaction) = if flow.versioned(params) {
+        if !cosigners.is_empty() {
+            return Err(ApiError::internal(
+                "a co-signed flow prepares legacy transactions",
+            ));
+        }
+        let tx =
+            narrative_sdk::tx::unsigned_v0_transaction(instructions, &wallet.pubkey(), blockhash)
+                .map_err(ApiError::internal)?;
+        (
+            bincode::serialize(&tx.message).map_err(ApiError::internal)?,
+            narrative_sdk::tx::versioned_to_base64(&tx),
+        )
+    } else {
+        let mut tx =
+            narrative_sdk::tx::unsigned_transaction(instructions, &wallet.pubkey(), blockhash);
+        if !cosigners.is_empty() {
+            // The service's signatures go in with the message; the wallet's slot stays empty.
+            tx.try_partial_sign(cosigners, blockhash)
+                .map_err(ApiError::internal)?;
+        }
+        (
+            bincode::serialize(&tx.message).map_err(ApiError::internal)?,
+            narrative_sdk::tx::to_base64(&tx),
+        )
+    };
     let id = PreparedId::new_ordered(now);
     let row = prepared_transactions::ActiveModel {
         id: Set(id.to_string()),
@@ -198,7 +224,7 @@ fn prepared_row<F: MoneyFlow>(
     };
     let unsigned = Unsigned {
         id,
-        transaction: narrative_sdk::tx::to_base64(&tx),
+        transaction,
         blockhash: blockhash.to_string(),
     };
     Ok((row, unsigned))
@@ -265,6 +291,7 @@ impl Chain {
         let blockhash = self.blockhash().await?;
         let component = flow.component(params);
         let (row, unsigned) = prepared_row::<F>(
+            flow,
             blockhash,
             wallet,
             instructions,
@@ -382,6 +409,7 @@ impl Chain {
         WalletBlocks::check_in(db, wallet).await?;
         let component = flow.component(params);
         let (row, unsigned) = prepared_row::<F>(
+            flow,
             blockhash,
             wallet,
             instructions,
@@ -668,11 +696,18 @@ fn mismatch() -> ApiError {
     )
 }
 
-/// The instructions of a stored prepared message.
+/// The instructions of a stored prepared message, legacy or v0 (the versioned encoding reads
+/// a legacy message as such: its first byte has no version bit).
 fn prepared_instructions(message: &[u8]) -> Result<Vec<LandedInstruction>, ApiError> {
-    let message: solana_message::Message =
+    let message: solana_message::VersionedMessage =
         bincode::deserialize(message).map_err(ApiError::internal)?;
-    let tx = VersionedTransaction::from(Transaction::new_unsigned(message));
+    let tx = VersionedTransaction {
+        signatures: vec![
+            solana_signature::Signature::default();
+            usize::from(message.header().num_required_signatures)
+        ],
+        message,
+    };
     Ok(LandedTransaction::new(0, None, &tx)
         .map_err(ApiError::internal)?
         .instructions)
@@ -744,6 +779,15 @@ mod tests {
         assert_eq!(instructions[0].data, back.data);
         let accounts: Vec<Pubkey> = back.accounts.iter().map(|a| a.pubkey).collect();
         assert_eq!(instructions[0].accounts, accounts);
+        // A v0 message (lend_c's) reads back as the same instructions.
+        let v0 = narrative_sdk::tx::unsigned_v0_transaction(
+            std::slice::from_ref(&back),
+            &wallet,
+            solana_hash::Hash::new_from_array([1; 32]),
+        )
+        .unwrap();
+        let stored = bincode::serialize(&v0.message).unwrap();
+        assert_eq!(prepared_instructions(&stored).unwrap(), instructions);
     }
 
     /// Two prepared transactions with one message verify for one signature: the first to
