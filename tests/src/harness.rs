@@ -45,6 +45,8 @@ pub struct HarnessOptions {
     pub token_lending: bool,
     /// Installs the Kamino Lending double with a SOL reserve (`crate::venues::klend`).
     pub klend: bool,
+    /// Accounts installed at genesis as given (an outside program's state a test reads).
+    pub accounts: Vec<(Pubkey, Account)>,
 }
 
 impl Default for HarnessOptions {
@@ -57,6 +59,7 @@ impl Default for HarnessOptions {
             wallet_lamports: 1_000 * SOL,
             token_lending: false,
             klend: false,
+            accounts: Vec::new(),
         }
     }
 }
@@ -148,6 +151,9 @@ impl Harness {
         pt.add_account(treasury, funded(SOL));
         for w in &wallets {
             pt.add_account(w.pubkey(), funded(options.wallet_lamports));
+        }
+        for (key, account) in &options.accounts {
+            pt.add_account(*key, account.clone());
         }
         if options.token_lending || options.klend {
             crate::venues::install_native_mint(&mut pt);

@@ -91,7 +91,18 @@ pub fn from_config(config: &Config) -> anyhow::Result<(Venues, ApySources)> {
             market: lend_b_market.unwrap_or_default(),
             reserves: lend_b_reserves,
         }),
-        Arc::new(lend_c::LendC),
+        Arc::new(lend_c::LendC::mainnet(&[
+            VenueToken {
+                symbol: TokenSymbol::Sol,
+                mint: mint_of(TokenSymbol::Sol),
+                decimals: TokenSymbol::Sol.decimals(),
+            },
+            VenueToken {
+                symbol: TokenSymbol::Usdc,
+                mint: mint_of(TokenSymbol::Usdc),
+                decimals: TokenSymbol::Usdc.decimals(),
+            },
+        ])),
         Arc::new(stake_a::StakeA {
             program: stake_a::MAINNET_PROGRAM,
             pool: match &config.stake_a_pool {

@@ -6,19 +6,23 @@
 //! instruction builders are checked against `@coral-xyz/anchor` in tests/ts. The accounts'
 //! derivations are not in the IDL; [`LendingAccounts::derive`] follows the programs' account
 //! constraints (docs/venues-research.md §5.2) and reproduces the mainnet USDC market's
-//! addresses. The venue still answers `coming_soon` on every cluster: the spec has lend_c's
-//! transactions versioned (v0 messages), and the prepare → confirm runner stores and verifies
-//! legacy messages only (docs/decisions.md, "DeFi venues").
+//! addresses. The wallet's transactions are versioned (v0 messages, spec 4.5): the deposit and
+//! withdrawal flows ask the runner for them ([`Venue::versioned`]). Mainnet only; on devnet the
+//! venue answers `coming_soon`.
 
 use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
 use anchor_lang::solana_program::system_program;
 use narrative_sdk::Pubkey;
 
-use super::{anchor_data, Cluster, MarketRead, Transactions, Venue, VenueToken, NATIVE_MINT};
-use crate::chain::holdings::{ASSOCIATED_TOKEN_PROGRAM, TOKEN_PROGRAM};
-use crate::chain::ledger::Ledger;
+use super::{
+    anchor_data, anchor_discriminator, key_at, le_u64, not_configured, read, token_balance,
+    unreadable, AssociatedAccount, Cluster, ExchangeRate, MarketRead, TokenLeg, Transactions,
+    Venue, VenueToken,
+};
+use crate::chain::holdings::{associated_token_account, ASSOCIATED_TOKEN_PROGRAM, TOKEN_PROGRAM};
+use crate::chain::ledger::{Ledger, LedgerAccount};
 use crate::error::ApiError;
-use crate::values::{TokenSymbol, VenueId};
+use crate::values::VenueId;
 
 pub const MAINNET_PROGRAM: Pubkey =
     Pubkey::from_str_const("jup3YeL8QhtSx1e253b2FDvsMNC87fDrgQZivbrndc9");
@@ -165,10 +169,114 @@ pub fn withdraw(
     }
 }
 
-pub struct LendC;
+/// Exchange prices are fixed point over 1e12 (the liquidity program's
+/// `EXCHANGE_PRICES_PRECISION`, which the lending program reuses).
+pub const EXCHANGE_PRICES_PRECISION: u128 = 1_000_000_000_000;
 
-fn unverified() -> ApiError {
-    ApiError::coming_soon("lend_c (its account derivations are not verified yet)")
+/// The `Lending` account (Borsh after its discriminator), the fields the venue reads.
+mod lending {
+    pub const MINT: usize = 8;
+    pub const F_TOKEN_MINT: usize = 40;
+    pub const REWARDS_RATE_MODEL: usize = 75;
+    pub const TOKEN_EXCHANGE_PRICE: usize = 115;
+    pub const TOKEN_RESERVES_LIQUIDITY: usize = 131;
+    pub const SUPPLY_POSITION_ON_LIQUIDITY: usize = 163;
+    pub const MIN_LEN: usize = 196;
+}
+
+/// What the venue reads of a `Lending` account.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lending {
+    pub mint: Pubkey,
+    pub f_token_mint: Pubkey,
+    pub rewards_rate_model: Pubkey,
+    /// Assets per fToken, over [`EXCHANGE_PRICES_PRECISION`] (rewards included).
+    pub token_exchange_price: u64,
+    pub token_reserves_liquidity: Pubkey,
+    pub supply_position_on_liquidity: Pubkey,
+}
+
+impl Lending {
+    pub fn decode(data: &[u8]) -> Option<Lending> {
+        use lending::*;
+        if data.len() < MIN_LEN || data[..8] != anchor_discriminator("account:Lending") {
+            return None;
+        }
+        Some(Lending {
+            mint: key_at(data, MINT)?,
+            f_token_mint: key_at(data, F_TOKEN_MINT)?,
+            rewards_rate_model: key_at(data, REWARDS_RATE_MODEL)?,
+            token_exchange_price: le_u64(data, TOKEN_EXCHANGE_PRICE)?,
+            token_reserves_liquidity: key_at(data, TOKEN_RESERVES_LIQUIDITY)?,
+            supply_position_on_liquidity: key_at(data, SUPPLY_POSITION_ON_LIQUIDITY)?,
+        })
+    }
+
+    /// fTokens against assets.
+    pub fn rate(&self) -> ExchangeRate {
+        if self.token_exchange_price == 0 {
+            return ExchangeRate::PAR;
+        }
+        ExchangeRate {
+            liquidity: u128::from(self.token_exchange_price),
+            receipt: EXCHANGE_PRICES_PRECISION,
+        }
+    }
+
+    /// Whether the account is the one the derivations name, pointing where they point (the
+    /// program checks the deposit's accounts against these stored fields).
+    fn matches(&self, m: &LendingAccounts) -> bool {
+        self.mint == m.mint
+            && self.f_token_mint == m.f_token_mint
+            && self.rewards_rate_model == m.rewards_rate_model
+            && self.token_reserves_liquidity == m.supply_token_reserves_liquidity
+            && self.supply_position_on_liquidity == m.lending_supply_position_on_liquidity
+    }
+}
+
+/// The venue: one derived market per token (Jupiter Lend Earn lists SOL and USDC among others).
+pub struct LendC {
+    pub markets: Vec<(VenueToken, LendingAccounts)>,
+}
+
+impl LendC {
+    /// Mainnet's markets for `tokens`.
+    pub fn mainnet(tokens: &[VenueToken]) -> LendC {
+        LendC {
+            markets: tokens
+                .iter()
+                .map(|t| {
+                    let m = LendingAccounts::derive(
+                        MAINNET_PROGRAM,
+                        MAINNET_LIQUIDITY_PROGRAM,
+                        MAINNET_REWARDS_PROGRAM,
+                        t.mint,
+                    );
+                    (*t, m)
+                })
+                .collect(),
+        }
+    }
+
+    fn market_of(&self, token: &VenueToken) -> Result<&LendingAccounts, ApiError> {
+        self.markets
+            .iter()
+            .find(|(t, _)| t.symbol == token.symbol)
+            .map(|(_, m)| m)
+            .ok_or_else(|| not_configured(VenueId::LendC, token.symbol))
+    }
+}
+
+fn decode_lending(
+    account: &Option<LedgerAccount>,
+    m: &LendingAccounts,
+) -> Result<Lending, ApiError> {
+    account
+        .as_ref()
+        .filter(|a| a.owner == m.program)
+        .and_then(|a| Lending::decode(&a.data))
+        .filter(|l| l.matches(m))
+        .ok_or_else(|| unreadable(VenueId::LendC, "lending account"))
 }
 
 #[async_trait::async_trait]
@@ -182,48 +290,101 @@ impl Venue for LendC {
     }
 
     fn tokens(&self) -> Vec<VenueToken> {
-        vec![VenueToken {
-            symbol: TokenSymbol::Sol,
-            mint: NATIVE_MINT,
-            decimals: 9,
-        }]
+        self.markets.iter().map(|(t, _)| *t).collect()
     }
 
     fn live_on(&self) -> &'static [Cluster] {
-        &[]
+        &[Cluster::Mainnet]
     }
 
-    async fn market(&self, _: &dyn Ledger, _: &VenueToken) -> Result<MarketRead, ApiError> {
-        Err(unverified())
+    fn versioned(&self) -> bool {
+        true
+    }
+
+    async fn market(
+        &self,
+        ledger: &dyn Ledger,
+        token: &VenueToken,
+    ) -> Result<MarketRead, ApiError> {
+        let m = self.market_of(token)?;
+        let lending = decode_lending(&read(ledger, &[m.lending]).await?[0], m)?;
+        Ok(MarketRead {
+            rate: lending.rate(),
+            // The supply rate lives in the liquidity program's reserve; the APY read takes
+            // the configured value.
+            supply_apy_pct: None,
+        })
     }
 
     async fn deposit(
         &self,
-        _: &dyn Ledger,
-        _: &Pubkey,
-        _: &VenueToken,
-        _: u64,
+        ledger: &dyn Ledger,
+        wallet: &Pubkey,
+        token: &VenueToken,
+        amount: u64,
     ) -> Result<Transactions, ApiError> {
-        Err(unverified())
+        let m = self.market_of(token)?;
+        let source_account = AssociatedAccount::of(wallet, &token.mint, &TOKEN_PROGRAM);
+        let receipt = AssociatedAccount::of(wallet, &m.f_token_mint, &TOKEN_PROGRAM);
+        let found = read(
+            ledger,
+            &[m.lending, source_account.address, receipt.address],
+        )
+        .await?;
+        decode_lending(&found[0], m)?;
+        let source = TokenLeg::source_as_read(wallet, token, amount, &source_account, &found[1])?;
+        let mut ixs = source.before;
+        if found[2].is_none() {
+            ixs.push(receipt.create(wallet));
+        }
+        ixs.push(deposit(
+            m,
+            wallet,
+            &source.account,
+            &receipt.address,
+            amount,
+        ));
+        ixs.extend(source.after);
+        Ok(vec![ixs])
     }
 
     async fn withdraw(
         &self,
-        _: &dyn Ledger,
-        _: &Pubkey,
-        _: &VenueToken,
-        _: u64,
+        ledger: &dyn Ledger,
+        wallet: &Pubkey,
+        token: &VenueToken,
+        receipt: u64,
     ) -> Result<Transactions, ApiError> {
-        Err(unverified())
+        let m = self.market_of(token)?;
+        let lending = decode_lending(&read(ledger, &[m.lending]).await?[0], m)?;
+        // `withdraw` takes assets and burns fTokens rounded up: the assets the receipt is worth,
+        // rounded down, never burn more than the receipt.
+        let assets = lending.rate().value_of(receipt);
+        // The program pays only into the signer's associated account of the mint.
+        let destination = TokenLeg::destination(ledger, wallet, token).await?;
+        let f_tokens = associated_token_account(wallet, &m.f_token_mint, &TOKEN_PROGRAM);
+        let mut ixs = destination.before;
+        ixs.push(withdraw(
+            m,
+            wallet,
+            &f_tokens,
+            &destination.account,
+            None,
+            assets,
+        ));
+        ixs.extend(destination.after);
+        Ok(vec![ixs])
     }
 
     async fn receipt_balance(
         &self,
-        _: &dyn Ledger,
-        _: &Pubkey,
-        _: &VenueToken,
+        ledger: &dyn Ledger,
+        wallet: &Pubkey,
+        token: &VenueToken,
     ) -> Result<u64, ApiError> {
-        Ok(0)
+        let m = self.market_of(token)?;
+        let f_tokens = associated_token_account(wallet, &m.f_token_mint, &TOKEN_PROGRAM);
+        Ok(token_balance(&read(ledger, &[f_tokens]).await?[0]))
     }
 }
 

@@ -160,6 +160,10 @@ pub trait Venue: Send + Sync {
     fn withdrawals(&self) -> Withdrawals {
         Withdrawals::Supported
     }
+    /// Whether the wallet's transactions are versioned (v0) rather than legacy.
+    fn versioned(&self) -> bool {
+        false
+    }
 
     /// The exchange rate and APY of its market for `token`.
     async fn market(&self, ledger: &dyn Ledger, token: &VenueToken)

@@ -52,9 +52,11 @@ pub struct Recorded {
     pub position: defi_positions::Model,
 }
 
-/// The deposit flow; `rate` is the venue's rate read before the confirm records.
+/// The deposit flow; `rate` is the venue's rate read before the confirm records, `versioned`
+/// whether the venue takes versioned transactions (at prepare).
 pub struct DefiDeposit {
     pub rate: Option<ExchangeRate>,
+    pub versioned: bool,
 }
 
 pub async fn prepare(
@@ -112,7 +114,10 @@ pub async fn prepare(
     let deposit = state
         .chain
         .prepare(
-            &DefiDeposit { rate: None },
+            &DefiDeposit {
+                rate: None,
+                versioned: venue.versioned(),
+            },
             &request.wallet,
             &money,
             &params,
@@ -159,7 +164,14 @@ pub async fn confirm(
     };
     state
         .chain
-        .confirm(&DefiDeposit { rate }, backing_id, signature)
+        .confirm(
+            &DefiDeposit {
+                rate,
+                versioned: false,
+            },
+            backing_id,
+            signature,
+        )
         .await
 }
 
@@ -180,6 +192,10 @@ impl MoneyFlow for DefiDeposit {
 
     fn component(&self, _: &Params) -> Component {
         Component::Defi
+    }
+
+    fn versioned(&self, _: &Params) -> bool {
+        self.versioned
     }
 
     fn changed(&self, _: &Prepared<Params>) -> Vec<Pubkey> {

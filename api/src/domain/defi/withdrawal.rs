@@ -41,7 +41,11 @@ pub struct Withdrawn {
     pub signature: Base58Signature,
 }
 
-pub struct DefiWithdrawal;
+/// The withdrawal flow; `versioned` whether the venue takes versioned transactions (at
+/// prepare; a confirm reads either kind).
+pub struct DefiWithdrawal {
+    pub versioned: bool,
+}
 
 /// The position `backing_id` of `wallet`, open.
 async fn open_position(
@@ -155,7 +159,14 @@ pub async fn prepare(
     let setup = super::venues::unsigned_setup(&transactions, &wallet.pubkey(), blockhash);
     let withdrawal = state
         .chain
-        .prepare(&DefiWithdrawal, &wallet, &money, &params)
+        .prepare(
+            &DefiWithdrawal {
+                versioned: venue.versioned(),
+            },
+            &wallet,
+            &money,
+            &params,
+        )
         .await?;
     Ok(PreparedWithdrawal {
         setup,
@@ -238,7 +249,7 @@ pub async fn confirm(
     }
     state
         .chain
-        .confirm(&DefiWithdrawal, prepared_id, signature)
+        .confirm(&DefiWithdrawal { versioned: false }, prepared_id, signature)
         .await
 }
 
@@ -250,6 +261,10 @@ impl MoneyFlow for DefiWithdrawal {
 
     fn component(&self, _: &Params) -> Component {
         Component::Defi
+    }
+
+    fn versioned(&self, _: &Params) -> bool {
+        self.versioned
     }
 
     fn changed(&self, _: &Prepared<Params>) -> Vec<Pubkey> {
