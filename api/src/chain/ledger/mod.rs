@@ -8,11 +8,12 @@ use solana_hash::Hash;
 use solana_signature::Signature;
 use solana_transaction::versioned::VersionedTransaction;
 
+pub mod coalesce;
 pub mod rpc;
 
 pub use rpc::RpcLedger;
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum LedgerError {
     /// The node could not be reached or answered with an error.
     #[error("ledger unavailable: {0}")]

@@ -13,8 +13,11 @@ use solana_rpc_client_api::request::RpcRequest;
 use solana_signature::Signature;
 use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction_status_client_types::EncodedConfirmedTransactionWithStatusMeta;
+use std::sync::Arc;
+
 use tokio::sync::Mutex;
 
+use super::coalesce::Coalescer;
 use super::{
     BalanceChange, LandedTransaction, Ledger, LedgerAccount, LedgerError, SignatureStatus,
     TokenAccountRef,
@@ -25,21 +28,29 @@ use crate::clock::{is_fresh, SharedClock};
 /// wallet still has most of a minute to sign.
 pub const BLOCKHASH_TTL_SECS: i64 = 10;
 
+/// Account reads in flight at once; more wait and go out together (`coalesce`).
+const MAX_ACCOUNT_CALLS: usize = 8;
+
 pub struct RpcLedger {
-    client: RpcClient,
+    client: Arc<RpcClient>,
     clock: SharedClock,
     /// The blockhash and when (unix seconds) it was fetched.
     blockhash: Mutex<Option<(Hash, i64)>>,
-    redactor: Redactor,
+    redactor: Arc<Redactor>,
+    reads: Coalescer,
 }
 
 impl RpcLedger {
     pub fn new(url: &str, clock: SharedClock) -> RpcLedger {
         RpcLedger {
-            client: RpcClient::new_with_commitment(url.to_owned(), CommitmentConfig::confirmed()),
+            client: Arc::new(RpcClient::new_with_commitment(
+                url.to_owned(),
+                CommitmentConfig::confirmed(),
+            )),
             clock,
             blockhash: Mutex::new(None),
-            redactor: Redactor::new(url),
+            redactor: Arc::new(Redactor::new(url)),
+            reads: Coalescer::new(MAX_ACCOUNT_CALLS),
         }
     }
 
@@ -196,23 +207,30 @@ impl Ledger for RpcLedger {
         &self,
         addresses: &[Pubkey],
     ) -> Result<(u64, Vec<Option<LedgerAccount>>), LedgerError> {
-        let response = self
-            .client
-            .get_multiple_accounts_with_commitment(addresses, CommitmentConfig::confirmed())
-            .await
-            .map_err(|e| self.unavailable(e))?;
-        let accounts = response
-            .value
-            .into_iter()
-            .map(|account| {
-                account.map(|a| LedgerAccount {
-                    owner: a.owner,
-                    lamports: a.lamports,
-                    data: a.data,
-                })
+        let (client, redactor) = (self.client.clone(), self.redactor.clone());
+        self.reads
+            .read(addresses, move |all| {
+                let (client, redactor) = (client.clone(), redactor.clone());
+                async move {
+                    let response = client
+                        .get_multiple_accounts_with_commitment(&all, CommitmentConfig::confirmed())
+                        .await
+                        .map_err(|e| LedgerError::Unavailable(redactor.clean(&e.to_string())))?;
+                    let accounts = response
+                        .value
+                        .into_iter()
+                        .map(|account| {
+                            account.map(|a| LedgerAccount {
+                                owner: a.owner,
+                                lamports: a.lamports,
+                                data: a.data,
+                            })
+                        })
+                        .collect();
+                    Ok((response.context.slot, accounts))
+                }
             })
-            .collect();
-        Ok((response.context.slot, accounts))
+            .await
     }
 
     async fn send(&self, tx: &VersionedTransaction) -> Result<Signature, LedgerError> {
