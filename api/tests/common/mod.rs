@@ -402,8 +402,10 @@ pub fn sample(metrics: &str, name: &str) -> Option<f64> {
         .and_then(|value| value.trim().parse().ok())
 }
 
-/// How long a test waits for something a background task does before it fails.
-const WAIT_LIMIT: Duration = Duration::from_secs(5);
+/// How long a test waits for something a background task does before it fails. Only a failing
+/// test waits this long (the condition is polled); the bound is wide because the whole workspace's
+/// tests share two cores in CI, where a keeper pass once took more than 5 s.
+const WAIT_LIMIT: Duration = Duration::from_secs(20);
 /// How often the condition is looked at again while waiting.
 const POLL_EVERY: Duration = Duration::from_millis(50);
 
