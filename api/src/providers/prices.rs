@@ -12,17 +12,42 @@ pub const COINGECKO: &str = "https://api.coingecko.com/api/v3";
 /// How long a fetched price is used.
 pub const CACHE_SECS: i64 = 60;
 
+/// A SOL/USD price, where it came from and when it was read (`None`: a configured price,
+/// which does not age).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PriceQuote {
+    pub sol_usd: f64,
+    /// `coingecko` or `configured`.
+    pub source: &'static str,
+    pub read_at: Option<i64>,
+}
+
+impl PriceQuote {
+    /// Seconds since it was read (0 for a configured price).
+    pub fn age_secs(&self, now: i64) -> i64 {
+        self.read_at.map_or(0, |at| (now - at).max(0))
+    }
+}
+
 #[async_trait::async_trait]
 pub trait PriceFeed: Send + Sync {
-    async fn sol_usd(&self) -> anyhow::Result<f64>;
+    async fn quote(&self) -> anyhow::Result<PriceQuote>;
+
+    async fn sol_usd(&self) -> anyhow::Result<f64> {
+        Ok(self.quote().await?.sol_usd)
+    }
 }
 
 pub struct FixedPrice(pub f64);
 
 #[async_trait::async_trait]
 impl PriceFeed for FixedPrice {
-    async fn sol_usd(&self) -> anyhow::Result<f64> {
-        Ok(self.0)
+    async fn quote(&self) -> anyhow::Result<PriceQuote> {
+        Ok(PriceQuote {
+            sol_usd: self.0,
+            source: "configured",
+            read_at: None,
+        })
     }
 }
 
@@ -49,12 +74,17 @@ impl CoinGeckoFeed {
 
 #[async_trait::async_trait]
 impl PriceFeed for CoinGeckoFeed {
-    async fn sol_usd(&self) -> anyhow::Result<f64> {
+    async fn quote(&self) -> anyhow::Result<PriceQuote> {
         let mut cached = self.cached.lock().await;
         let now = self.clock.now();
+        let quote = |price, at| PriceQuote {
+            sol_usd: price,
+            source: "coingecko",
+            read_at: Some(at),
+        };
         if let Some((price, at)) = *cached {
             if is_fresh(at, now, CACHE_SECS) {
-                return Ok(price);
+                return Ok(quote(price, at));
             }
         }
         let answer: Value = self
@@ -71,6 +101,6 @@ impl PriceFeed for CoinGeckoFeed {
             .filter(|p| p.is_finite() && *p > 0.0)
             .ok_or_else(|| anyhow::anyhow!("no SOL/USD price in {answer}"))?;
         *cached = Some((price, now));
-        Ok(price)
+        Ok(quote(price, now))
     }
 }

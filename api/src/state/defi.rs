@@ -112,29 +112,7 @@ pub fn from_config(config: &Config) -> anyhow::Result<(Venues, ApySources)> {
         }),
         Arc::new(stake_b::StakeB),
     ];
-    let mut configured = BTreeMap::new();
-    for entry in config
-        .defi_configured_apys
-        .iter()
-        .filter(|e| !e.trim().is_empty())
-    {
-        let (name, pct) = entry
-            .split_once('=')
-            .with_context(|| format!("DEFI_CONFIGURED_APYS: `{entry}` is not key=percent"))?;
-        let name = name.trim();
-        anyhow::ensure!(
-            KEYS.contains(&name),
-            "DEFI_CONFIGURED_APYS: `{name}` is none of {}",
-            KEYS.join(", ")
-        );
-        let pct: f64 = pct
-            .trim()
-            .parse()
-            .ok()
-            .filter(|p: &f64| p.is_finite() && (0.0..=1000.0).contains(p))
-            .with_context(|| format!("DEFI_CONFIGURED_APYS: `{entry}` is no percentage"))?;
-        configured.insert(name.to_owned(), pct);
-    }
+    let configured = percent_entries("DEFI_CONFIGURED_APYS", &config.defi_configured_apys, &KEYS)?;
     let api = |url: &Option<String>, make: fn(&str) -> anyhow::Result<Arc<dyn RateApi>>| {
         url.as_deref().map(make).transpose()
     };
@@ -148,4 +126,32 @@ pub fn from_config(config: &Config) -> anyhow::Result<(Venues, ApySources)> {
         configured,
     };
     Ok((Venues::new(cluster, usdc, venues), sources))
+}
+
+/// `key=percent` settings (`setting` names them in errors) over `keys`, percent 0 to 1000.
+pub fn percent_entries(
+    setting: &str,
+    entries: &[String],
+    keys: &[&str],
+) -> anyhow::Result<BTreeMap<String, f64>> {
+    let mut out = BTreeMap::new();
+    for entry in entries.iter().filter(|e| !e.trim().is_empty()) {
+        let (name, pct) = entry
+            .split_once('=')
+            .with_context(|| format!("{setting}: `{entry}` is not key=percent"))?;
+        let name = name.trim();
+        anyhow::ensure!(
+            keys.contains(&name),
+            "{setting}: `{name}` is none of {}",
+            keys.join(", ")
+        );
+        let pct: f64 = pct
+            .trim()
+            .parse()
+            .ok()
+            .filter(|p: &f64| p.is_finite() && (0.0..=1000.0).contains(p))
+            .with_context(|| format!("{setting}: `{entry}` is no percentage"))?;
+        out.insert(name.to_owned(), pct);
+    }
+    Ok(out)
 }

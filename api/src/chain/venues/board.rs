@@ -33,6 +33,53 @@ pub struct Apy {
     pub stale: bool,
 }
 
+impl Apy {
+    /// A key's value at a poll at `now`: `fresh` when its source answered; else the last good
+    /// value from a source that can fail (`previous`), marked stale; else the configured value;
+    /// else `none` (0).
+    pub fn settle(
+        key: &str,
+        fresh: Option<(f64, &'static str)>,
+        previous: &Board,
+        configured: &BTreeMap<String, f64>,
+        now: i64,
+    ) -> Apy {
+        match fresh {
+            Some((pct, source)) => Apy {
+                pct,
+                source,
+                polled_at: now,
+                stale: false,
+            },
+            None => match previous.values.get(key) {
+                Some(last) if last.source != "configured" && last.source != "none" => Apy {
+                    stale: true,
+                    ..last.clone()
+                },
+                _ => Apy::configured(configured, key, now),
+            },
+        }
+    }
+
+    /// The configured value for `key`, or `none` (0).
+    pub fn configured(configured: &BTreeMap<String, f64>, key: &str, now: i64) -> Apy {
+        match configured.get(key) {
+            Some(pct) => Apy {
+                pct: *pct,
+                source: "configured",
+                polled_at: now,
+                stale: false,
+            },
+            None => Apy {
+                pct: 0.0,
+                source: "none",
+                polled_at: now,
+                stale: false,
+            },
+        }
+    }
+}
+
 /// The APYs as last polled.
 #[derive(Debug, Clone, Default)]
 pub struct Board {
@@ -82,6 +129,25 @@ impl Apys {
     pub fn new(sources: ApySources) -> Apys {
         Apys {
             sources,
+            board: Mutex::new(Board::default()),
+        }
+    }
+}
+
+/// The borrow rates' keys (spec 4.7: per devnet-live lending venue, per token).
+pub const BORROW_KEYS: [&str; 4] = ["lend_a_sol", "lend_a_usdc", "lend_b_sol", "lend_b_usdc"];
+
+/// The borrow APRs (`domain::borrow::rates` polls them), keyed as [`BORROW_KEYS`].
+pub struct BorrowRates {
+    /// `BORROW_CONFIGURED_RATES`: percent per key, for a token whose reserve gives none.
+    pub configured: BTreeMap<String, f64>,
+    pub board: Mutex<Board>,
+}
+
+impl BorrowRates {
+    pub fn new(configured: BTreeMap<String, f64>) -> BorrowRates {
+        BorrowRates {
+            configured,
             board: Mutex::new(Board::default()),
         }
     }

@@ -337,6 +337,7 @@ impl Venue for LendA {
         Ok(MarketRead {
             rate: reserve.rate(),
             supply_apy_pct: Some(reserve.supply_apy_pct()),
+            borrow_apr_pct: Some(reserve.borrow_apr_pct()),
         })
     }
 

@@ -550,6 +550,7 @@ impl Venue for LendB {
         Ok(MarketRead {
             rate: reserve.rate(),
             supply_apy_pct: Some(reserve.supply_apy_pct()),
+            borrow_apr_pct: Some(reserve.borrow_apr_pct()),
         })
     }
 

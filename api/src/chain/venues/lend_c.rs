@@ -313,6 +313,7 @@ impl Venue for LendC {
             // The supply rate lives in the liquidity program's reserve; the APY read takes
             // the configured value.
             supply_apy_pct: None,
+            borrow_apr_pct: None,
         })
     }
 

@@ -117,6 +117,9 @@ pub struct MarketRead {
     pub rate: ExchangeRate,
     /// Supply APY in percent, from the venue's state (None where its state cannot say).
     pub supply_apy_pct: Option<f64>,
+    /// Borrow APR in percent at the current utilisation, for a lending venue whose reserve
+    /// carries its rate curve (None otherwise).
+    pub borrow_apr_pct: Option<f64>,
 }
 
 /// The transactions of a flow, in the order the wallet signs and sends them; the last one

@@ -155,6 +155,7 @@ impl Venue for StakeA {
         Ok(MarketRead {
             rate: self.read_pool(ledger).await?.rate(),
             supply_apy_pct: None,
+            borrow_apr_pct: None,
         })
     }
 

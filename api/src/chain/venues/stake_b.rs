@@ -166,6 +166,7 @@ impl Venue for StakeB {
         Ok(MarketRead {
             rate: self.read_state(ledger).await?.rate(),
             supply_apy_pct: None,
+            borrow_apr_pct: None,
         })
     }
 

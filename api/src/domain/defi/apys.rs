@@ -30,23 +30,8 @@ pub async fn read(state: &AppState) -> Board {
 
 async fn poll(state: &AppState, previous: Board, now: i64) -> Board {
     let mut values = BTreeMap::new();
-    let keep = |key: &'static str, fresh: Option<(f64, &'static str)>| -> Apy {
-        match fresh {
-            Some((pct, source)) => Apy {
-                pct,
-                source,
-                polled_at: now,
-                stale: false,
-            },
-            None => match previous.values.get(key) {
-                Some(last) if last.source != "configured" && last.source != "none" => Apy {
-                    stale: true,
-                    ..last.clone()
-                },
-                _ => configured(&state.defi_apys.sources, key, now),
-            },
-        }
-    };
+    let configured = &state.defi_apys.sources.configured;
+    let keep = |key: &'static str, fresh| Apy::settle(key, fresh, &previous, configured, now);
     let venues = &state.defi;
     for (key, venue, symbol) in [
         ("lend_a_sol", VenueId::LendA, TokenSymbol::Sol),
@@ -54,7 +39,9 @@ async fn poll(state: &AppState, previous: Board, now: i64) -> Board {
         ("lend_b", VenueId::LendB, TokenSymbol::Sol),
     ] {
         let fresh = match venues.get(venue) {
-            Some(v) => ledger_apy(state, v, symbol).await,
+            Some(v) => readable_market(state, v, symbol)
+                .await
+                .and_then(|read| read.supply_apy_pct),
             None => None,
         };
         values.insert(key, keep(key, fresh.map(|pct| (pct, "ledger"))));
@@ -62,7 +49,7 @@ async fn poll(state: &AppState, previous: Board, now: i64) -> Board {
     let lend_a = match (values.get("lend_a_sol"), values.get("lend_a_usdc")) {
         (Some(sol), _) if sol.source != "none" => sol.clone(),
         (_, Some(usdc)) => usdc.clone(),
-        _ => configured(&state.defi_apys.sources, "lend_a", now),
+        _ => Apy::configured(configured, "lend_a", now),
     };
     values.insert("lend_a", lend_a);
     for (key, api) in [
@@ -82,7 +69,7 @@ async fn poll(state: &AppState, previous: Board, now: i64) -> Board {
         values.insert(key, keep(key, fresh));
     }
     for key in ["pool_a", "lend_c", "p0"] {
-        values.insert(key, configured(&state.defi_apys.sources, key, now));
+        values.insert(key, Apy::configured(configured, key, now));
     }
     Board {
         values,
@@ -90,28 +77,16 @@ async fn poll(state: &AppState, previous: Board, now: i64) -> Board {
     }
 }
 
-fn configured(sources: &ApySources, key: &'static str, now: i64) -> Apy {
-    match sources.configured.get(key) {
-        Some(pct) => Apy {
-            pct: *pct,
-            source: "configured",
-            polled_at: now,
-            stale: false,
-        },
-        None => Apy {
-            pct: 0.0,
-            source: "none",
-            polled_at: now,
-            stale: false,
-        },
-    }
-}
-
-/// A venue's supply APY from its state, when it has a market for `symbol` and the ledger reads.
-async fn ledger_apy(state: &AppState, venue: &SharedVenue, symbol: TokenSymbol) -> Option<f64> {
+/// A venue's market for `symbol` from its state, when it has one and the ledger reads (a read
+/// that fails is logged: the pollers fall back).
+pub async fn readable_market(
+    state: &AppState,
+    venue: &SharedVenue,
+    symbol: TokenSymbol,
+) -> Option<MarketRead> {
     let token = venue.tokens().into_iter().find(|t| t.symbol == symbol)?;
     match market(state, venue, &token).await {
-        Ok(read) => read.supply_apy_pct,
+        Ok(read) => Some(read),
         Err(error) => {
             tracing::warn!(venue = %venue.id(), code = error.code(), "venue market unreadable");
             None
