@@ -15,7 +15,8 @@
 //! each), the broad listing `GET /v1/narratives?broad=true&limit=5000`, and DeFi earn: `GET
 //! /v1/defi/apys`, `GET /v1/defi/allocation/:wallet` (3 seeded positions) and `POST
 //! /v1/defi/deposit/prepare` (1.5 SOL routed to lend_a, whose reserve the JSON-RPC stand-in
-//! serves),
+//! serves), and borrowing: `GET /v1/borrow/rates`, `GET /v1/borrow/capacity/:wallet` and `GET
+//! /v1/borrow/simulate` (over the same 3 positions),
 //! whose first (uncached) answer is also timed alone, with the process's memory before and
 //! after. `BENCH_ONLY=<text>` runs the hello-world baseline and the runs whose name contains
 //! the text; `BENCH_CACHE_MB` sets the response cache (default 64; 0: off). Anonymous rate limits are raised out of the way; their check still runs on every
@@ -516,6 +517,24 @@ async fn main() {
             ),
             format!("{base}/v1/defi/deposit/prepare"),
             Some(deposit_script.as_path()),
+        ),
+        (
+            "`GET /v1/borrow/rates` (lend_a's reserve read through JSON-RPC)".to_owned(),
+            format!("{base}/v1/borrow/rates"),
+            None,
+        ),
+        (
+            "`GET /v1/borrow/capacity/:wallet` (3 lending positions, tier, price)".to_owned(),
+            format!("{base}/v1/borrow/capacity/{}", wallets[0]),
+            None,
+        ),
+        (
+            "`GET /v1/borrow/simulate` (500 USD against the same positions)".to_owned(),
+            format!(
+                "{base}/v1/borrow/simulate?wallet={}&protocol=lend_a&asset=SOL&amount_usd=500",
+                wallets[0]
+            ),
+            None,
         ),
     ];
     // BENCH_ONLY=<text>: the hello-world baseline and the runs whose name contains the text;

@@ -268,6 +268,12 @@ pub struct Config {
     #[arg(long, env = "DEFI_CONFIGURED_APYS", value_delimiter = ',')]
     pub defi_configured_apys: Vec<String>,
 
+    /// Borrow APRs in percent for a venue's token whose reserve gives none, `venue_token=percent`
+    /// comma-separated (e.g. `lend_b_usdc=9.5`; keys `lend_a_sol`, `lend_a_usdc`, `lend_b_sol`,
+    /// `lend_b_usdc`).
+    #[arg(long, env = "BORROW_CONFIGURED_RATES", value_delimiter = ',')]
+    pub borrow_configured_rates: Vec<String>,
+
     /// Borrowing (spec 4.7) is enabled; off by default on devnet.
     #[arg(long, env = "BORROW_ENABLED", default_value_t = false)]
     pub borrow_enabled: bool,

@@ -101,6 +101,8 @@ pub struct AppState {
     >,
     /// Borrowing is enabled (`BORROW_ENABLED`).
     pub borrow_enabled: bool,
+    /// The borrow rates as last polled (`domain::borrow::rates`).
+    pub borrow_rates: crate::chain::venues::board::BorrowRates,
     /// Passport scores checked lately, by address (`verify::PASSPORT_CHECK_TTL_SECS`).
     pub passport_checks: crate::freshness::Expiring<String, f64>,
     /// Bytes of answers the response cache may hold (0: no cache).
@@ -485,6 +487,11 @@ impl AppState {
         providers: Providers,
     ) -> anyhow::Result<Arc<AppState>> {
         let (defi_venues, apy_sources) = defi::from_config(config)?;
+        let borrow_configured = defi::percent_entries(
+            "BORROW_CONFIGURED_RATES",
+            &config.borrow_configured_rates,
+            &crate::chain::venues::board::BORROW_KEYS,
+        )?;
         let treasury = config
             .treasury_wallet
             .as_deref()
@@ -617,6 +624,7 @@ impl AppState {
             defi_apys: crate::chain::venues::board::Apys::new(apy_sources),
             defi_rates: crate::freshness::Expiring::new(64),
             borrow_enabled: config.borrow_enabled,
+            borrow_rates: crate::chain::venues::board::BorrowRates::new(borrow_configured),
             passport_checks: crate::freshness::Expiring::new(PROVIDER_CHECKS_KEPT),
             response_cache_bytes: config.response_cache_mb.saturating_mul(1024 * 1024),
             caches: Arc::default(),

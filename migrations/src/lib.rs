@@ -40,6 +40,7 @@ mod m20261127_000029_retention_and_leaderboards;
 mod m20261127_000030_webhook_signing_secrets;
 mod m20261128_000031_governance_fields;
 mod m20261129_000032_defi_positions;
+mod m20261130_000033_borrow;
 
 pub struct Migrator;
 
@@ -78,6 +79,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261127_000030_webhook_signing_secrets::Migration),
             Box::new(m20261128_000031_governance_fields::Migration),
             Box::new(m20261129_000032_defi_positions::Migration),
+            Box::new(m20261130_000033_borrow::Migration),
         ]
     }
 }

@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod agents;
 pub mod binary;
+pub mod borrow;
 pub mod defi;
 pub mod echo;
 pub mod human;

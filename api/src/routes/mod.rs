@@ -14,6 +14,7 @@ pub mod admin;
 pub mod agents;
 pub mod apikeys;
 pub mod binary;
+pub mod borrow;
 pub mod conviction;
 pub mod defi;
 pub mod echo_pool;
@@ -78,6 +79,8 @@ pub enum Tag {
     /// DeFi earn and staking: APYs, deposits and withdrawals into the venues, allocation,
     /// yield (spec 4.5, 4.6).
     Defi,
+    /// Borrowing against lending positions: rates, capacity, simulation, terms (spec 4.7).
+    Borrow,
 }
 
 /// The second half of every prepare → sign → confirm (spec 5.2): which prepared transaction,
@@ -123,6 +126,7 @@ pub type Service = OpenApiService<
             missions::MissionsApi,
             points::PointsApi,
             defi::DefiApi,
+            borrow::BorrowApi,
         ),
         (
             users::UsersApi,
@@ -162,6 +166,7 @@ pub fn service(state: Arc<AppState>) -> Service {
                 missions::MissionsApi { state: s() },
                 points::PointsApi { state: s() },
                 defi::DefiApi { state: s() },
+                borrow::BorrowApi { state: s() },
             ),
             (
                 users::UsersApi { state: s() },

@@ -35,7 +35,7 @@ pub use id::{
 pub use json::JsonDocument;
 pub use nft_tier::NftTier;
 pub use notification_kind::NotificationKind;
-pub use number::{Confidence, DeadlineDays, UnixSeconds};
+pub use number::{Confidence, DeadlineDays, UnixSeconds, UsdAmount};
 pub use oracle_status::OracleStatus;
 pub use push::{PushAuth, PushPublicKey};
 pub use side::{BinarySide, NarrativeSide, ShieldSide};

@@ -132,6 +132,45 @@ number_value!(
     whole
 );
 
+/// A USD amount a borrow names: at least a cent, at most a billion dollars (no lending market
+/// this service routes to is deeper); never NaN or infinite.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+pub struct UsdAmount(f64);
+
+impl UsdAmount {
+    pub const MIN: f64 = 0.01;
+    pub const MAX: f64 = 1e9;
+
+    pub fn new(value: f64) -> Result<Self, String> {
+        if (Self::MIN..=Self::MAX).contains(&value) {
+            Ok(UsdAmount(value))
+        } else {
+            Err("must be a USD amount from 0.01 to 1000000000".into())
+        }
+    }
+
+    pub fn get(self) -> f64 {
+        self.0
+    }
+
+    /// In micro-dollars (the store's integer), rounded to the nearest.
+    pub fn micros(self) -> i64 {
+        (self.0 * 1e6).round() as i64
+    }
+}
+
+number_value!(
+    UsdAmount(f64),
+    "usd_amount",
+    MetaSchema {
+        description: Some("A USD amount, 0.01 to 1000000000."),
+        minimum: Some(UsdAmount::MIN),
+        maximum: Some(UsdAmount::MAX),
+        ..MetaSchema::new_with_format("number", "usd")
+    },
+    serde_json::Number::as_f64
+);
+
 /// A moment as unix seconds, from 1970 to the end of year 9999.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct UnixSeconds(i64);

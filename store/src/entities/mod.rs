@@ -9,6 +9,8 @@ pub mod backings;
 pub mod binary_configs;
 pub mod binary_program_states;
 pub mod blocked_wallets;
+pub mod borrow_positions;
+pub mod borrow_terms_acceptances;
 pub mod cache_generations;
 pub mod crucible_asset_pools;
 pub mod crucible_claims;

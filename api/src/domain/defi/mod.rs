@@ -39,6 +39,15 @@ pub fn lamports_of(symbol: TokenSymbol, base: u64, sol_usd: f64) -> u64 {
     }
 }
 
+/// `base` units of `symbol` in USD at `sol_usd` (USDC at par: a dollar stablecoin).
+pub fn usd_of(symbol: TokenSymbol, base: u64, sol_usd: f64) -> f64 {
+    let units = base as f64 / 10f64.powi(i32::from(symbol.decimals()));
+    match symbol {
+        TokenSymbol::Sol => units * sol_usd,
+        TokenSymbol::Usdc => units,
+    }
+}
+
 /// A rate kept as decimal strings (it does not fit the store's integers).
 pub fn rate_strings(rate: &ExchangeRate) -> (String, String) {
     (rate.liquidity.to_string(), rate.receipt.to_string())
@@ -62,5 +71,7 @@ mod tests {
         assert_eq!(min_deposit(TokenSymbol::Usdc, 123.456_7), 1_234_567);
         assert_eq!(lamports_of(TokenSymbol::Usdc, 1_500_000, 150.0), 10_000_000);
         assert_eq!(lamports_of(TokenSymbol::Sol, 42, 150.0), 42);
+        assert_eq!(usd_of(TokenSymbol::Sol, 2_500_000_000, 150.0), 375.0);
+        assert_eq!(usd_of(TokenSymbol::Usdc, 1_500_000, 150.0), 1.5);
     }
 }

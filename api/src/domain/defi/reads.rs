@@ -22,6 +22,8 @@ pub struct Position {
     pub narrative_id: Option<String>,
     pub amount_sol: f64,
     pub value_sol: f64,
+    /// Its value now in USD (USDC at par).
+    pub value_usd: f64,
     pub yield_earned_sol: f64,
     pub status: String,
     pub can_withdraw: bool,
@@ -29,12 +31,7 @@ pub struct Position {
 
 /// The wallet's open positions, valued now.
 pub async fn positions(state: &AppState, wallet: &Wallet) -> Result<Vec<Position>, ApiError> {
-    let rows = defi_positions::Entity::find()
-        .filter(defi_positions::Column::Wallet.eq(wallet.to_string()))
-        .filter(defi_positions::Column::Status.eq("confirmed"))
-        .order_by_asc(defi_positions::Column::CreatedAt)
-        .all(state.store.db())
-        .await?;
+    let rows = open_rows(state, wallet).await?;
     if rows.is_empty() {
         return Ok(vec![]);
     }
@@ -42,6 +39,35 @@ pub async fn positions(state: &AppState, wallet: &Wallet) -> Result<Vec<Position
         state.prices.sol_usd().await.map_err(|e| {
             ApiError::provider_unavailable("price_unavailable", "the price source", &e)
         })?;
+    valued(state, rows, sol_usd).await
+}
+
+/// The wallet's open positions, valued now at `sol_usd`.
+pub async fn positions_at(
+    state: &AppState,
+    wallet: &Wallet,
+    sol_usd: f64,
+) -> Result<Vec<Position>, ApiError> {
+    valued(state, open_rows(state, wallet).await?, sol_usd).await
+}
+
+async fn open_rows(
+    state: &AppState,
+    wallet: &Wallet,
+) -> Result<Vec<defi_positions::Model>, ApiError> {
+    Ok(defi_positions::Entity::find()
+        .filter(defi_positions::Column::Wallet.eq(wallet.to_string()))
+        .filter(defi_positions::Column::Status.eq("confirmed"))
+        .order_by_asc(defi_positions::Column::CreatedAt)
+        .all(state.store.db())
+        .await?)
+}
+
+async fn valued(
+    state: &AppState,
+    rows: Vec<defi_positions::Model>,
+    sol_usd: f64,
+) -> Result<Vec<Position>, ApiError> {
     let mut out = Vec::with_capacity(rows.len());
     for row in rows {
         let protocol: VenueId = row.protocol.parse().map_err(ApiError::internal)?;
@@ -67,6 +93,7 @@ pub async fn positions(state: &AppState, wallet: &Wallet) -> Result<Vec<Position
             narrative_id: row.narrative_id,
             amount_sol: sol_u64(u64::try_from(row.amount_lamports).map_err(ApiError::internal)?),
             value_sol: to_sol(value),
+            value_usd: super::usd_of(symbol, value, sol_usd),
             yield_earned_sol: to_sol(value.saturating_sub(principal)),
             status: row.status,
             can_withdraw,
