@@ -1,5 +1,5 @@
-//! Kamino Lending (`lend_b`): the six instructions a deposit into an obligation and its
-//! withdrawal take, with the program's discriminators, account order and flags and its account
+//! Kamino Lending (`lend_b`): the eight instructions a deposit into an obligation, its
+//! withdrawal, a borrow against it and its repayment take, with the program's discriminators, account order and flags and its account
 //! layouts (docs/venues-research.md §2; the IDL is tests/ts/venues/idl/klend.json).
 //!
 //! - `init_user_metadata` and `init_obligation` create the wallet's user metadata and its
@@ -14,8 +14,15 @@
 //!   reverse. Both need the reserve and the obligation refreshed in this slot and leave them
 //!   stale, as the program does; both round in the reserve's favour.
 //!
-//! The double has no prices, so it refuses to withdraw from an obligation that borrows (the
-//! program would check the loan-to-value instead), and it supports reserves without farms only.
+//! - `borrow_obligation_liquidity_v2` lends from the reserve's supply against the obligation's
+//!   collateral up to [`LOAN_TO_VALUE_PCT`]; `repay_obligation_liquidity_v2` pays a debt back
+//!   (all of it for `u64::MAX`). A debt grows with the reserve's cumulative borrow rate, applied
+//!   to the obligation at `refresh_obligation`.
+//!
+//! The double has no prices: it values collateral and debt in the one reserve they share (a
+//! borrow against another reserve's collateral is refused), it refuses to withdraw from an
+//! obligation that borrows (the program would check the loan-to-value instead), and it supports
+//! reserves without farms only.
 
 use anchor_lang::prelude::{AccountInfo, Clock, ProgramError, Pubkey, Rent, SolanaSysvar};
 use anchor_lang::solana_program::entrypoint::ProgramResult;
@@ -52,6 +59,8 @@ mod discriminator {
     pub const REFRESH_OBLIGATION: [u8; 8] = [33, 132, 147, 228, 151, 192, 72, 89];
     pub const DEPOSIT_V2: [u8; 8] = [216, 224, 191, 27, 204, 151, 102, 175];
     pub const WITHDRAW_V2: [u8; 8] = [235, 52, 119, 152, 149, 197, 20, 7];
+    pub const BORROW_V2: [u8; 8] = [161, 128, 143, 245, 171, 199, 194, 6];
+    pub const REPAY_V2: [u8; 8] = [116, 174, 213, 76, 180, 53, 210, 144];
 }
 
 /// Offsets in the zero-copy accounts (8-byte discriminator first).
@@ -63,9 +72,13 @@ mod reserve {
     pub const FARM_COLLATERAL: usize = 64;
     pub const LIQUIDITY_MINT: usize = 128;
     pub const LIQUIDITY_SUPPLY: usize = 160;
+    pub const FEE_VAULT: usize = 192;
     pub const AVAILABLE: usize = 224;
     pub const BORROWED_SF: usize = 232;
     pub const MINT_DECIMALS: usize = 272;
+    /// `cumulative_borrow_rate_bsf`: a 256-bit fraction (60 fractional bits); the double keeps it
+    /// in the low 128 bits.
+    pub const CUMULATIVE_BORROW_RATE: usize = 296;
     pub const TOKEN_PROGRAM: usize = 408;
     pub const COLLATERAL_MINT: usize = 2560;
     pub const COLLATERAL_TOTAL: usize = 2592;
@@ -89,6 +102,10 @@ mod obligation {
     pub const BORROWS: usize = 1208;
     pub const BORROW_STRIDE: usize = 200;
     pub const BORROW_COUNT: usize = 5;
+    /// Within a borrow entry: the reserve's cumulative borrow rate when the entry was last
+    /// refreshed, and the debt in fractions.
+    pub const BORROW_RATE: usize = 32;
+    pub const BORROWED_AMOUNT_SF: usize = 88;
 }
 
 mod user_metadata {
@@ -109,6 +126,7 @@ pub struct KaminoMarket {
     pub liquidity_supply: Pubkey,
     pub collateral_mint: Pubkey,
     pub collateral_vault: Pubkey,
+    pub fee_vault: Pubkey,
 }
 
 /// The SOL reserve starts with 1,000 SOL available and 1,000 lent out (utilisation 50 %) and
@@ -116,6 +134,9 @@ pub struct KaminoMarket {
 pub const START_AVAILABLE: u64 = 1_000 * SOL;
 pub const START_BORROWED: u64 = 1_000 * SOL;
 pub const START_COLLATERAL: u64 = 1_900 * SOL;
+/// The double's loan-to-value limit in percent (the program reads each reserve's config; the
+/// double prices collateral and debt in one reserve, so no oracle is needed).
+pub const LOAN_TO_VALUE_PCT: u128 = 75;
 /// The borrow rate curve: 0 % at no utilisation to 20 % at full, linear (so 10 % at 50 %).
 pub const CURVE: [(u32, u32); 2] = [(0, 0), (10_000, 2_000)];
 
@@ -129,6 +150,7 @@ impl KaminoMarket {
             liquidity_supply: keypair(8, 2).pubkey(),
             collateral_mint: keypair(8, 3).pubkey(),
             collateral_vault: keypair(8, 4).pubkey(),
+            fee_vault: keypair(8, 5).pubkey(),
         }
     }
 }
@@ -153,6 +175,7 @@ pub fn install_klend(pt: &mut ProgramTest) -> KaminoMarket {
         m.collateral_vault,
         token_account(m.collateral_mint, m.authority, 0),
     );
+    pt.add_account(m.fee_vault, token_account(NATIVE_MINT, m.authority, 0));
     pt.add_account(m.sol_reserve, reserve_account(&m));
     m
 }
@@ -166,7 +189,13 @@ pub fn reserve_account(m: &KaminoMarket) -> Account {
     put(&mut data, LENDING_MARKET, m.market.as_ref());
     put(&mut data, LIQUIDITY_MINT, NATIVE_MINT.as_ref());
     put(&mut data, LIQUIDITY_SUPPLY, m.liquidity_supply.as_ref());
+    put(&mut data, FEE_VAULT, m.fee_vault.as_ref());
     put(&mut data, AVAILABLE, &START_AVAILABLE.to_le_bytes());
+    put(
+        &mut data,
+        CUMULATIVE_BORROW_RATE,
+        &(1u128 << FRACTION_SHIFT).to_le_bytes(),
+    );
     put(
         &mut data,
         BORROWED_SF,
@@ -235,6 +264,8 @@ fn klend(program_id: &Pubkey, accounts: &[AccountInfo], data: &[u8]) -> ProgramR
         discriminator::REFRESH_OBLIGATION => refresh_obligation(program_id, accounts, args),
         discriminator::DEPOSIT_V2 => move_collateral(program_id, accounts, args, Way::Deposit),
         discriminator::WITHDRAW_V2 => move_collateral(program_id, accounts, args, Way::Withdraw),
+        discriminator::BORROW_V2 => borrow(program_id, accounts, args),
+        discriminator::REPAY_V2 => repay(program_id, accounts, args),
         _ => Err(fail("instruction not in the double")),
     }
 }
@@ -491,15 +522,24 @@ fn refresh_reserve(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -
         check(*oracle.key == expected, "not the reserve's oracle")?;
     }
     let slots = u128::from(now.saturating_sub(u64_at(&data, reserve::LAST_UPDATE_SLOT)));
-    let borrowed = u128_at(&data, reserve::BORROWED_SF);
-    let interest = (borrowed / 10_000)
-        .checked_mul(borrow_rate_bps(&data))
-        .and_then(|v| (v / SLOTS_PER_YEAR).checked_mul(slots))
-        .ok_or_else(|| fail("interest beyond u128"))?;
-    let borrowed = borrowed
-        .checked_add(interest)
-        .ok_or_else(|| fail("borrowed beyond u128"))?;
+    let bps = borrow_rate_bps(&data);
+    // What `value` grows by at the rate over the slots (the borrowed total and the cumulative
+    // rate alike, so an obligation's debt grows as the reserve's does).
+    let grown = |value: u128| {
+        (value / 10_000)
+            .checked_mul(bps)
+            .and_then(|v| (v / SLOTS_PER_YEAR).checked_mul(slots))
+            .and_then(|interest| value.checked_add(interest))
+            .ok_or_else(|| fail("interest beyond u128"))
+    };
+    let borrowed = grown(u128_at(&data, reserve::BORROWED_SF))?;
+    let rate = grown(u128_at(&data, reserve::CUMULATIVE_BORROW_RATE))?;
     put(&mut data, reserve::BORROWED_SF, &borrowed.to_le_bytes());
+    put(
+        &mut data,
+        reserve::CUMULATIVE_BORROW_RATE,
+        &rate.to_le_bytes(),
+    );
     put(&mut data, reserve::LAST_UPDATE_SLOT, &now.to_le_bytes());
     data[reserve::STALE] = 0;
     Ok(())
@@ -547,9 +587,55 @@ fn refresh_obligation(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]
             "a reserve of the obligation is stale: refresh it in this slot",
         )?;
     }
+    // Each debt grows as its reserve's cumulative borrow rate has since the entry's refresh.
+    for at in
+        (0..obligation::BORROW_COUNT).map(|i| obligation::BORROWS + i * obligation::BORROW_STRIDE)
+    {
+        let reserve_key = key(&data, at);
+        if reserve_key == Pubkey::default() {
+            continue;
+        }
+        let lender = reserves
+            .iter()
+            .find(|r| *r.key == reserve_key)
+            .ok_or_else(|| fail("a borrow's reserve is missing"))?;
+        let now_rate = u128_at(&lender.data.borrow(), reserve::CUMULATIVE_BORROW_RATE);
+        let then_rate = u128_at(&data, at + obligation::BORROW_RATE);
+        let debt = u128_at(&data, at + obligation::BORROWED_AMOUNT_SF);
+        let debt = scaled_up(debt, now_rate, then_rate)?;
+        put(
+            &mut data,
+            at + obligation::BORROWED_AMOUNT_SF,
+            &debt.to_le_bytes(),
+        );
+        put(
+            &mut data,
+            at + obligation::BORROW_RATE,
+            &now_rate.to_le_bytes(),
+        );
+    }
     put(&mut data, obligation::LAST_UPDATE_SLOT, &now.to_le_bytes());
     data[obligation::STALE] = 0;
     Ok(())
+}
+
+/// `debt` (fractions) × `now_rate` / `then_rate`, rounded up (in the reserve's favour), without
+/// overflowing: whole units and the fraction are scaled apart.
+fn scaled_up(debt: u128, now_rate: u128, then_rate: u128) -> Result<u128, ProgramError> {
+    check(
+        then_rate > 0 && now_rate >= then_rate,
+        "a borrow rate went back",
+    )?;
+    let ratio = (now_rate << FRACTION_SHIFT)
+        .checked_div(then_rate)
+        .ok_or_else(|| fail("rate ratio"))?;
+    let whole = debt >> FRACTION_SHIFT;
+    let part = debt & ((1u128 << FRACTION_SHIFT) - 1);
+    let part = (part * ratio).div_ceil(1u128 << FRACTION_SHIFT);
+    whole
+        .checked_mul(ratio)
+        .and_then(|w| w.checked_add(part))
+        .ok_or_else(|| fail("debt beyond u128"))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -841,5 +927,311 @@ fn credit(
         put(&mut data, at + DEPOSITED_AMOUNT, &held.to_le_bytes());
     }
     data[STALE] = 1;
+    Ok(())
+}
+
+/// The reserve and obligation checks a borrow and a repayment share: both of the program,
+/// writable, of `market`, refreshed in this slot; the obligation `owner`'s; the reserve's
+/// liquidity mint, supply and token program as named; no farm, so both farm accounts absent.
+struct DebtAccounts<'a, 'b> {
+    owner: &'a AccountInfo<'b>,
+    obligation: &'a AccountInfo<'b>,
+    market: &'a AccountInfo<'b>,
+    reserve: &'a AccountInfo<'b>,
+    liquidity_mint: &'a AccountInfo<'b>,
+    supply: &'a AccountInfo<'b>,
+    token_program: &'a AccountInfo<'b>,
+    instructions: &'a AccountInfo<'b>,
+    farm_user: &'a AccountInfo<'b>,
+    farm_state: &'a AccountInfo<'b>,
+    farms: &'a AccountInfo<'b>,
+}
+
+impl DebtAccounts<'_, '_> {
+    fn check(&self, program_id: &Pubkey) -> ProgramResult {
+        check(self.owner.is_signer, "the owner signs")?;
+        obligation_checked(program_id, self.obligation)?;
+        market_checked(program_id, self.market)?;
+        reserve_checked(program_id, self.reserve)?;
+        check(self.reserve.is_writable, "reserve writable")?;
+        check(self.supply.is_writable, "liquidity supply writable")?;
+        check(
+            *self.instructions.key == INSTRUCTIONS_SYSVAR,
+            "not the instructions sysvar",
+        )?;
+        check(
+            *self.farm_user.key == *program_id && *self.farm_state.key == *program_id,
+            "the reserve has no farm: both farm accounts are absent",
+        )?;
+        check(*self.farms.key == FARMS, "not the farms program")?;
+        let now = Clock::get()?.slot;
+        let data = self.reserve.data.borrow();
+        check(
+            key(&data, reserve::LENDING_MARKET) == *self.market.key,
+            "not the reserve's market",
+        )?;
+        check(
+            key(&data, reserve::LIQUIDITY_MINT) == *self.liquidity_mint.key,
+            "not the reserve's liquidity mint",
+        )?;
+        check(
+            key(&data, reserve::LIQUIDITY_SUPPLY) == *self.supply.key,
+            "not the reserve's liquidity supply",
+        )?;
+        check(
+            key(&data, reserve::TOKEN_PROGRAM) == *self.token_program.key,
+            "not the reserve's liquidity token program",
+        )?;
+        check(
+            key(&data, reserve::FARM_COLLATERAL) == Pubkey::default(),
+            "reserves with farms are not in the double",
+        )?;
+        check(
+            fresh(&data, reserve::LAST_UPDATE_SLOT, reserve::STALE, now),
+            "reserve is stale: refresh it in this slot",
+        )?;
+        let data = self.obligation.data.borrow();
+        check(
+            key(&data, obligation::OWNER) == *self.owner.key,
+            "another wallet's obligation",
+        )?;
+        check(
+            key(&data, obligation::LENDING_MARKET) == *self.market.key,
+            "an obligation of another market",
+        )?;
+        check(
+            fresh(&data, obligation::LAST_UPDATE_SLOT, obligation::STALE, now),
+            "obligation is stale: refresh it in this slot",
+        )
+    }
+}
+
+/// The obligation's borrow entry for `reserve_key`, if it has one.
+fn borrow_entry(data: &[u8], reserve_key: &Pubkey) -> Option<usize> {
+    use obligation::*;
+    (0..BORROW_COUNT)
+        .map(|i| BORROWS + i * BORROW_STRIDE)
+        .find(|at| key(data, *at) == *reserve_key)
+}
+
+/// The debt of `owner`'s vanilla obligation to `reserve_key` in base units, rounded up (0 when
+/// none): as the obligation was last refreshed.
+pub fn borrowed(obligation_data: &[u8], reserve_key: &Pubkey) -> u64 {
+    borrow_entry(obligation_data, reserve_key).map_or(0, |at| {
+        let debt = u128_at(obligation_data, at + obligation::BORROWED_AMOUNT_SF);
+        u64::try_from(debt.div_ceil(1u128 << FRACTION_SHIFT)).unwrap_or(u64::MAX)
+    })
+}
+
+/// `borrow_obligation_liquidity_v2`: lends `amount` from the reserve's supply to the owner's
+/// token account against the obligation's collateral, up to [`LOAN_TO_VALUE_PCT`] of its value
+/// (collateral and debt in the one reserve the double prices).
+fn borrow(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramResult {
+    check(
+        accounts.len() == 15 && args.len() == 8,
+        "15 accounts and a u64 amount",
+    )?;
+    let amount = u64::from_le_bytes(args.try_into().unwrap());
+    check(amount > 0, "zero amount")?;
+    let [owner, obligation, market, authority, reserve, liquidity_mint, supply, fee_receiver, destination, referrer, token_program, instructions, farm_user, farm_state, farms] =
+        accounts
+    else {
+        unreachable!("15 accounts checked above");
+    };
+    DebtAccounts {
+        owner,
+        obligation,
+        market,
+        reserve,
+        liquidity_mint,
+        supply,
+        token_program,
+        instructions,
+        farm_user,
+        farm_state,
+        farms,
+    }
+    .check(program_id)?;
+    let (expected_authority, bump) =
+        Pubkey::find_program_address(&[b"lma", market.key.as_ref()], program_id);
+    check(
+        *authority.key == expected_authority,
+        "not the market's authority",
+    )?;
+    check(
+        fee_receiver.is_writable && destination.is_writable,
+        "the fee receiver and the destination are writable",
+    )?;
+    check(
+        *referrer.key == *program_id,
+        "referrers are not in the double",
+    )?;
+    let (liquidity, collateral_total, rate) = {
+        let data = reserve.data.borrow();
+        check(
+            key(&data, reserve::FEE_VAULT) == *fee_receiver.key,
+            "not the reserve's fee receiver",
+        )?;
+        check(
+            amount <= u64_at(&data, reserve::AVAILABLE),
+            "not enough liquidity available",
+        )?;
+        (
+            total_liquidity(&data),
+            u128::from(u64_at(&data, reserve::COLLATERAL_TOTAL)),
+            u128_at(&data, reserve::CUMULATIVE_BORROW_RATE),
+        )
+    };
+    {
+        let data = obligation.data.borrow();
+        check(
+            obligation_reserves(&data).iter().all(|r| r == reserve.key),
+            "the double prices one reserve: collateral and debt in it",
+        )?;
+        let value = u128::from(deposited(&data, reserve.key)) * liquidity / collateral_total.max(1);
+        let owed = u128::from(borrowed(&data, reserve.key)) + u128::from(amount);
+        check(
+            owed * 100 <= value * LOAN_TO_VALUE_PCT,
+            "borrows beyond the obligation's loan-to-value",
+        )?;
+    }
+    let seeds: &[&[u8]] = &[b"lma", market.key.as_ref(), &[bump]];
+    invoke_signed(
+        &spl_token::instruction::transfer(
+            &spl_token::ID,
+            supply.key,
+            destination.key,
+            authority.key,
+            &[],
+            amount,
+        )?,
+        &[
+            supply.clone(),
+            destination.clone(),
+            authority.clone(),
+            token_program.clone(),
+        ],
+        &[seeds],
+    )?;
+    let lent = u128::from(amount) << FRACTION_SHIFT;
+    {
+        let mut data = reserve.data.borrow_mut();
+        let available = u64_at(&data, reserve::AVAILABLE) - amount;
+        let total = u128_at(&data, reserve::BORROWED_SF)
+            .checked_add(lent)
+            .ok_or_else(|| fail("borrowed beyond u128"))?;
+        put(&mut data, reserve::AVAILABLE, &available.to_le_bytes());
+        put(&mut data, reserve::BORROWED_SF, &total.to_le_bytes());
+        data[reserve::STALE] = 1;
+    }
+    let mut data = obligation.data.borrow_mut();
+    let at = match borrow_entry(&data, reserve.key) {
+        Some(at) => at,
+        None => {
+            let free = borrow_entry(&data, &Pubkey::default())
+                .ok_or_else(|| fail("the obligation has no free borrow slot"))?;
+            put(&mut data, free, reserve.key.as_ref());
+            put(
+                &mut data,
+                free + obligation::BORROW_RATE,
+                &rate.to_le_bytes(),
+            );
+            free
+        }
+    };
+    let debt = u128_at(&data, at + obligation::BORROWED_AMOUNT_SF)
+        .checked_add(lent)
+        .ok_or_else(|| fail("debt beyond u128"))?;
+    put(
+        &mut data,
+        at + obligation::BORROWED_AMOUNT_SF,
+        &debt.to_le_bytes(),
+    );
+    data[obligation::STALE] = 1;
+    Ok(())
+}
+
+/// `repay_obligation_liquidity_v2`: pays `amount` (`u64::MAX`: all of it) of the obligation's
+/// debt to the reserve from the owner's token account; a debt paid in full leaves the
+/// obligation.
+fn repay(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramResult {
+    check(
+        accounts.len() == 13 && args.len() == 8,
+        "13 accounts and a u64 amount",
+    )?;
+    let amount = u64::from_le_bytes(args.try_into().unwrap());
+    check(amount > 0, "zero amount")?;
+    let [owner, obligation, market, reserve, liquidity_mint, supply, source, token_program, instructions, farm_user, farm_state, authority, farms] =
+        accounts
+    else {
+        unreachable!("13 accounts checked above");
+    };
+    DebtAccounts {
+        owner,
+        obligation,
+        market,
+        reserve,
+        liquidity_mint,
+        supply,
+        token_program,
+        instructions,
+        farm_user,
+        farm_state,
+        farms,
+    }
+    .check(program_id)?;
+    check(
+        *authority.key
+            == Pubkey::find_program_address(&[b"lma", market.key.as_ref()], program_id).0,
+        "not the market's authority",
+    )?;
+    check(source.is_writable, "the source is writable")?;
+    let (at, debt) = {
+        let data = obligation.data.borrow();
+        let at = borrow_entry(&data, reserve.key)
+            .ok_or_else(|| fail("the obligation owes this reserve nothing"))?;
+        (at, u128_at(&data, at + obligation::BORROWED_AMOUNT_SF))
+    };
+    let owed = u64::try_from(debt.div_ceil(1u128 << FRACTION_SHIFT))
+        .map_err(|_| fail("debt beyond u64"))?;
+    let paid = amount.min(owed);
+    invoke(
+        &spl_token::instruction::transfer(
+            &spl_token::ID,
+            source.key,
+            supply.key,
+            owner.key,
+            &[],
+            paid,
+        )?,
+        &[
+            source.clone(),
+            supply.clone(),
+            owner.clone(),
+            token_program.clone(),
+        ],
+    )?;
+    let settled = (u128::from(paid) << FRACTION_SHIFT).min(debt);
+    {
+        let mut data = reserve.data.borrow_mut();
+        let available = u64_at(&data, reserve::AVAILABLE)
+            .checked_add(paid)
+            .ok_or_else(|| fail("available beyond u64"))?;
+        let total = u128_at(&data, reserve::BORROWED_SF).saturating_sub(settled);
+        put(&mut data, reserve::AVAILABLE, &available.to_le_bytes());
+        put(&mut data, reserve::BORROWED_SF, &total.to_le_bytes());
+        data[reserve::STALE] = 1;
+    }
+    let mut data = obligation.data.borrow_mut();
+    if paid == owed {
+        data[at..at + obligation::BORROW_STRIDE].fill(0);
+    } else {
+        put(
+            &mut data,
+            at + obligation::BORROWED_AMOUNT_SF,
+            &(debt - settled).to_le_bytes(),
+        );
+    }
+    data[obligation::STALE] = 1;
     Ok(())
 }

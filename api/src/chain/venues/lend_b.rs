@@ -14,9 +14,9 @@ use anchor_lang::solana_program::system_program;
 use narrative_sdk::Pubkey;
 
 use super::{
-    anchor_data, anchor_discriminator, key_at, le_u128, le_u64, not_configured, read, unreadable,
-    Cluster, ExchangeRate, MarketRead, TokenLeg, Transactions, Venue, VenueToken,
-    INSTRUCTIONS_SYSVAR, RENT_SYSVAR,
+    anchor_data, anchor_discriminator, key_at, le_u128, le_u64, no_collateral, not_configured,
+    read, unreadable, Cluster, ExchangeRate, Lender, Loan, MarketRead, TokenLeg, Transactions,
+    Venue, VenueToken, INSTRUCTIONS_SYSVAR, RENT_SYSVAR,
 };
 use crate::chain::holdings::TOKEN_PROGRAM;
 use crate::chain::ledger::Ledger;
@@ -38,8 +38,12 @@ pub mod reserve {
     pub const FARM_COLLATERAL: usize = 64;
     pub const LIQUIDITY_MINT: usize = 128;
     pub const LIQUIDITY_SUPPLY: usize = 160;
+    pub const FEE_VAULT: usize = 192;
     pub const AVAILABLE_AMOUNT: usize = 224;
     pub const BORROWED_AMOUNT_SF: usize = 232;
+    /// `cumulative_borrow_rate_bsf`: a 256-bit fraction; the low 128 bits hold any rate a
+    /// reserve reaches (1.0 is 2^60).
+    pub const CUMULATIVE_BORROW_RATE: usize = 296;
     pub const ACCUMULATED_PROTOCOL_FEES_SF: usize = 344;
     pub const ACCUMULATED_REFERRER_FEES_SF: usize = 360;
     pub const PENDING_REFERRER_FEES_SF: usize = 376;
@@ -65,6 +69,10 @@ pub mod obligation {
     pub const BORROWS: usize = 1208;
     pub const BORROW_STRIDE: usize = 200;
     pub const BORROW_COUNT: usize = 5;
+    /// Within a borrow entry (`ObligationLiquidity`): the reserve's cumulative borrow rate at
+    /// the entry's last refresh, and the debt in fractions.
+    pub const BORROW_RATE: usize = 32;
+    pub const BORROWED_AMOUNT_SF: usize = 88;
 }
 
 /// Fractions (`*_sf`) are U68F60: a u128 over 2^60.
@@ -76,9 +84,13 @@ pub struct Reserve {
     pub farm_collateral: Pubkey,
     pub liquidity_mint: Pubkey,
     pub liquidity_supply: Pubkey,
+    /// Where borrow fees go.
+    pub fee_vault: Pubkey,
     pub liquidity_token_program: Pubkey,
     pub available: u64,
     pub borrowed_sf: u128,
+    /// What a unit borrowed at the reserve's start owes now, in fractions (2^60 is 1.0).
+    pub cumulative_borrow_rate: u128,
     pub fees_sf: u128,
     pub collateral_mint: Pubkey,
     pub collateral_supply_total: u64,
@@ -114,9 +126,11 @@ impl Reserve {
             farm_collateral: key_at(data, FARM_COLLATERAL)?,
             liquidity_mint: key_at(data, LIQUIDITY_MINT)?,
             liquidity_supply: key_at(data, LIQUIDITY_SUPPLY)?,
+            fee_vault: key_at(data, FEE_VAULT)?,
             liquidity_token_program: key_at(data, LIQUIDITY_TOKEN_PROGRAM)?,
             available: le_u64(data, AVAILABLE_AMOUNT)?,
             borrowed_sf: le_u128(data, BORROWED_AMOUNT_SF)?,
+            cumulative_borrow_rate: le_u128(data, CUMULATIVE_BORROW_RATE)?,
             fees_sf: fees,
             collateral_mint: key_at(data, COLLATERAL_MINT)?,
             collateral_supply_total: le_u64(data, COLLATERAL_MINT_TOTAL_SUPPLY)?,
@@ -187,11 +201,39 @@ impl Reserve {
     }
 }
 
-/// An obligation's deposits (reserve, collateral amount) and borrowed reserves.
+/// An obligation's deposits (reserve, collateral amount) and borrows.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Obligation {
     pub deposits: Vec<(Pubkey, u64)>,
-    pub borrows: Vec<Pubkey>,
+    pub borrows: Vec<ObligationBorrow>,
+}
+
+/// A debt of an obligation to one reserve, as of the obligation's last refresh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObligationBorrow {
+    pub reserve: Pubkey,
+    /// The reserve's cumulative borrow rate at that refresh.
+    pub rate: u128,
+    pub borrowed_sf: u128,
+}
+
+impl ObligationBorrow {
+    /// What it owes at the reserve's cumulative rate `now_rate`, in base units, rounded up (the
+    /// program grows each debt by the rate's growth since the entry's refresh).
+    pub fn owed_at(&self, now_rate: u128) -> u64 {
+        let scaled = if self.rate == 0 || now_rate <= self.rate {
+            self.borrowed_sf
+        } else {
+            // Whole units and the fraction apart, so nothing overflows.
+            let ratio = (now_rate << 60) / self.rate;
+            let whole = self.borrowed_sf >> 60;
+            let part = self.borrowed_sf & (FRACTION_ONE - 1);
+            whole
+                .saturating_mul(ratio)
+                .saturating_add((part * ratio).div_ceil(FRACTION_ONE))
+        };
+        u64::try_from(scaled.div_ceil(FRACTION_ONE)).unwrap_or(u64::MAX)
+    }
 }
 
 impl Obligation {
@@ -211,9 +253,14 @@ impl Obligation {
             }
         }
         for i in 0..BORROW_COUNT {
-            let reserve = key_at(data, BORROWS + i * BORROW_STRIDE)?;
+            let at = BORROWS + i * BORROW_STRIDE;
+            let reserve = key_at(data, at)?;
             if reserve != Pubkey::default() {
-                found.borrows.push(reserve);
+                found.borrows.push(ObligationBorrow {
+                    reserve,
+                    rate: le_u128(data, at + BORROW_RATE)?,
+                    borrowed_sf: le_u128(data, at + BORROWED_AMOUNT_SF)?,
+                });
             }
         }
         Some(found)
@@ -225,7 +272,7 @@ impl Obligation {
         self.deposits
             .iter()
             .map(|(r, _)| *r)
-            .chain(self.borrows.iter().copied())
+            .chain(self.borrows.iter().map(|b| b.reserve))
             .collect()
     }
 }
@@ -412,6 +459,69 @@ pub fn withdraw_v2(
     }
 }
 
+/// `borrow_obligation_liquidity_v2` of `amount` to `destination` (the owner's token account).
+pub fn borrow_v2(
+    owner: &Pubkey,
+    address: &Pubkey,
+    reserve: &Reserve,
+    destination: &Pubkey,
+    amount: u64,
+) -> Instruction {
+    let market = reserve.lending_market;
+    Instruction {
+        program_id: PROGRAM,
+        accounts: vec![
+            AccountMeta::new_readonly(*owner, true),
+            AccountMeta::new(vanilla_obligation(owner, &market), false),
+            AccountMeta::new_readonly(market, false),
+            AccountMeta::new_readonly(market_authority(&market), false),
+            AccountMeta::new(*address, false),
+            AccountMeta::new_readonly(reserve.liquidity_mint, false),
+            AccountMeta::new(reserve.liquidity_supply, false),
+            AccountMeta::new(reserve.fee_vault, false),
+            AccountMeta::new(*destination, false),
+            // No referrer.
+            optional(Pubkey::default(), true),
+            AccountMeta::new_readonly(reserve.liquidity_token_program, false),
+            AccountMeta::new_readonly(INSTRUCTIONS_SYSVAR, false),
+            optional(Pubkey::default(), true),
+            optional(Pubkey::default(), true),
+            AccountMeta::new_readonly(FARMS_PROGRAM, false),
+        ],
+        data: anchor_data("borrow_obligation_liquidity_v2", &amount.to_le_bytes()),
+    }
+}
+
+/// `repay_obligation_liquidity_v2` of `amount` (`u64::MAX`: all that is owed) from `source`.
+pub fn repay_v2(
+    owner: &Pubkey,
+    address: &Pubkey,
+    reserve: &Reserve,
+    source: &Pubkey,
+    amount: u64,
+) -> Instruction {
+    let market = reserve.lending_market;
+    Instruction {
+        program_id: PROGRAM,
+        accounts: vec![
+            AccountMeta::new_readonly(*owner, true),
+            AccountMeta::new(vanilla_obligation(owner, &market), false),
+            AccountMeta::new_readonly(market, false),
+            AccountMeta::new(*address, false),
+            AccountMeta::new_readonly(reserve.liquidity_mint, false),
+            AccountMeta::new(reserve.liquidity_supply, false),
+            AccountMeta::new(*source, false),
+            AccountMeta::new_readonly(reserve.liquidity_token_program, false),
+            AccountMeta::new_readonly(INSTRUCTIONS_SYSVAR, false),
+            optional(Pubkey::default(), true),
+            optional(Pubkey::default(), true),
+            AccountMeta::new_readonly(market_authority(&market), false),
+            AccountMeta::new_readonly(FARMS_PROGRAM, false),
+        ],
+        data: anchor_data("repay_obligation_liquidity_v2", &amount.to_le_bytes()),
+    }
+}
+
 /// The venue: a lending market and one reserve per token.
 pub struct LendB {
     pub market: Pubkey,
@@ -457,12 +567,16 @@ impl LendB {
                 "reserve (it has a collateral farm)",
             ));
         }
-        let mut involved = obligation
+        // Each reserve once (one that is both collateral and debt is refreshed once).
+        let mut involved: Vec<Pubkey> = Vec::new();
+        let named = obligation
             .as_ref()
             .map(Obligation::reserves)
             .unwrap_or_default();
-        if !involved.contains(&address) {
-            involved.push(address);
+        for key in named.into_iter().chain([address]) {
+            if !involved.contains(&key) {
+                involved.push(key);
+            }
         }
         let others: Vec<Pubkey> = involved.iter().copied().filter(|r| *r != address).collect();
         let mut refreshes = Vec::new();
@@ -538,6 +652,10 @@ impl Venue for LendB {
 
     fn live_on(&self) -> &'static [Cluster] {
         &[Cluster::Devnet, Cluster::Mainnet]
+    }
+
+    fn lender(&self) -> Option<&dyn Lender> {
+        Some(self)
     }
 
     async fn market(
@@ -646,9 +764,167 @@ impl Venue for LendB {
     }
 }
 
+#[async_trait::async_trait]
+impl Lender for LendB {
+    fn loan_account(&self, wallet: &Pubkey) -> Pubkey {
+        vanilla_obligation(wallet, &self.market)
+    }
+
+    async fn borrow(
+        &self,
+        ledger: &dyn Ledger,
+        wallet: &Pubkey,
+        token: &VenueToken,
+        amount: u64,
+    ) -> Result<Transactions, ApiError> {
+        let accounts = self.accounts(ledger, wallet, token).await?;
+        if accounts
+            .obligation
+            .as_ref()
+            .is_none_or(|o| o.deposits.is_empty())
+        {
+            return Err(no_collateral(VenueId::LendB));
+        }
+        let destination = TokenLeg::destination(ledger, wallet, token).await?;
+        let mut ixs = destination.before;
+        ixs.extend(accounts.refreshes.iter().cloned());
+        ixs.push(refresh_obligation(
+            &self.market,
+            &accounts.obligation_key,
+            &accounts.obligation_reserves(),
+        ));
+        ixs.push(borrow_v2(
+            wallet,
+            &accounts.address,
+            &accounts.reserve,
+            &destination.account,
+            amount,
+        ));
+        ixs.extend(destination.after);
+        Ok(vec![ixs])
+    }
+
+    async fn repay(
+        &self,
+        ledger: &dyn Ledger,
+        wallet: &Pubkey,
+        token: &VenueToken,
+    ) -> Result<(Transactions, u64), ApiError> {
+        let accounts = self.accounts(ledger, wallet, token).await?;
+        let owed = accounts
+            .obligation
+            .as_ref()
+            .and_then(|o| o.borrows.iter().find(|b| b.reserve == accounts.address))
+            .map(|b| b.owed_at(accounts.reserve.cumulative_borrow_rate))
+            .ok_or_else(|| ApiError::not_found("lend_b debt"))?;
+        // Interest accrues until the repayment lands: the source holds a tenth of a percent
+        // more than is owed now, the repayment takes what is owed then (`u64::MAX`), and a
+        // wrapped-SOL account this flow made gives the rest back when it is closed.
+        let margin = owed / 1_000 + 1;
+        let source = TokenLeg::source(ledger, wallet, token, owed.saturating_add(margin)).await?;
+        let mut ixs = source.before;
+        ixs.extend(accounts.refreshes.iter().cloned());
+        ixs.push(refresh_obligation(
+            &self.market,
+            &accounts.obligation_key,
+            &accounts.obligation_reserves(),
+        ));
+        ixs.push(repay_v2(
+            wallet,
+            &accounts.address,
+            &accounts.reserve,
+            &source.account,
+            u64::MAX,
+        ));
+        ixs.extend(source.after);
+        Ok((vec![ixs], owed))
+    }
+
+    async fn loan(&self, ledger: &dyn Ledger, wallet: &Pubkey) -> Result<Option<Loan>, ApiError> {
+        let account = self.loan_account(wallet);
+        let Some(read_back) = read(ledger, &[account]).await?.remove(0) else {
+            return Ok(None);
+        };
+        let obligation = Some(read_back)
+            .filter(|a| a.owner == PROGRAM)
+            .and_then(|a| Obligation::decode(&a.data))
+            .ok_or_else(|| unreadable(VenueId::LendB, "obligation"))?;
+        let mut named: Vec<Pubkey> = Vec::new();
+        for key in obligation.reserves() {
+            if !named.contains(&key) {
+                named.push(key);
+            }
+        }
+        let reserves = read(ledger, &named)
+            .await?
+            .into_iter()
+            .map(|a| {
+                let reserve = a
+                    .filter(|a| a.owner == PROGRAM)
+                    .and_then(|a| Reserve::decode(&a.data))
+                    .ok_or_else(|| unreadable(VenueId::LendB, "obligation reserve"))?;
+                let token = self
+                    .reserves
+                    .iter()
+                    .find(|(t, _)| t.mint == reserve.liquidity_mint)
+                    .map(|(t, _)| t.symbol)
+                    .ok_or_else(|| {
+                        unreadable(VenueId::LendB, "reserve of a token not configured")
+                    })?;
+                Ok((token, reserve))
+            })
+            .collect::<Result<Vec<_>, ApiError>>()?;
+        let of = |key: &Pubkey| &reserves[named.iter().position(|n| n == key).expect("named")];
+        Ok(Some(Loan {
+            account,
+            collateral: obligation
+                .deposits
+                .iter()
+                .map(|(key, amount)| {
+                    let (token, reserve) = of(key);
+                    (*token, reserve.rate().value_of(*amount))
+                })
+                .collect(),
+            debts: obligation
+                .borrows
+                .iter()
+                .map(|b| {
+                    let (token, reserve) = of(&b.reserve);
+                    (*token, b.owed_at(reserve.cumulative_borrow_rate))
+                })
+                .collect(),
+        }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_debt_grows_with_the_reserves_cumulative_rate_rounded_up() {
+        let one = FRACTION_ONE;
+        let borrow = ObligationBorrow {
+            reserve: Pubkey::new_unique(),
+            rate: one,
+            borrowed_sf: 2_000_000_000 * one,
+        };
+        assert_eq!(borrow.owed_at(one), 2_000_000_000);
+        // The rate up 10 %: 2.2 SOL owed.
+        assert_eq!(borrow.owed_at(one + one / 10), 2_200_000_000);
+        // A part of a base unit is owed as a whole one.
+        let part = ObligationBorrow {
+            borrowed_sf: 5 * one + 1,
+            ..borrow
+        };
+        assert_eq!(part.owed_at(one), 6);
+        // 1,000 SOL at a rate grown 50-fold still fits.
+        let big = ObligationBorrow {
+            borrowed_sf: 1_000_000_000_000 * one,
+            ..borrow
+        };
+        assert_eq!(big.owed_at(50 * one), 50_000_000_000_000);
+    }
 
     #[test]
     fn account_discriminators_match_the_published_ones() {

@@ -126,6 +126,67 @@ pub struct MarketRead {
 /// moves the money (the ones before set accounts up).
 pub type Transactions = Vec<Vec<Instruction>>;
 
+/// A wallet's loan account at a lending venue, as the ledger shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loan {
+    /// The venue account it lives in (an obligation).
+    pub account: Pubkey,
+    /// Collateral per token, in the token's base units at the reserve's exchange rate
+    /// (rounded down, as the venue values it).
+    pub collateral: Vec<(TokenSymbol, u64)>,
+    /// Debt per token in base units, interest included (rounded up).
+    pub debts: Vec<(TokenSymbol, u64)>,
+}
+
+impl Loan {
+    /// What it owes in `token`.
+    pub fn owed(&self, token: TokenSymbol) -> u64 {
+        self.debts
+            .iter()
+            .filter(|(t, _)| *t == token)
+            .map(|(_, owed)| *owed)
+            .sum()
+    }
+}
+
+/// A venue that lends against the collateral deposited with it (spec 4.7).
+#[async_trait::async_trait]
+pub trait Lender: Send + Sync {
+    /// The venue account a wallet's loan lives in.
+    fn loan_account(&self, wallet: &Pubkey) -> Pubkey;
+
+    /// The transactions lending `amount` base units of `token` to `wallet` (400
+    /// `no_collateral` when it has deposited nothing to borrow against).
+    async fn borrow(
+        &self,
+        ledger: &dyn Ledger,
+        wallet: &Pubkey,
+        token: &VenueToken,
+        amount: u64,
+    ) -> Result<Transactions, ApiError>;
+
+    /// The transactions repaying all `wallet` owes in `token`, and what it owes now (404 when
+    /// it owes nothing).
+    async fn repay(
+        &self,
+        ledger: &dyn Ledger,
+        wallet: &Pubkey,
+        token: &VenueToken,
+    ) -> Result<(Transactions, u64), ApiError>;
+
+    /// The wallet's loan; None when it has no loan account.
+    async fn loan(&self, ledger: &dyn Ledger, wallet: &Pubkey) -> Result<Option<Loan>, ApiError>;
+}
+
+/// 400 `no_collateral`: nothing deposited at the venue to borrow against.
+pub fn no_collateral(venue: VenueId) -> ApiError {
+    ApiError::coded(
+        StatusCode::BAD_REQUEST,
+        "no_collateral",
+        format!("the wallet has no collateral deposited at {venue} to borrow against"),
+    )
+}
+
 /// The set-up transactions before a flow's stored one, unsigned for `wallet` on `blockhash`
 /// (base64): they record nothing, the flow's transaction cannot land without them.
 pub fn unsigned_setup(
@@ -166,6 +227,10 @@ pub trait Venue: Send + Sync {
     /// Whether the wallet's transactions are versioned (v0) rather than legacy.
     fn versioned(&self) -> bool {
         false
+    }
+    /// The venue as a lender against its deposits, if it lends (spec 4.7).
+    fn lender(&self) -> Option<&dyn Lender> {
+        None
     }
 
     /// The exchange rate and APY of its market for `token`.
