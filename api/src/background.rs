@@ -21,6 +21,8 @@ use crate::chain::refresh::AccountRefresher;
 use crate::chain::settlement::Settler;
 use crate::config::{Config, ExposeSecret};
 use crate::domain::agents::webhooks::WebhookSender;
+use crate::domain::borrow::alerts::HealthWatch;
+use crate::domain::borrow::positions::Loans;
 use crate::domain::echo::keeper::Keeper;
 use crate::domain::narratives::drafts::Drafter;
 use crate::domain::narratives::scoring::Scorer;
@@ -29,6 +31,7 @@ use crate::domain::notifications::follower::EventFollower;
 use crate::domain::notifications::push::{self, PushSender};
 use crate::domain::retention::Retainer;
 use crate::domain::shield::keeper::ShieldTender;
+use crate::jobs::borrow_health::BorrowHealth;
 use crate::jobs::echo_keeper::EchoKeeper;
 use crate::jobs::follow_events::FollowEvents;
 use crate::jobs::retention::Retention;
@@ -98,6 +101,7 @@ fn registry(state: &AppState) -> Registry {
             store: state.store.clone(),
             clock: state.clock.clone(),
         })
+        .with(HealthWatch::new(Loans::of(state)))
         .with(PushSender {
             store: state.store.clone(),
             outbound: state.outbound.clone(),
@@ -121,6 +125,7 @@ async fn start_up(state: &AppState) -> anyhow::Result<()> {
     let now = state.now();
     ensure_perpetual::<FollowEvents>(db, now, now).await?;
     ensure_perpetual::<Retention>(db, now, now).await?;
+    ensure_perpetual::<BorrowHealth>(db, now, now).await?;
     if state.keeper.is_some() {
         ensure_perpetual::<EchoKeeper>(db, now, now).await?;
         ensure_perpetual::<ShieldKeeper>(db, now, now).await?;

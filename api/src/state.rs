@@ -91,7 +91,7 @@ pub struct AppState {
     /// Holder checks answered lately, per wallet.
     pub holder_checks: crate::freshness::Expiring<String, crate::chain::holdings::Holding>,
     /// The DeFi venues wired for the configured cluster.
-    pub defi: crate::chain::venues::Venues,
+    pub defi: Arc<crate::chain::venues::Venues>,
     /// The APY read's values and their sources.
     pub defi_apys: crate::chain::venues::board::Apys,
     /// The venues' exchange rates, read lately (`apys::RATE_CACHE_SECS`).
@@ -620,7 +620,7 @@ impl AppState {
             key_memory: KeyMemory::default(),
             cost_caps: CostCaps::from_config(config),
             holder_checks: crate::freshness::Expiring::new(PROVIDER_CHECKS_KEPT),
-            defi: defi_venues,
+            defi: Arc::new(defi_venues),
             defi_apys: crate::chain::venues::board::Apys::new(apy_sources),
             defi_rates: crate::freshness::Expiring::new(64),
             borrow_enabled: config.borrow_enabled,

@@ -335,7 +335,11 @@ async fn preferences_change_with_patch_and_are_replaced_with_put_by_the_wallet_s
     let (status, read) = server.get(&path).await;
     assert_eq!(status, StatusCode::OK, "{read}");
     let preferences = read["preferences"].as_object().unwrap();
-    assert_eq!(preferences.len(), 19);
+    assert_eq!(
+        preferences.len(),
+        23,
+        "spec 6.2's 19 and the four borrow alerts"
+    );
     assert!(preferences.values().all(|on| on == true));
 
     let now = server.clock.now();

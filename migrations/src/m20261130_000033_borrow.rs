@@ -8,12 +8,14 @@
 //! amount the store keeps); the venue's debt itself is `amount_base` of the borrowed token.
 //! `alert_level` is the lowest health-alert level already sent for the current fall (`warning`,
 //! `urgent`, `critical`), cleared when the position recovers, so each downward crossing alerts
-//! once.
+//! once. Its writes bump the `defi` generation (capacity reads are kept under it).
 
 use sea_orm_migration::prelude::*;
 use sea_orm_migration::schema::*;
 
 use crate::columns::index;
+use crate::m20261124_000018_read_models::watch;
+use sea_orm_migration::sea_orm::DbBackend;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -75,10 +77,20 @@ impl MigrationTrait for Migration {
             "idx_borrow_positions_status",
             &["status"],
         ))
-        .await
+        .await?;
+        watch(m, "borrow_positions", "defi").await
     }
 
     async fn down(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        if m.get_database_backend() != DbBackend::Postgres {
+            for tag in ["ins", "upd", "del"] {
+                m.get_connection()
+                    .execute_unprepared(&format!(
+                        "DROP TRIGGER IF EXISTS nms_gen_borrow_positions_{tag}"
+                    ))
+                    .await?;
+            }
+        }
         m.drop_table(Table::drop().table("borrow_positions").to_owned())
             .await?;
         m.drop_table(Table::drop().table("borrow_terms_acceptances").to_owned())

@@ -1,6 +1,7 @@
 //! The response cache of the hot reads (the feed and its companions, narrative and group reads,
 //! shield listings, profiles and leaderboards (conviction, creators, points, agents, missions),
-//! the Echo Pool's history, the system status, the DeFi APYs, allocations, yields and staking):
+//! the Echo Pool's history, the system status, the DeFi APYs, allocations, yields and staking,
+//! the borrow rates, capacities and simulations):
 //! their `200` answers are kept in memory and served again while nothing they read has changed,
 //! with an `ETag`, and `304 Not Modified` for a client that sends it back.
 //!
@@ -66,6 +67,11 @@ fn topics_of(template: &str) -> Option<&'static [Topic]> {
         // Valued at the venues' rates: stale when positions change or the rates' time is up.
         "/v1/defi/allocation/{wallet}" | "/v1/defi/yield/{wallet}" => &[Topic::Defi],
         "/v1/staking/{wallet}" => &[Topic::Defi, Topic::Markets],
+        // Borrow rates turn stale with time only; capacity and simulation read the positions
+        // and borrows (`defi`) and the tier (`markets`: backings and tier NFTs), and the venues'
+        // rates and the price, whose time is up with `x-fresh-until`.
+        "/v1/borrow/rates" => &[],
+        "/v1/borrow/capacity/{wallet}" | "/v1/borrow/simulate" => &[Topic::Defi, Topic::Markets],
         _ => return None,
     })
 }

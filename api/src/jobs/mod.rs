@@ -11,6 +11,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 pub mod announce;
+pub mod borrow_health;
 pub mod deliver_push;
 pub mod deliver_webhook;
 pub mod echo_keeper;

@@ -146,7 +146,7 @@ pub struct PushSubscribed {
     pub max_subscriptions: u64,
 }
 
-/// The 19 notification types (spec 6.2) as object properties, so the document names each one:
+/// The notification types (spec 6.2's 19 and the four borrow alerts) as object properties, so the document names each one:
 /// the preferences as read (every type, `true` when pushed) and as written (the types named;
 /// unknown names are refused).
 macro_rules! preference_objects {
@@ -205,6 +205,10 @@ preference_objects!(
     kyc_tier_upgraded => KycTierUpgraded,
     ruffler_ticket_won => RufflerTicketWon,
     ruffler_round_drawn => RufflerRoundDrawn,
+    borrow_health_warning => BorrowHealthWarning,
+    borrow_health_urgent => BorrowHealthUrgent,
+    borrow_health_critical => BorrowHealthCritical,
+    borrow_position_closed => BorrowPositionClosed,
 );
 
 #[derive(Object)]

@@ -41,6 +41,26 @@ enum_value!(
     any_case
 );
 
+enum_value!(
+    /// A borrow fast action (spec 4.7): a borrow at a share of the tier's max LTV.
+    FastAction,
+    "fast_action",
+    "`safe` (30 % of the tier's max LTV), `balanced` (50 %), `max` (100 %), `instant_sol` (40 %, SOL unless `borrow_asset` says otherwise).",
+    [Safe => "safe", Balanced => "balanced", Max => "max", InstantSol => "instant_sol"]
+);
+
+impl FastAction {
+    /// Its share of the tier's max LTV, in basis points.
+    pub fn share_bps(self) -> u32 {
+        match self {
+            FastAction::Safe => 3_000,
+            FastAction::Balanced => 5_000,
+            FastAction::Max => 10_000,
+            FastAction::InstantSol => 4_000,
+        }
+    }
+}
+
 impl TokenSymbol {
     /// The token's decimals on every cluster (native SOL 9; USDC 6).
     pub fn decimals(self) -> u8 {

@@ -1,5 +1,6 @@
-//! The 19 notification types of spec 6.2, in the spec's spelling: the in-app feed's `type`, and
-//! (with Web Push) the keys of a wallet's delivery preferences.
+//! The 19 notification types of spec 6.2, in the spec's spelling, and the borrow alerts spec 3.4
+//! and 6.2 name without a type (one per health level, and a borrow the lender closed): the
+//! in-app feed's `type`, and (with Web Push) the keys of a wallet's delivery preferences.
 
 use super::enum_value;
 
@@ -7,7 +8,7 @@ enum_value!(
     /// A notification type (spec 6.2).
     NotificationKind,
     "notification_type",
-    "A notification type (spec 6.2).",
+    "A notification type (spec 6.2; the `borrow_*` types are spec 3.4's health alerts and a borrow the lender closed).",
     [
         NarrativeResolvedTrue => "narrative_resolved_true",
         NarrativeResolvedFalse => "narrative_resolved_false",
@@ -28,6 +29,10 @@ enum_value!(
         KycTierUpgraded => "kyc_tier_upgraded",
         RufflerTicketWon => "ruffler_ticket_won",
         RufflerRoundDrawn => "ruffler_round_drawn",
+        BorrowHealthWarning => "borrow_health_warning",
+        BorrowHealthUrgent => "borrow_health_urgent",
+        BorrowHealthCritical => "borrow_health_critical",
+        BorrowPositionClosed => "borrow_position_closed",
     ]
 );
 
@@ -36,8 +41,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_spec_lists_nineteen_types_and_each_parses_back() {
-        assert_eq!(NotificationKind::ALL.len(), 19);
+    fn the_specs_nineteen_types_and_four_borrow_alerts_each_parse_back() {
+        assert_eq!(NotificationKind::ALL.len(), 23);
         for kind in NotificationKind::ALL {
             assert_eq!(kind.as_str().parse::<NotificationKind>(), Ok(*kind));
         }

@@ -84,6 +84,17 @@ pub async fn start_on_bank_at(
     options: HarnessOptions,
     configure: impl FnOnce(&Harness, &mut Config),
 ) -> (TestServer, Arc<BankLedger>) {
+    let prices = Arc::new(narrative_api::providers::prices::FixedPrice(150.0));
+    start_on_bank_priced(clock, prices, options, configure).await
+}
+
+/// [`start_on_bank_at`] with the SOL/USD price from `prices` (a test that moves it).
+pub async fn start_on_bank_priced(
+    clock: SharedClock,
+    prices: Arc<dyn narrative_api::providers::prices::PriceFeed>,
+    options: HarnessOptions,
+    configure: impl FnOnce(&Harness, &mut Config),
+) -> (TestServer, Arc<BankLedger>) {
     let mut harness = Harness::start_with(options).await;
     harness.warp_to(clock.now()).await;
     let ledger = BankLedger::new(harness);
@@ -94,7 +105,7 @@ pub async fn start_on_bank_at(
         polisher: Arc::new(narrative_api::providers::polisher::LocalPolisher),
         reviewer: Arc::new(narrative_api::providers::reviewer::LocalReviewer),
         generator: Arc::new(narrative_api::providers::drafter::LocalGenerator),
-        prices: Arc::new(narrative_api::providers::prices::FixedPrice(150.0)),
+        prices,
         resolver: Arc::new(narrative_api::providers::outbound::SystemResolver),
         kyc: Arc::new(narrative_api::providers::kyc::LocalKyc {
             hosted: "https://kyc.invalid/local-provider".into(),

@@ -42,6 +42,12 @@ impl Capacity {
     }
 }
 
+/// Until when a capacity read at `now` stands without a write: the venues' exchange rates it
+/// valued the positions at are kept this long (and the price feed's longer).
+pub fn valued_until(now: i64) -> i64 {
+    now + crate::domain::defi::apys::RATE_CACHE_SECS
+}
+
 /// The SOL/USD price, or 503 `price_unavailable`.
 pub async fn price(state: &AppState) -> Result<PriceQuote, ApiError> {
     state

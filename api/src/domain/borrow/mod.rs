@@ -1,13 +1,20 @@
 //! Borrowing against lending positions (spec 2.9, 3.4, 4.7): the venues' borrow rates, a
-//! wallet's capacity (its lending collateral in USD times its tier's max LTV), simulation, and
-//! the one-time signed acceptance of the borrow terms. Liquidation belongs to the lender: the
-//! service reads health, it never acts on it.
+//! wallet's capacity (its lending collateral in USD times its tier's max LTV), simulation, the
+//! one-time signed acceptance of the borrow terms, borrows and repayments through the prepare →
+//! confirm runner (`flow`, `repay`, `fast_action`), open positions with their debt and health
+//! read from the venue (`positions`), and the health-alert job (`alerts`). Liquidation belongs to
+//! the lender: the service reads health and tells the wallet, it never acts on it.
 
 use crate::domain::profiles::conviction::Tier;
 use crate::values::{NftTier, VenueId};
 
+pub mod alerts;
 pub mod capacity;
+pub mod fast_action;
+pub mod flow;
+pub mod positions;
 pub mod rates;
+pub mod repay;
 pub mod simulate;
 pub mod terms;
 

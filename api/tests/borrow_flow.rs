@@ -1,0 +1,735 @@
+//! Borrowing end to end over HTTP against solana-program-test, with the Kamino Lending double
+//! (`lend_b`) under its real id: a flare wallet deposits SOL into its obligation through the
+//! DeFi flow, accepts the borrow terms by signature, borrows against the deposit (the SOL really
+//! lent out of the reserve), reads its position's debt and health from the obligation, repays
+//! principal plus the interest accrued at the reserve's rate, and sees a borrow the lender
+//! closed at the venue follow on its record with a notification. What must be refused is
+//! refused with nothing written.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::bank::BankLedger;
+use common::{chain, TestServer};
+use integration_tests::harness::{HarnessOptions, SOL};
+use integration_tests::venues::klend::{self, KaminoMarket};
+use narrative_api::clock::{Clock, ManualClock, SharedClock};
+use narrative_api::domain::borrow::alerts;
+use narrative_api::providers::prices::{PriceFeed, PriceQuote};
+use narrative_store::entities::{borrow_positions, prepared_transactions};
+use reqwest::StatusCode;
+use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
+use serde_json::{json, Value};
+use solana_keypair::Keypair;
+use solana_signer::Signer;
+
+const CREATOR: &str = "Creator1111111111111111111111111111111111";
+
+struct Borrower {
+    server: TestServer,
+    ledger: Arc<BankLedger>,
+    clock: Arc<ManualClock>,
+    kamino: KaminoMarket,
+    wallet: Keypair,
+    stranger: Keypair,
+}
+
+/// A SOL/USD price the test moves.
+struct MovingPrice(std::sync::Mutex<f64>);
+
+#[async_trait::async_trait]
+impl PriceFeed for MovingPrice {
+    async fn quote(&self) -> anyhow::Result<PriceQuote> {
+        Ok(PriceQuote {
+            sol_usd: *self.0.lock().unwrap(),
+            source: "configured",
+            read_at: None,
+        })
+    }
+}
+
+impl Borrower {
+    async fn start() -> Borrower {
+        Self::start_priced(Arc::new(MovingPrice(std::sync::Mutex::new(150.0)))).await
+    }
+
+    async fn start_priced(prices: Arc<MovingPrice>) -> Borrower {
+        let clock = ManualClock::at_system_time();
+        let shared: SharedClock = clock.clone();
+        let options = HarnessOptions {
+            klend: true,
+            ..Default::default()
+        };
+        let (server, ledger) = chain::start_on_bank_priced(shared, prices, options, |h, c| {
+            let kamino = h.kamino.expect("the double is installed");
+            c.lend_b_market = Some(kamino.market.to_string());
+            c.lend_b_reserves = vec![format!("SOL={}", kamino.sol_reserve)];
+            c.borrow_enabled = true;
+        })
+        .await;
+        let (kamino, wallet, stranger) = {
+            let h = ledger.harness.lock().await;
+            (
+                h.kamino.unwrap(),
+                h.wallets[0].insecure_clone(),
+                h.wallets[1].insecure_clone(),
+            )
+        };
+        Borrower {
+            server,
+            ledger,
+            clock,
+            kamino,
+            wallet,
+            stranger,
+        }
+    }
+
+    fn address(&self) -> String {
+        self.wallet.pubkey().to_string()
+    }
+
+    async fn lamports(&self, key: &narrative_sdk::Pubkey) -> u64 {
+        self.ledger.harness.lock().await.lamports(*key).await
+    }
+
+    async fn token_balance(&self, account: narrative_sdk::Pubkey) -> u64 {
+        let raw = self.ledger.harness.lock().await.raw_account(account).await;
+        raw.map_or(0, |a| {
+            u64::from_le_bytes(a.data[64..72].try_into().unwrap())
+        })
+    }
+
+    /// Signs every transaction of a prepare answer in order and sends it; the last signature.
+    async fn sign_and_send(&self, prepared: &Value, wallet: &Keypair) -> String {
+        let mut signature = String::new();
+        for tx in prepared["transactions"].as_array().expect("transactions") {
+            let signed = chain::sign(&json!({"transaction": tx}), wallet);
+            signature = self
+                .ledger
+                .process(signed)
+                .await
+                .expect("the prepared transaction lands")
+                .to_string();
+        }
+        signature
+    }
+
+    /// Deposits `sol` SOL into lend_b through the DeFi flow.
+    async fn deposit(&self, sol: impl Into<f64>) -> String {
+        let sol: f64 = sol.into();
+        let (status, prepared) = self
+            .server
+            .post(
+                "/v1/defi/deposit/prepare",
+                &json!({"wallet": self.address(), "token_symbol": "SOL", "amount": sol, "protocol": "lend_b"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{prepared}");
+        let signature = self.sign_and_send(&prepared, &self.wallet).await;
+        let (status, confirmed) = self
+            .server
+            .post(
+                "/v1/defi/deposit/confirm",
+                &json!({"backing_id": prepared["backing_id"], "tx_signature": signature, "wallet": self.address()}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{confirmed}");
+        signature
+    }
+
+    async fn accept_terms(&self) {
+        let now = self.clock.now();
+        let message = format!(
+            "narrative-market-service:borrow-terms:{}:issued-at:{now}",
+            self.address()
+        );
+        let signature = self.wallet.sign_message(message.as_bytes()).to_string();
+        let (status, body) = self
+            .server
+            .post(
+                "/v1/borrow/accept-terms",
+                &json!({"wallet": self.address(), "signature": signature, "issued_at": now}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+
+    /// Prepares, signs, sends and confirms a borrow of `amount_usd` of SOL; its id.
+    async fn borrow(&self, amount_usd: f64) -> String {
+        let (status, prepared) = self.prepare(amount_usd).await;
+        assert_eq!(status, StatusCode::OK, "{prepared}");
+        let signature = self.sign_and_send(&prepared, &self.wallet).await;
+        let borrow_id = prepared["borrow_id"].as_str().unwrap().to_owned();
+        let (status, confirmed) = self
+            .server
+            .post(
+                "/v1/borrow/confirm",
+                &json!({"wallet": self.address(), "borrow_id": borrow_id, "tx_signature": signature}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{confirmed}");
+        borrow_id
+    }
+
+    async fn prepare(&self, amount_usd: f64) -> (StatusCode, Value) {
+        self.server
+            .post(
+                "/v1/borrow/prepare",
+                &json!({"wallet": self.address(), "protocol": "lend_b", "borrow_asset": "SOL", "amount_usd": amount_usd}),
+            )
+            .await
+    }
+
+    async fn prepared_rows(&self) -> u64 {
+        prepared_transactions::Entity::find()
+            .count(self.server.db.store.db())
+            .await
+            .unwrap()
+    }
+
+    async fn debt(&self) -> u64 {
+        let obligation = klend::vanilla_obligation(&self.wallet.pubkey(), &self.kamino.market);
+        let raw = self
+            .ledger
+            .harness
+            .lock()
+            .await
+            .raw_account(obligation)
+            .await
+            .unwrap();
+        klend::borrowed(&raw.data, &self.kamino.sol_reserve)
+    }
+
+    /// Moves the bank `slots` ahead and refreshes the reserve, so interest accrues.
+    #[allow(deprecated)]
+    async fn accrue(&self, slots: u64) {
+        use narrative_api::chain::venues::lend_b;
+        let mut h = self.ledger.harness.lock().await;
+        let slot = h.clock().await.slot;
+        h.ctx.warp_to_slot(slot + slots).expect("warp");
+        let account = h.raw_account(self.kamino.sol_reserve).await.unwrap();
+        let reserve = lend_b::Reserve::decode(&account.data).expect("a klend reserve");
+        let refresh = lend_b::refresh_reserve(&self.kamino.sol_reserve, &reserve);
+        h.process(&[refresh], &[]).await.expect("refresh");
+    }
+}
+
+fn close(actual: &Value, expected: f64, tolerance: f64) -> bool {
+    actual
+        .as_f64()
+        .is_some_and(|v| (v - expected).abs() <= tolerance)
+}
+
+#[tokio::test]
+async fn a_flare_wallet_borrows_against_its_kamino_deposit_and_repays_with_interest() {
+    let b = Borrower::start().await;
+    let db = b.server.db.store.db();
+    let wallet = b.address();
+    // Seven winning backings: `flare`, 60 %, lend_b open to it.
+    for t in 0..7 {
+        common::fixtures::settled(db, CREATOR, t, "yes", &[(wallet.as_str(), "yes")]).await;
+    }
+    b.deposit(10).await;
+
+    // Before the terms: 403, nothing prepared.
+    let rows = b.prepared_rows().await;
+    let (status, refused) = b.prepare(300.0).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
+    assert_eq!(refused["error"], "terms_not_accepted");
+    assert_eq!(b.prepared_rows().await, rows);
+    b.accept_terms().await;
+
+    // 10 SOL at 150 USD at 60 %: 900 USD of capacity; 1,000 is beyond it.
+    let (status, refused) = b.prepare(1_000.0).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(refused["error"], "borrow_capacity_exceeded");
+    assert!(close(&refused["available_usd"], 900.0, 1e-3), "{refused}");
+    // lend_a takes deposits but does not lend through the service yet.
+    let (status, refused) = b
+        .server
+        .post(
+            "/v1/borrow/prepare",
+            &json!({"wallet": wallet, "protocol": "stake_b", "borrow_asset": "SOL", "amount_usd": 10}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(refused["error"], "unsupported_protocol");
+    assert_eq!(b.prepared_rows().await, rows);
+
+    // 300 USD of SOL: 2 SOL, against 1,500 USD of collateral.
+    let (status, prepared) = b.prepare(300.0).await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    assert_eq!(prepared["status"], "ready_to_confirm");
+    assert_eq!(prepared["amount_base"], 2 * SOL);
+    assert_eq!(prepared["max_ltv"], 0.6);
+    // The reserve's rate with the spread: 1,000 SOL of 2,010 lent out after the deposit, 9.95 %
+    // on the 0 → 20 % curve, plus 0.50.
+    let (_, rates) = b.server.get("/v1/borrow/rates").await;
+    assert_eq!(
+        prepared["borrow_apy"],
+        rates["rates"]["lend_b"]["with_spread"]["sol"]
+    );
+    assert!(
+        close(
+            &prepared["borrow_apy"],
+            0.5 + 20.0 * 1_000.0 / 2_010.0,
+            1e-6
+        ),
+        "{prepared}"
+    );
+    assert!(close(&prepared["collateral_required_usd"], 500.0, 1e-6));
+    assert!(
+        close(&prepared["estimated_health_factor"], 5.0, 1e-3),
+        "{prepared}"
+    );
+    let borrow_id = prepared["borrow_id"].as_str().unwrap().to_owned();
+
+    // The wallet signs and sends it: 2 SOL lent out of the reserve to the wallet.
+    let supply_before = b.token_balance(b.kamino.liquidity_supply).await;
+    let before = b.lamports(&b.wallet.pubkey()).await;
+    let signature = b.sign_and_send(&prepared, &b.wallet).await;
+    let gained = b.lamports(&b.wallet.pubkey()).await - before;
+    assert!((2 * SOL - SOL / 100..2 * SOL).contains(&gained), "{gained}");
+    let lent = supply_before - b.token_balance(b.kamino.liquidity_supply).await;
+    assert_eq!(lent, 2 * SOL);
+    assert_eq!(b.debt().await, 2 * SOL);
+
+    // Confirms that must be refused are, with nothing recorded.
+    let confirm = |who: &Keypair, sig: &str| json!({"wallet": who.pubkey().to_string(), "borrow_id": borrow_id, "tx_signature": sig, "protocol": "lend_b"});
+    let (status, refused) = b
+        .server
+        .post("/v1/borrow/confirm", &confirm(&b.stranger, &signature))
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
+    assert_eq!(refused["error"], "not_position_owner");
+    // Another landed transaction of the wallet's (a deposit, not confirmed yet): not the
+    // prepared borrow.
+    let (_, deposit) = b
+        .server
+        .post(
+            "/v1/defi/deposit/prepare",
+            &json!({"wallet": wallet, "token_symbol": "SOL", "amount": 1, "protocol": "lend_b"}),
+        )
+        .await;
+    let deposit_signature = b.sign_and_send(&deposit, &b.wallet).await;
+    let (status, refused) = b
+        .server
+        .post(
+            "/v1/borrow/confirm",
+            &confirm(&b.wallet, &deposit_signature),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(refused["error"], "transaction_mismatch");
+    let (status, _) = b
+        .server
+        .post(
+            "/v1/defi/deposit/confirm",
+            &json!({"backing_id": deposit["backing_id"], "tx_signature": deposit_signature, "wallet": wallet}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    // Once it confirmed the deposit, the signature is spent.
+    let (status, refused) = b
+        .server
+        .post(
+            "/v1/borrow/confirm",
+            &confirm(&b.wallet, &deposit_signature),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{refused}");
+    assert_eq!(refused["error"], "signature_already_used");
+    let mut restated = confirm(&b.wallet, &signature);
+    restated["borrow_asset"] = json!("USDC");
+    let (status, refused) = b.server.post("/v1/borrow/confirm", &restated).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    let positions = || {
+        borrow_positions::Entity::find()
+            .filter(borrow_positions::Column::Wallet.eq(wallet.as_str()))
+            .count(db)
+    };
+    assert_eq!(positions().await.unwrap(), 0);
+
+    let (status, confirmed) = b
+        .server
+        .post("/v1/borrow/confirm", &confirm(&b.wallet, &signature))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    assert_eq!(confirmed["status"], "open");
+    assert_eq!(confirmed["position"]["amount_base"], 2 * SOL);
+    assert_eq!(confirmed["position"]["amount_usd"], 300.0);
+    assert_eq!(confirmed["position"]["tier"], "flare");
+    let (status, replay) = b
+        .server
+        .post("/v1/borrow/confirm", &confirm(&b.wallet, &signature))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(replay, confirmed);
+    assert_eq!(positions().await.unwrap(), 1);
+
+    // One debt per token at the venue: a second SOL borrow waits for the repayment.
+    let (status, refused) = b.prepare(10.0).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{refused}");
+    assert_eq!(refused["error"], "borrow_open");
+    let (_, capacity) = b.server.get(&format!("/v1/borrow/capacity/{wallet}")).await;
+    assert_eq!(capacity["open_positions"], 1);
+    assert!(
+        close(&capacity["total_borrowed_usd"], 300.0, 1e-9),
+        "{capacity}"
+    );
+
+    // Health: 11 SOL of collateral over 2 owed, from the obligation.
+    let (status, health) = b.server.get(&format!("/v1/borrow/health/{wallet}")).await;
+    assert_eq!(status, StatusCode::OK, "{health}");
+    let h = &health["positions"][0];
+    assert!(close(&h["health_factor"], 5.5, 0.01), "{health}");
+    assert!(close(&h["debt_usd"], 300.0, 1e-6), "{health}");
+    assert_eq!(h["level"], Value::Null);
+    assert_eq!(health["lowest_health_factor"], h["health_factor"]);
+
+    // A year of slots at the reserve's ~10 % borrow rate: the debt grows.
+    b.accrue(klend::SLOTS_PER_YEAR as u64).await;
+    let (_, open) = b
+        .server
+        .get(&format!("/v1/borrow/positions/{wallet}"))
+        .await;
+    let p = &open["positions"][0];
+    assert_eq!(p["position_id"], borrow_id.as_str());
+    let owed = p["owed_base"].as_u64().unwrap();
+    assert!(owed > 2 * SOL + SOL / 10, "~10 % a year: {open}");
+    assert!(owed < 2 * SOL + SOL / 4, "{open}");
+    assert!(close(
+        &p["accrued_interest"],
+        p["owed"].as_f64().unwrap() - 2.0,
+        1e-9
+    ));
+
+    // Only the position's wallet repays it.
+    let repay_body =
+        |who: &Keypair| json!({"wallet": who.pubkey().to_string(), "position_id": borrow_id});
+    let (status, refused) = b
+        .server
+        .post("/v1/borrow/repay/prepare", &repay_body(&b.stranger))
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
+    let (status, repay) = b
+        .server
+        .post("/v1/borrow/repay/prepare", &repay_body(&b.wallet))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{repay}");
+    assert_eq!(repay["principal_base"], 2 * SOL);
+    assert_eq!(repay["total_repay_base"], owed);
+    assert_eq!(repay["accrued_interest_base"], owed - 2 * SOL);
+    let before = b.lamports(&b.wallet.pubkey()).await;
+    let repaid = b.sign_and_send(&repay, &b.wallet).await;
+    let paid = before - b.lamports(&b.wallet.pubkey()).await;
+    assert!(
+        (owed..owed + SOL / 100).contains(&paid),
+        "{paid} for {owed}"
+    );
+    assert_eq!(b.debt().await, 0, "the debt left the obligation");
+    let repay_id = repay["repay_id"].as_str().unwrap();
+    let confirm_repay = json!({"wallet": wallet, "position_id": borrow_id, "repay_id": repay_id, "tx_signature": repaid});
+    let (status, closed) = b
+        .server
+        .post("/v1/borrow/repay/confirm", &confirm_repay)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{closed}");
+    assert_eq!(closed["status"], "repaid");
+    assert_eq!(closed["position"]["repay_signature"], repaid.as_str());
+    let (_, again) = b
+        .server
+        .post("/v1/borrow/repay/confirm", &confirm_repay)
+        .await;
+    assert_eq!(again, closed);
+    let (_, none) = b
+        .server
+        .get(&format!("/v1/borrow/positions/{wallet}"))
+        .await;
+    assert_eq!(none["positions"], json!([]));
+    let (status, refused) = b
+        .server
+        .post("/v1/borrow/repay/prepare", &repay_body(&b.wallet))
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{refused}");
+    assert_eq!(refused["error"], "position_closed");
+
+    // With the node down, a prepare is 503 and writes nothing.
+    let rows = b.prepared_rows().await;
+    b.ledger.set_offline(true);
+    let (status, _) = b.prepare(100.0).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    b.ledger.set_offline(false);
+    assert_eq!(b.prepared_rows().await, rows);
+
+    // A borrow repaid at the venue, not through the service: the record follows, once, and
+    // the wallet hears of it.
+    let second = b.borrow(150.0).await;
+    let (_, repay) = b
+        .server
+        .post(
+            "/v1/borrow/repay/prepare",
+            &json!({"wallet": wallet, "position_id": second}),
+        )
+        .await;
+    b.sign_and_send(&repay, &b.wallet).await;
+    let (_, health) = b.server.get(&format!("/v1/borrow/health/{wallet}")).await;
+    assert_eq!(health["positions"], json!([]), "{health}");
+    let row = borrow_positions::Entity::find_by_id(second.as_str())
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.status, "closed_outside");
+    let (_, feed) = b
+        .server
+        .get(&format!("/v1/notifications/{wallet}?limit=200"))
+        .await;
+    let closed: Vec<&Value> = feed["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["type"] == "borrow_position_closed")
+        .collect();
+    assert_eq!(closed.len(), 1, "{feed}");
+    assert_eq!(closed[0]["data"]["position_id"], second.as_str());
+    b.server.get(&format!("/v1/borrow/health/{wallet}")).await;
+    let (_, feed) = b
+        .server
+        .get(&format!("/v1/notifications/{wallet}?limit=200"))
+        .await;
+    assert_eq!(
+        feed["notifications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["type"] == "borrow_position_closed")
+            .count(),
+        1
+    );
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn an_ember_wallet_may_not_borrow_from_lend_b_and_borrowing_can_be_off() {
+    let b = Borrower::start().await;
+    b.deposit(5).await;
+    b.accept_terms().await;
+    // No resolved backing: the zeroed `ember` profile, lend_a only, and no fast actions.
+    let (status, refused) = b.prepare(50.0).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
+    assert_eq!(refused["error"], "flare_required");
+    let (status, refused) = b
+        .server
+        .post(
+            "/v1/borrow/fast-action",
+            &json!({"wallet": b.address(), "action": "safe", "protocol": "lend_b", "borrow_asset": "SOL"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
+    assert_eq!(refused["error"], "flare_required");
+    b.server.stop().await;
+
+    // Off by default: 503 before anything else is looked at.
+    let server = TestServer::start(|_| {}).await;
+    let (status, refused) = server
+        .post(
+            "/v1/borrow/prepare",
+            &json!({"wallet": "11111111111111111111111111111112", "protocol": "lend_b", "borrow_asset": "SOL", "amount_usd": 50}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    assert_eq!(refused["error"], "borrow_disabled");
+    // Bad amounts are refused as bad input first.
+    for amount in ["0", "-1", "1e30", "18446744073709551616"] {
+        let body = format!(
+            r#"{{"wallet": "11111111111111111111111111111112", "protocol": "lend_b", "borrow_asset": "SOL", "amount_usd": {amount}}}"#
+        );
+        let response = server
+            .http
+            .post(server.url("/v1/borrow/prepare"))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{amount}");
+    }
+    server.stop().await;
+}
+
+/// The wallet's notifications of `kind`.
+async fn notices(server: &TestServer, wallet: &str, kind: &str) -> Vec<Value> {
+    let (_, feed) = server
+        .get(&format!("/v1/notifications/{wallet}?limit=200"))
+        .await;
+    feed["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["type"] == kind)
+        .cloned()
+        .collect()
+}
+
+#[tokio::test]
+async fn the_health_job_alerts_once_per_downward_crossing_and_rearms_on_recovery() {
+    let price = Arc::new(MovingPrice(std::sync::Mutex::new(150.0)));
+    let b = Borrower::start_priced(price.clone()).await;
+    let db = b.server.db.store.db();
+    let wallet = b.address();
+    // Forty-seven winning backings: score 910, `volcanic`, 75 %.
+    for t in 0..47 {
+        common::fixtures::settled(db, CREATOR, t, "yes", &[(wallet.as_str(), "yes")]).await;
+    }
+    b.deposit(10).await;
+    b.accept_terms().await;
+    // 1,100 of the 1,125 USD capacity: health 1,500 / 1,100 = 1.36, a warning at once.
+    let id = b.borrow(1_100.0).await;
+    let row = || async {
+        borrow_positions::Entity::find_by_id(id.as_str())
+            .one(db)
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    let read_at = |at: i64| {
+        let row = &row;
+        async move { row().await.health_checked_at == Some(at) }
+    };
+
+    // The interval passes: the job reads the loan and alerts, once.
+    b.clock.advance(alerts::CHECK_SECS);
+    let now = b.clock.now();
+    common::eventually("the job to read the loan", || read_at(now)).await;
+    let checked = row().await;
+    assert_eq!(checked.alert_level.as_deref(), Some("warning"));
+    assert!((checked.last_health.unwrap() - 1_500.0 / 1_100.0).abs() < 0.01);
+    let warnings = notices(&b.server, &wallet, "borrow_health_warning").await;
+    assert_eq!(warnings.len(), 1);
+    assert_eq!(warnings[0]["data"]["position_id"], id.as_str());
+    assert_eq!(warnings[0]["data"]["level"], "warning");
+
+    // A 1.3 % price move a minute later is read at once; the level holds, nothing repeats.
+    *price.0.lock().unwrap() = 152.0;
+    b.clock.advance(alerts::PRICE_CHECK_SECS);
+    let now = b.clock.now();
+    common::eventually("a reading on the price move", || read_at(now)).await;
+    assert_eq!(
+        notices(&b.server, &wallet, "borrow_health_warning")
+            .await
+            .len(),
+        1
+    );
+
+    // Four years of interest at the reserve's rate: below 1.20, urgent.
+    b.accrue(4 * klend::SLOTS_PER_YEAR as u64).await;
+    b.clock.advance(alerts::CHECK_SECS);
+    let now = b.clock.now();
+    common::eventually("the urgent reading", || read_at(now)).await;
+    let urgent = row().await;
+    assert_eq!(urgent.alert_level.as_deref(), Some("urgent"), "{urgent:?}");
+    assert!(urgent.last_health.unwrap() < 1.2);
+    assert_eq!(
+        notices(&b.server, &wallet, "borrow_health_urgent")
+            .await
+            .len(),
+        1
+    );
+
+    // More collateral lifts it back into warning: no alert, and urgent is armed again.
+    let (_, health) = b.server.get(&format!("/v1/borrow/health/{wallet}")).await;
+    let p = &health["positions"][0];
+    let (collateral, debt) = (
+        p["collateral_usd"].as_f64().unwrap(),
+        p["debt_usd"].as_f64().unwrap(),
+    );
+    let more = ((1.35 * debt - collateral) / 152.0 * 1_000.0).ceil() / 1_000.0;
+    b.deposit(more).await;
+    b.clock.advance(alerts::CHECK_SECS);
+    let now = b.clock.now();
+    common::eventually("the recovered reading", || read_at(now)).await;
+    assert_eq!(row().await.alert_level.as_deref(), Some("warning"));
+    assert_eq!(
+        notices(&b.server, &wallet, "borrow_health_warning")
+            .await
+            .len(),
+        1
+    );
+
+    // Falling through 1.20 again alerts again.
+    b.accrue(6 * klend::SLOTS_PER_YEAR as u64).await;
+    b.clock.advance(alerts::CHECK_SECS);
+    let now = b.clock.now();
+    common::eventually("the second urgent reading", || read_at(now)).await;
+    let again = row().await;
+    assert!(
+        matches!(again.alert_level.as_deref(), Some("urgent" | "critical")),
+        "{again:?}"
+    );
+    let severe = notices(&b.server, &wallet, "borrow_health_urgent")
+        .await
+        .len()
+        + notices(&b.server, &wallet, "borrow_health_critical")
+            .await
+            .len();
+    assert_eq!(severe, 2, "one per downward crossing");
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn a_fast_action_borrows_its_share_of_the_max_ltv() {
+    let b = Borrower::start().await;
+    let db = b.server.db.store.db();
+    let wallet = b.address();
+    for t in 0..7 {
+        common::fixtures::settled(db, CREATOR, t, "yes", &[(wallet.as_str(), "yes")]).await;
+    }
+    b.deposit(10).await;
+    b.accept_terms().await;
+    let fast = |action: &str, extra: Value| {
+        let mut body = json!({"wallet": wallet, "action": action});
+        body.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        let server = &b.server;
+        async move { server.post("/v1/borrow/fast-action", &body).await }
+    };
+    // Defaults: lend_a and USDC; lend_a does not lend through the service yet.
+    let (status, refused) = fast("balanced", json!({})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(refused["error"], "unsupported_protocol");
+    let (status, refused) = fast("reckless", json!({"protocol": "lend_b"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+
+    // `balanced` at flare: 50 % of 60 %, 30 % of 1,500 USD: 450 USD, 3 SOL.
+    let (status, prepared) = fast(
+        "balanced",
+        json!({"protocol": "lend_b", "borrow_asset": "SOL"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    assert_eq!(prepared["action"], "balanced");
+    assert_eq!(prepared["max_ltv"], 0.6);
+    assert!(close(&prepared["effective_ltv"], 0.3, 1e-12), "{prepared}");
+    assert_eq!(prepared["ltv_pct_of_max"], 50.0);
+    assert_eq!(prepared["status"], "ready_to_confirm");
+    assert_eq!(prepared["amount_base"], 3 * SOL);
+    let signature = b.sign_and_send(&prepared, &b.wallet).await;
+    let (status, confirmed) = b
+        .server
+        .post(
+            "/v1/borrow/confirm",
+            &json!({"wallet": wallet, "borrow_id": prepared["borrow_id"], "tx_signature": signature}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    assert_eq!(b.debt().await, 3 * SOL);
+    // `instant_sol` borrows SOL by default: 40 % of 60 % is 360 USD, less the 450 owed: nothing.
+    let (status, refused) = fast("instant_sol", json!({"protocol": "lend_b"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(refused["error"], "borrow_capacity_exceeded");
+    b.server.stop().await;
+}
