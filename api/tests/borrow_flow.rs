@@ -64,7 +64,11 @@ impl Borrower {
         let (server, ledger) = chain::start_on_bank_priced(shared, prices, options, |h, c| {
             let kamino = h.kamino.expect("the double is installed");
             c.lend_b_market = Some(kamino.market.to_string());
-            c.lend_b_reserves = vec![format!("SOL={}", kamino.sol_reserve)];
+            c.lend_b_reserves = vec![
+                format!("SOL={}", kamino.sol_reserve),
+                format!("USDC={}", kamino.usdc_reserve),
+            ];
+            c.usdc_mint = Some(kamino.usdc_mint.to_string());
             c.borrow_enabled = true;
         })
         .await;
@@ -158,7 +162,11 @@ impl Borrower {
 
     /// Prepares, signs, sends and confirms a borrow of `amount_usd` of SOL; its id.
     async fn borrow(&self, amount_usd: f64) -> String {
-        let (status, prepared) = self.prepare(amount_usd).await;
+        self.borrow_asset("SOL", amount_usd).await
+    }
+
+    async fn borrow_asset(&self, asset: &str, amount_usd: f64) -> String {
+        let (status, prepared) = self.prepare_asset(asset, amount_usd).await;
         assert_eq!(status, StatusCode::OK, "{prepared}");
         let signature = self.sign_and_send(&prepared, &self.wallet).await;
         let borrow_id = prepared["borrow_id"].as_str().unwrap().to_owned();
@@ -174,12 +182,26 @@ impl Borrower {
     }
 
     async fn prepare(&self, amount_usd: f64) -> (StatusCode, Value) {
+        self.prepare_asset("SOL", amount_usd).await
+    }
+
+    async fn prepare_asset(&self, asset: &str, amount_usd: f64) -> (StatusCode, Value) {
         self.server
             .post(
                 "/v1/borrow/prepare",
-                &json!({"wallet": self.address(), "protocol": "lend_b", "borrow_asset": "SOL", "amount_usd": amount_usd}),
+                &json!({"wallet": self.address(), "protocol": "lend_b", "borrow_asset": asset, "amount_usd": amount_usd}),
             )
             .await
+    }
+
+    /// Moves SOL's price: the service's price feed, and the reserve's market price as its
+    /// oracles would.
+    async fn set_sol_price(&self, prices: &MovingPrice, usd: f64) {
+        *prices.0.lock().unwrap() = usd;
+        let mut h = self.ledger.harness.lock().await;
+        let mut reserve = h.raw_account(self.kamino.sol_reserve).await.unwrap();
+        klend::set_price(&mut reserve.data, (usd * (1u128 << 60) as f64) as u128);
+        h.plant_account(self.kamino.sol_reserve, reserve);
     }
 
     async fn prepared_rows(&self) -> u64 {
@@ -731,5 +753,100 @@ async fn a_fast_action_borrows_its_share_of_the_max_ltv() {
     let (status, refused) = fast("instant_sol", json!({"protocol": "lend_b"})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
     assert_eq!(refused["error"], "borrow_capacity_exceeded");
+    b.server.stop().await;
+}
+
+#[tokio::test]
+async fn a_falling_sol_price_alerts_a_usdc_borrow_at_each_level_it_crosses() {
+    let price = Arc::new(MovingPrice(std::sync::Mutex::new(150.0)));
+    let b = Borrower::start_priced(price.clone()).await;
+    let db = b.server.db.store.db();
+    let wallet = b.address();
+    for t in 0..47 {
+        common::fixtures::settled(db, CREATOR, t, "yes", &[(wallet.as_str(), "yes")]).await;
+    }
+    b.deposit(10).await;
+    b.accept_terms().await;
+    // 1,100 USDC against 10 SOL at 150 USD: health 1.36.
+    let id = b.borrow_asset("USDC", 1_100.0).await;
+    let usdc = narrative_api::chain::holdings::associated_token_account(
+        &b.wallet.pubkey(),
+        &b.kamino.usdc_mint,
+        &narrative_api::chain::holdings::TOKEN_PROGRAM,
+    );
+    assert_eq!(
+        b.token_balance(usdc).await,
+        1_100 * klend::USDC,
+        "the USDC was lent"
+    );
+    let (_, health) = b.server.get(&format!("/v1/borrow/health/{wallet}")).await;
+    assert!(
+        close(
+            &health["positions"][0]["health_factor"],
+            1_500.0 / 1_100.0,
+            0.001
+        ),
+        "{health}"
+    );
+    assert!(
+        close(&health["positions"][0]["debt_usd"], 1_100.0, 1e-6),
+        "{health}"
+    );
+
+    // The price moves to `usd`, and `secs` pass: the job's reading then.
+    let level_after = |usd: f64, secs: i64| {
+        let (b, price, id) = (&b, &price, &id);
+        async move {
+            b.set_sol_price(price, usd).await;
+            b.clock.advance(secs);
+            let now = b.clock.now();
+            common::eventually_some("the job's reading", || async {
+                let row = borrow_positions::Entity::find_by_id(id.as_str())
+                    .one(db)
+                    .await
+                    .unwrap()
+                    .unwrap();
+                (row.health_checked_at == Some(now)).then_some(row)
+            })
+            .await
+        }
+    };
+    let counts = || async {
+        let mut counted = Vec::new();
+        for kind in [
+            "borrow_health_warning",
+            "borrow_health_urgent",
+            "borrow_health_critical",
+        ] {
+            counted.push(notices(&b.server, &wallet, kind).await.len());
+        }
+        counted
+    };
+    // Each price move of 1 % or more is read within the minute: 1,480 / 1,100 = 1.35.
+    let minute = alerts::PRICE_CHECK_SECS;
+    let row = level_after(148.0, minute).await;
+    assert_eq!(row.alert_level.as_deref(), Some("warning"));
+    assert_eq!(counts().await, vec![1, 0, 0]);
+    // 1,300 / 1,100 = 1.18: urgent.
+    let row = level_after(130.0, minute).await;
+    assert_eq!(row.alert_level.as_deref(), Some("urgent"));
+    assert!(close(&json!(row.last_health), 1_300.0 / 1_100.0, 0.001));
+    assert_eq!(counts().await, vec![1, 1, 0]);
+    // 1,150 / 1,100 = 1.045: critical.
+    let row = level_after(115.0, minute).await;
+    assert_eq!(row.alert_level.as_deref(), Some("critical"));
+    let critical = notices(&b.server, &wallet, "borrow_health_critical").await;
+    assert_eq!(critical.len(), 1);
+    assert_eq!(critical[0]["data"]["position_id"], id.as_str());
+    // Holding there (a smaller move, read on the interval) repeats nothing.
+    let row = level_after(114.0, alerts::CHECK_SECS).await;
+    assert_eq!(row.alert_level.as_deref(), Some("critical"));
+    assert_eq!(counts().await, vec![1, 1, 1]);
+    // Recovered: no alert, every level armed again; falling straight to urgent alerts urgent.
+    let row = level_after(200.0, minute).await;
+    assert_eq!(row.alert_level, None);
+    let row = level_after(125.0, minute).await;
+    assert_eq!(row.alert_level.as_deref(), Some("urgent"));
+    assert_eq!(counts().await, vec![1, 2, 1]);
     b.server.stop().await;
 }

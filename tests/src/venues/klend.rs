@@ -19,10 +19,10 @@
 //!   (all of it for `u64::MAX`). A debt grows with the reserve's cumulative borrow rate, applied
 //!   to the obligation at `refresh_obligation`.
 //!
-//! The double has no prices: it values collateral and debt in the one reserve they share (a
-//! borrow against another reserve's collateral is refused), it refuses to withdraw from an
-//! obligation that borrows (the program would check the loan-to-value instead), and it supports
-//! reserves without farms only.
+//! The double has no oracles: a reserve's market price is what its data holds (a test moves it
+//! with [`set_price`]), and `refresh_obligation` values the collateral and debts at those prices
+//! as the program does. It refuses to withdraw from an obligation that borrows (the program
+//! would check the loan-to-value instead), and it supports reserves without farms only.
 
 use anchor_lang::prelude::{AccountInfo, Clock, ProgramError, Pubkey, Rent, SolanaSysvar};
 use anchor_lang::solana_program::entrypoint::ProgramResult;
@@ -33,7 +33,10 @@ use solana_account::Account;
 use solana_program_test::{processor, ProgramTest};
 use solana_signer::Signer;
 
-use super::{key, mint_account, owned_by, put, token_account, u128_at, u64_at, NATIVE_MINT, RENT};
+use super::{
+    key, mint_account, mint_with_decimals, owned_by, put, token_account, u128_at, u64_at,
+    NATIVE_MINT, RENT,
+};
 use crate::harness::{keypair, SOL};
 
 /// The same id on mainnet and devnet.
@@ -75,6 +78,9 @@ mod reserve {
     pub const FEE_VAULT: usize = 192;
     pub const AVAILABLE: usize = 224;
     pub const BORROWED_SF: usize = 232;
+    /// `market_price_sf`: USD per whole token, a fraction over 2^60 (the program writes it from
+    /// the oracles at refresh; the double keeps what it holds, so a test moves it).
+    pub const MARKET_PRICE_SF: usize = 248;
     pub const MINT_DECIMALS: usize = 272;
     /// `cumulative_borrow_rate_bsf`: a 256-bit fraction (60 fractional bits); the double keeps it
     /// in the low 128 bits.
@@ -106,6 +112,11 @@ mod obligation {
     /// refreshed, and the debt in fractions.
     pub const BORROW_RATE: usize = 32;
     pub const BORROWED_AMOUNT_SF: usize = 88;
+    /// USD values (fractions) as of the last refresh: the collateral, the debt, and what the
+    /// collateral allows to be owed.
+    pub const DEPOSITED_VALUE_SF: usize = 1192;
+    pub const DEBT_VALUE_SF: usize = 2208;
+    pub const ALLOWED_BORROW_VALUE_SF: usize = 2240;
 }
 
 mod user_metadata {
@@ -127,13 +138,38 @@ pub struct KaminoMarket {
     pub collateral_mint: Pubkey,
     pub collateral_vault: Pubkey,
     pub fee_vault: Pubkey,
+    /// A USDC reserve beside the SOL one, and the USDC mint the double installs.
+    pub usdc_mint: Pubkey,
+    pub usdc_reserve: Pubkey,
+    pub usdc_supply: Pubkey,
+    pub usdc_collateral_mint: Pubkey,
+    pub usdc_collateral_vault: Pubkey,
+    pub usdc_fee_vault: Pubkey,
+}
+
+/// A reserve's accounts and starting state, for [`reserve_data`].
+struct ReserveSetup {
+    mint: Pubkey,
+    decimals: u8,
+    supply: Pubkey,
+    fee_vault: Pubkey,
+    collateral_mint: Pubkey,
+    collateral_vault: Pubkey,
+    available: u64,
+    borrowed: u64,
+    collateral: u64,
+    price_usd: u64,
 }
 
 /// The SOL reserve starts with 1,000 SOL available and 1,000 lent out (utilisation 50 %) and
-/// 1,900 collateral units outstanding, so a unit is worth 2,000 / 1,900 SOL.
+/// 1,900 collateral units outstanding, so a unit is worth 2,000 / 1,900 SOL; its price is 150
+/// USD. The USDC reserve holds 1,000,000 USDC, none lent, at 1 USD.
 pub const START_AVAILABLE: u64 = 1_000 * SOL;
 pub const START_BORROWED: u64 = 1_000 * SOL;
 pub const START_COLLATERAL: u64 = 1_900 * SOL;
+pub const SOL_PRICE_USD: u64 = 150;
+pub const USDC: u64 = 1_000_000;
+pub const USDC_START_AVAILABLE: u64 = 1_000_000 * USDC;
 /// The double's loan-to-value limit in percent (the program reads each reserve's config; the
 /// double prices collateral and debt in one reserve, so no oracle is needed).
 pub const LOAN_TO_VALUE_PCT: u128 = 75;
@@ -151,6 +187,12 @@ impl KaminoMarket {
             collateral_mint: keypair(8, 3).pubkey(),
             collateral_vault: keypair(8, 4).pubkey(),
             fee_vault: keypair(8, 5).pubkey(),
+            usdc_mint: keypair(8, 6).pubkey(),
+            usdc_reserve: keypair(8, 7).pubkey(),
+            usdc_supply: keypair(8, 8).pubkey(),
+            usdc_collateral_mint: keypair(8, 9).pubkey(),
+            usdc_collateral_vault: keypair(8, 10).pubkey(),
+            usdc_fee_vault: keypair(8, 11).pubkey(),
         }
     }
 }
@@ -177,20 +219,82 @@ pub fn install_klend(pt: &mut ProgramTest) -> KaminoMarket {
     );
     pt.add_account(m.fee_vault, token_account(NATIVE_MINT, m.authority, 0));
     pt.add_account(m.sol_reserve, reserve_account(&m));
+    pt.add_account(
+        m.usdc_mint,
+        mint_with_decimals(None, USDC_START_AVAILABLE, 6),
+    );
+    pt.add_account(
+        m.usdc_supply,
+        token_account(m.usdc_mint, m.authority, USDC_START_AVAILABLE),
+    );
+    pt.add_account(m.usdc_collateral_mint, mint_account(Some(m.authority), 0));
+    pt.add_account(
+        m.usdc_collateral_vault,
+        token_account(m.usdc_collateral_mint, m.authority, 0),
+    );
+    pt.add_account(m.usdc_fee_vault, token_account(m.usdc_mint, m.authority, 0));
+    pt.add_account(
+        m.usdc_reserve,
+        owned_by(
+            KLEND,
+            RENT,
+            reserve_data(
+                &m,
+                &ReserveSetup {
+                    mint: m.usdc_mint,
+                    decimals: 6,
+                    supply: m.usdc_supply,
+                    fee_vault: m.usdc_fee_vault,
+                    collateral_mint: m.usdc_collateral_mint,
+                    collateral_vault: m.usdc_collateral_vault,
+                    available: USDC_START_AVAILABLE,
+                    borrowed: 0,
+                    collateral: 0,
+                    price_usd: 1,
+                },
+            ),
+        ),
+    );
     m
 }
 
 /// The SOL reserve as installed (also what the api's tests read its APY from).
 pub fn reserve_account(m: &KaminoMarket) -> Account {
+    let setup = ReserveSetup {
+        mint: NATIVE_MINT,
+        decimals: 9,
+        supply: m.liquidity_supply,
+        fee_vault: m.fee_vault,
+        collateral_mint: m.collateral_mint,
+        collateral_vault: m.collateral_vault,
+        available: START_AVAILABLE,
+        borrowed: START_BORROWED,
+        collateral: START_COLLATERAL,
+        price_usd: SOL_PRICE_USD,
+    };
+    owned_by(KLEND, RENT, reserve_data(m, &setup))
+}
+
+fn reserve_data(m: &KaminoMarket, r: &ReserveSetup) -> Vec<u8> {
     use reserve::*;
     let mut data = vec![0u8; LEN];
     put(&mut data, 0, &discriminator::RESERVE);
     put(&mut data, 8, &1u64.to_le_bytes());
     put(&mut data, LENDING_MARKET, m.market.as_ref());
-    put(&mut data, LIQUIDITY_MINT, NATIVE_MINT.as_ref());
-    put(&mut data, LIQUIDITY_SUPPLY, m.liquidity_supply.as_ref());
-    put(&mut data, FEE_VAULT, m.fee_vault.as_ref());
-    put(&mut data, AVAILABLE, &START_AVAILABLE.to_le_bytes());
+    put(&mut data, LIQUIDITY_MINT, r.mint.as_ref());
+    put(&mut data, LIQUIDITY_SUPPLY, r.supply.as_ref());
+    put(&mut data, FEE_VAULT, r.fee_vault.as_ref());
+    put(&mut data, AVAILABLE, &r.available.to_le_bytes());
+    put(
+        &mut data,
+        BORROWED_SF,
+        &((r.borrowed as u128) << FRACTION_SHIFT).to_le_bytes(),
+    );
+    put(
+        &mut data,
+        MARKET_PRICE_SF,
+        &((r.price_usd as u128) << FRACTION_SHIFT).to_le_bytes(),
+    );
     put(
         &mut data,
         CUMULATIVE_BORROW_RATE,
@@ -198,21 +302,43 @@ pub fn reserve_account(m: &KaminoMarket) -> Account {
     );
     put(
         &mut data,
-        BORROWED_SF,
-        &((START_BORROWED as u128) << FRACTION_SHIFT).to_le_bytes(),
+        MINT_DECIMALS,
+        &u64::from(r.decimals).to_le_bytes(),
     );
-    put(&mut data, MINT_DECIMALS, &9u64.to_le_bytes());
     put(&mut data, TOKEN_PROGRAM, spl_token::ID.as_ref());
-    put(&mut data, COLLATERAL_MINT, m.collateral_mint.as_ref());
-    put(&mut data, COLLATERAL_TOTAL, &START_COLLATERAL.to_le_bytes());
-    put(&mut data, COLLATERAL_SUPPLY, m.collateral_vault.as_ref());
+    put(&mut data, COLLATERAL_MINT, r.collateral_mint.as_ref());
+    put(&mut data, COLLATERAL_TOTAL, &r.collateral.to_le_bytes());
+    put(&mut data, COLLATERAL_SUPPLY, r.collateral_vault.as_ref());
     // Eleven points; the program pads a shorter curve with its last point.
     for i in 0..11 {
-        let (u, r) = CURVE[i.min(CURVE.len() - 1)];
+        let (u, rate) = CURVE[i.min(CURVE.len() - 1)];
         put(&mut data, BORROW_RATE_CURVE + i * 8, &u.to_le_bytes());
-        put(&mut data, BORROW_RATE_CURVE + i * 8 + 4, &r.to_le_bytes());
+        put(
+            &mut data,
+            BORROW_RATE_CURVE + i * 8 + 4,
+            &rate.to_le_bytes(),
+        );
     }
-    owned_by(KLEND, RENT, data)
+    data
+}
+
+/// Sets a reserve's market price (as its oracles would at the next refresh) in its data.
+pub fn set_price(reserve_data: &mut [u8], price_usd_sf: u128) {
+    put(
+        reserve_data,
+        reserve::MARKET_PRICE_SF,
+        &price_usd_sf.to_le_bytes(),
+    );
+}
+
+/// USD (a fraction over 2^60) of `amount` base units of a reserve's token at its market price.
+fn usd_sf(reserve_data: &[u8], amount: u128) -> Result<u128, ProgramError> {
+    let decimals = u32::try_from(u64_at(reserve_data, reserve::MINT_DECIMALS))
+        .map_err(|_| fail("decimals"))?;
+    amount
+        .checked_mul(u128_at(reserve_data, reserve::MARKET_PRICE_SF))
+        .map(|v| v / 10u128.pow(decimals))
+        .ok_or_else(|| fail("value beyond u128"))
 }
 
 /// The vanilla obligation of `owner` in `market` (tag 0, id 0, both seed accounts default).
@@ -614,6 +740,57 @@ fn refresh_obligation(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]
             &now_rate.to_le_bytes(),
         );
     }
+    // The values the program keeps for its loan-to-value checks, at the reserves' prices.
+    let of = |key: &Pubkey| {
+        reserves
+            .iter()
+            .find(|r| r.key == key)
+            .ok_or_else(|| fail("a reserve of the obligation is missing"))
+    };
+    let mut deposited = 0u128;
+    for at in (0..obligation::DEPOSIT_COUNT)
+        .map(|i| obligation::DEPOSITS + i * obligation::DEPOSIT_STRIDE)
+    {
+        let reserve_key = key(&data, at);
+        if reserve_key == Pubkey::default() {
+            continue;
+        }
+        let held = u128::from(u64_at(&data, at + obligation::DEPOSITED_AMOUNT));
+        let source = of(&reserve_key)?.data.borrow();
+        let total = u128::from(u64_at(&source, reserve::COLLATERAL_TOTAL));
+        // No collateral outstanding yet: a unit is a unit of liquidity.
+        let liquidity = (held * total_liquidity(&source))
+            .checked_div(total)
+            .unwrap_or(held);
+        deposited = deposited
+            .checked_add(usd_sf(&source, liquidity)?)
+            .ok_or_else(|| fail("value beyond u128"))?;
+    }
+    let mut owed = 0u128;
+    for at in
+        (0..obligation::BORROW_COUNT).map(|i| obligation::BORROWS + i * obligation::BORROW_STRIDE)
+    {
+        let reserve_key = key(&data, at);
+        if reserve_key == Pubkey::default() {
+            continue;
+        }
+        let debt =
+            u128_at(&data, at + obligation::BORROWED_AMOUNT_SF).div_ceil(1u128 << FRACTION_SHIFT);
+        owed = owed
+            .checked_add(usd_sf(&of(&reserve_key)?.data.borrow(), debt)?)
+            .ok_or_else(|| fail("value beyond u128"))?;
+    }
+    put(
+        &mut data,
+        obligation::DEPOSITED_VALUE_SF,
+        &deposited.to_le_bytes(),
+    );
+    put(&mut data, obligation::DEBT_VALUE_SF, &owed.to_le_bytes());
+    put(
+        &mut data,
+        obligation::ALLOWED_BORROW_VALUE_SF,
+        &(deposited / 100 * LOAN_TO_VALUE_PCT).to_le_bytes(),
+    );
     put(&mut data, obligation::LAST_UPDATE_SLOT, &now.to_le_bytes());
     data[obligation::STALE] = 0;
     Ok(())
@@ -1025,7 +1202,7 @@ pub fn borrowed(obligation_data: &[u8], reserve_key: &Pubkey) -> u64 {
 
 /// `borrow_obligation_liquidity_v2`: lends `amount` from the reserve's supply to the owner's
 /// token account against the obligation's collateral, up to [`LOAN_TO_VALUE_PCT`] of its value
-/// (collateral and debt in the one reserve the double prices).
+/// at the reserves' market prices as of the obligation's refresh in this slot.
 fn borrow(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramResult {
     check(
         accounts.len() == 15 && args.len() == 8,
@@ -1066,7 +1243,7 @@ fn borrow(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Program
         *referrer.key == *program_id,
         "referrers are not in the double",
     )?;
-    let (liquidity, collateral_total, rate) = {
+    let (added, rate) = {
         let data = reserve.data.borrow();
         check(
             key(&data, reserve::FEE_VAULT) == *fee_receiver.key,
@@ -1077,21 +1254,18 @@ fn borrow(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Program
             "not enough liquidity available",
         )?;
         (
-            total_liquidity(&data),
-            u128::from(u64_at(&data, reserve::COLLATERAL_TOTAL)),
+            usd_sf(&data, u128::from(amount))?,
             u128_at(&data, reserve::CUMULATIVE_BORROW_RATE),
         )
     };
     {
+        // The obligation is fresh (checked above), so its values are this slot's.
         let data = obligation.data.borrow();
+        let owed = u128_at(&data, obligation::DEBT_VALUE_SF)
+            .checked_add(added)
+            .ok_or_else(|| fail("value beyond u128"))?;
         check(
-            obligation_reserves(&data).iter().all(|r| r == reserve.key),
-            "the double prices one reserve: collateral and debt in it",
-        )?;
-        let value = u128::from(deposited(&data, reserve.key)) * liquidity / collateral_total.max(1);
-        let owed = u128::from(borrowed(&data, reserve.key)) + u128::from(amount);
-        check(
-            owed * 100 <= value * LOAN_TO_VALUE_PCT,
+            owed <= u128_at(&data, obligation::ALLOWED_BORROW_VALUE_SF),
             "borrows beyond the obligation's loan-to-value",
         )?;
     }

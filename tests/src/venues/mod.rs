@@ -88,13 +88,18 @@ pub(crate) fn token_account(mint: Pubkey, owner: Pubkey, amount: u64) -> Account
 
 /// An SPL mint with `authority` minting, `supply` out, 9 decimals.
 pub(crate) fn mint_account(authority: Option<Pubkey>, supply: u64) -> Account {
+    mint_with_decimals(authority, supply, 9)
+}
+
+/// A mint of `decimals` decimals.
+pub(crate) fn mint_with_decimals(authority: Option<Pubkey>, supply: u64, decimals: u8) -> Account {
     owned_by(
         spl_token::ID,
         RENT,
         packed(spl_token::state::Mint {
             mint_authority: authority.into(),
             supply,
-            decimals: 9,
+            decimals,
             is_initialized: true,
             freeze_authority: None.into(),
         }),
