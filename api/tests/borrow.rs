@@ -353,14 +353,17 @@ async fn borrowing_tiers_bad_input_and_a_price_outage() {
         assert_eq!(body["ok"], false, "{path}: {body}");
         assert!(body["error"].is_string(), "{path}: {body}");
     }
-    // A venue that does not lend.
+    // A venue that does not lend is not a lending venue (the schema lists lend_a and lend_b).
     let (status, body) = server
         .get(&format!(
             "/v1/borrow/simulate?wallet={wallet}&amount_usd=10&protocol=stake_b"
         ))
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    assert_eq!(body["error"], "unsupported_protocol");
+    assert!(
+        body["error"].as_str().unwrap().contains("lend_a, lend_b"),
+        "{body}"
+    );
     server.stop().await;
 
     // The price source down: capacity cannot be valued, 503.

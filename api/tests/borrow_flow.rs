@@ -99,25 +99,15 @@ impl Borrower {
     }
 
     async fn token_balance(&self, account: narrative_sdk::Pubkey) -> u64 {
-        let raw = self.ledger.harness.lock().await.raw_account(account).await;
-        raw.map_or(0, |a| {
-            u64::from_le_bytes(a.data[64..72].try_into().unwrap())
-        })
+        chain::token_balance(&self.ledger, account).await
     }
 
     /// Signs every transaction of a prepare answer in order and sends it; the last signature.
     async fn sign_and_send(&self, prepared: &Value, wallet: &Keypair) -> String {
-        let mut signature = String::new();
-        for tx in prepared["transactions"].as_array().expect("transactions") {
-            let signed = chain::sign(&json!({"transaction": tx}), wallet);
-            signature = self
-                .ledger
-                .process(signed)
-                .await
-                .expect("the prepared transaction lands")
-                .to_string();
-        }
-        signature
+        chain::sign_and_send_all(&self.ledger, prepared, wallet)
+            .await
+            .pop()
+            .expect("one transaction at least")
     }
 
     /// Deposits `sol` SOL into lend_b through the DeFi flow.
@@ -224,17 +214,9 @@ impl Borrower {
         klend::borrowed(&raw.data, &self.kamino.sol_reserve)
     }
 
-    /// Moves the bank `slots` ahead and refreshes the reserve, so interest accrues.
-    #[allow(deprecated)]
+    /// Moves the bank `slots` ahead and refreshes the SOL reserve, so interest accrues.
     async fn accrue(&self, slots: u64) {
-        use narrative_api::chain::venues::lend_b;
-        let mut h = self.ledger.harness.lock().await;
-        let slot = h.clock().await.slot;
-        h.ctx.warp_to_slot(slot + slots).expect("warp");
-        let account = h.raw_account(self.kamino.sol_reserve).await.unwrap();
-        let reserve = lend_b::Reserve::decode(&account.data).expect("a klend reserve");
-        let refresh = lend_b::refresh_reserve(&self.kamino.sol_reserve, &reserve);
-        h.process(&[refresh], &[]).await.expect("refresh");
+        chain::accrue_kamino(&self.ledger, self.kamino.sol_reserve, slots).await
     }
 }
 
@@ -268,16 +250,25 @@ async fn a_flare_wallet_borrows_against_its_kamino_deposit_and_repays_with_inter
     assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
     assert_eq!(refused["error"], "borrow_capacity_exceeded");
     assert!(close(&refused["available_usd"], 900.0, 1e-3), "{refused}");
-    // lend_a takes deposits but does not lend through the service yet.
-    let (status, refused) = b
-        .server
-        .post(
-            "/v1/borrow/prepare",
-            &json!({"wallet": wallet, "protocol": "stake_b", "borrow_asset": "SOL", "amount_usd": 10}),
-        )
-        .await;
+    // lend_a takes deposits but does not lend through the service yet; stake_b is no lender.
+    let borrow_from = |venue: &str| {
+        let body =
+            json!({"wallet": wallet, "protocol": venue, "borrow_asset": "SOL", "amount_usd": 10});
+        let server = &b.server;
+        async move { server.post("/v1/borrow/prepare", &body).await }
+    };
+    let (status, refused) = borrow_from("lend_a").await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
     assert_eq!(refused["error"], "unsupported_protocol");
+    let (status, refused) = borrow_from("stake_b").await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("lend_a, lend_b"),
+        "{refused}"
+    );
     assert_eq!(b.prepared_rows().await, rows);
 
     // 300 USD of SOL: 2 SOL, against 1,500 USD of collateral.

@@ -76,10 +76,7 @@ impl Flow {
     }
 
     async fn token_balance(&self, account: narrative_sdk::Pubkey) -> u64 {
-        let raw = self.ledger.harness.lock().await.raw_account(account).await;
-        raw.map_or(0, |a| {
-            u64::from_le_bytes(a.data[64..72].try_into().unwrap())
-        })
+        chain::token_balance(&self.ledger, account).await
     }
 
     /// Signs every transaction of a prepare answer in order and sends it; the last one's
@@ -93,17 +90,7 @@ impl Flow {
 
     /// Every signature, in order.
     async fn sign_and_send_all(&self, prepared: &Value, wallet: &Keypair) -> Vec<String> {
-        let mut signatures = Vec::new();
-        for tx in prepared["transactions"].as_array().expect("transactions") {
-            let signed = chain::sign(&json!({"transaction": tx}), wallet);
-            let signature = self
-                .ledger
-                .process(signed)
-                .await
-                .expect("the prepared transaction lands");
-            signatures.push(signature.to_string());
-        }
-        signatures
+        chain::sign_and_send_all(&self.ledger, prepared, wallet).await
     }
 
     async fn kamino_collateral(&self, owner: &narrative_sdk::Pubkey) -> u64 {
@@ -155,16 +142,8 @@ impl Flow {
     }
 
     /// The same for the Kamino reserve (its refresh is public too).
-    #[allow(deprecated)]
     async fn accrue_kamino(&self, slots: u64) {
-        use narrative_api::chain::venues::lend_b;
-        let mut h = self.ledger.harness.lock().await;
-        let slot = h.clock().await.slot;
-        h.ctx.warp_to_slot(slot + slots).expect("warp");
-        let account = h.raw_account(self.kamino.sol_reserve).await.unwrap();
-        let reserve = lend_b::Reserve::decode(&account.data).expect("a klend reserve");
-        let refresh = lend_b::refresh_reserve(&self.kamino.sol_reserve, &reserve);
-        h.process(&[refresh], &[]).await.expect("refresh");
+        chain::accrue_kamino(&self.ledger, self.kamino.sol_reserve, slots).await
     }
 }
 

@@ -19,8 +19,8 @@ use crate::http::cache::fresh_until;
 use crate::routes::Tag;
 use crate::state::AppState;
 use crate::values::{
-    Base58Signature, FastAction, MintAddress, PreparedId, TokenSymbol, UnixSeconds, UsdAmount,
-    VenueId, Wallet,
+    Base58Signature, FastAction, LendingVenue, MintAddress, PreparedId, TokenSymbol, UnixSeconds,
+    UsdAmount, VenueId, Wallet,
 };
 use narrative_store::entities::borrow_positions;
 
@@ -171,8 +171,7 @@ pub struct BorrowTermsAccepted {
 #[derive(Object)]
 pub struct BorrowPrepareBody {
     pub wallet: Wallet,
-    /// `lend_a` or `lend_b`.
-    pub protocol: VenueId,
+    pub protocol: LendingVenue,
     pub borrow_asset: TokenSymbol,
     /// The asset's mint, when the client names it: it must be this cluster's.
     pub borrow_asset_mint: Option<MintAddress>,
@@ -212,7 +211,7 @@ pub struct BorrowConfirmBody {
     pub tx_signature: Base58Signature,
     /// When given, it must be the prepared borrow's (the spec's body restates it; what was
     /// prepared is what is recorded).
-    pub protocol: Option<VenueId>,
+    pub protocol: Option<LendingVenue>,
     pub borrow_asset: Option<TokenSymbol>,
 }
 
@@ -370,7 +369,7 @@ pub struct FastActionBody {
     pub wallet: Wallet,
     pub action: FastAction,
     /// Default `lend_a`.
-    pub protocol: Option<VenueId>,
+    pub protocol: Option<LendingVenue>,
     /// Default `USDC` (`SOL` for `instant_sol`).
     pub borrow_asset: Option<TokenSymbol>,
 }
@@ -491,11 +490,11 @@ impl BorrowApi {
         &self,
         wallet: Query<Wallet>,
         amount_usd: Query<UsdAmount>,
-        protocol: Query<Option<VenueId>>,
+        protocol: Query<Option<LendingVenue>>,
         asset: Query<Option<TokenSymbol>>,
     ) -> Answer<Response<Json<SimulateAnswer>>, BorrowReadRefusals> {
         let asset = asset.0.unwrap_or(TokenSymbol::Usdc);
-        let venue = protocol.0.unwrap_or(VenueId::LendA);
+        let venue = protocol.0.map_or(VenueId::LendA, LendingVenue::venue);
         let s = simulate::simulate(&self.state, &wallet.0, venue, asset, amount_usd.0).await?;
         let until = capacity::valued_until(self.state.now());
         let answer = Json(SimulateAnswer {
@@ -548,7 +547,7 @@ impl BorrowApi {
             &self.state,
             BorrowRequest {
                 wallet: body.wallet,
-                protocol: body.protocol,
+                protocol: body.protocol.venue(),
                 asset: body.borrow_asset,
                 asset_mint: body.borrow_asset_mint,
                 amount_usd: body.amount_usd,
@@ -588,7 +587,7 @@ impl BorrowApi {
             &body.wallet,
             body.tx_signature,
             Restated {
-                protocol: body.protocol,
+                protocol: body.protocol.map(LendingVenue::venue),
                 asset: body.borrow_asset,
             },
         )
@@ -722,7 +721,7 @@ impl BorrowApi {
             &self.state,
             body.wallet,
             body.action,
-            body.protocol,
+            body.protocol.map(LendingVenue::venue),
             body.borrow_asset,
         )
         .await?;

@@ -42,6 +42,23 @@ enum_value!(
 );
 
 enum_value!(
+    /// A venue that lends (spec 4.7): what a borrow may name.
+    LendingVenue,
+    "lending_venue",
+    "A lending venue to borrow from: `lend_a` or `lend_b`.",
+    [LendA => "lend_a", LendB => "lend_b"]
+);
+
+impl LendingVenue {
+    pub fn venue(self) -> VenueId {
+        match self {
+            LendingVenue::LendA => VenueId::LendA,
+            LendingVenue::LendB => VenueId::LendB,
+        }
+    }
+}
+
+enum_value!(
     /// A borrow fast action (spec 4.7): a borrow at a share of the tier's max LTV.
     FastAction,
     "fast_action",

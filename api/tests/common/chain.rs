@@ -149,6 +149,48 @@ pub fn sign(prepared: &Value, wallet: &Keypair) -> Transaction {
     tx
 }
 
+/// Signs every transaction of a prepare answer's `transactions` in order, as the wallet does, and
+/// sends each to the bank; their signatures.
+pub async fn sign_and_send_all(
+    ledger: &BankLedger,
+    prepared: &Value,
+    wallet: &Keypair,
+) -> Vec<String> {
+    let mut signatures = Vec::new();
+    for tx in prepared["transactions"].as_array().expect("transactions") {
+        let signed = sign(&serde_json::json!({"transaction": tx}), wallet);
+        let signature = ledger
+            .process(signed)
+            .await
+            .expect("the prepared transaction lands");
+        signatures.push(signature.to_string());
+    }
+    signatures
+}
+
+/// A token account's balance on the bank (0 when it does not exist).
+pub async fn token_balance(ledger: &BankLedger, account: narrative_sdk::Pubkey) -> u64 {
+    let raw = ledger.harness.lock().await.raw_account(account).await;
+    raw.map_or(0, |a| {
+        u64::from_le_bytes(a.data[64..72].try_into().unwrap())
+    })
+}
+
+/// Moves the bank `slots` ahead and refreshes the Kamino reserve (as anyone may), so it accrues
+/// that much interest.
+// program-test's warp is the one way to move slots; its deprecation is about v4's feature flag.
+#[allow(deprecated)]
+pub async fn accrue_kamino(ledger: &BankLedger, reserve: narrative_sdk::Pubkey, slots: u64) {
+    use narrative_api::chain::venues::lend_b;
+    let mut h = ledger.harness.lock().await;
+    let slot = h.clock().await.slot;
+    h.ctx.warp_to_slot(slot + slots).expect("warp");
+    let account = h.raw_account(reserve).await.unwrap();
+    let decoded = lend_b::Reserve::decode(&account.data).expect("a klend reserve");
+    let refresh = lend_b::refresh_reserve(&reserve, &decoded);
+    h.process(&[refresh], &[]).await.expect("refresh");
+}
+
 /// The wallet's part of prepare → sign → confirm: signs the prepared transaction, sends it to
 /// the bank, and posts `{prepared_id, signature}` to `confirm_path`; the confirm's answer.
 pub async fn sign_send_confirm(

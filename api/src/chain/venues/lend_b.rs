@@ -627,6 +627,22 @@ struct Accounts {
 }
 
 impl Accounts {
+    /// `op` on the obligation with what it needs around it: the token leg's set-up, a refresh of
+    /// every reserve involved and then of the obligation (the program wants both in this slot),
+    /// `op`, and the leg's closing.
+    fn around(&self, market: &Pubkey, leg: TokenLeg, op: Instruction) -> Vec<Instruction> {
+        let mut ixs = leg.before;
+        ixs.extend(self.refreshes.iter().cloned());
+        ixs.push(refresh_obligation(
+            market,
+            &self.obligation_key,
+            &self.obligation_reserves(),
+        ));
+        ixs.push(op);
+        ixs.extend(leg.after);
+        ixs
+    }
+
     /// The reserves `refresh_obligation` takes once `also` is deposited.
     fn obligation_reserves(&self) -> Vec<Pubkey> {
         self.obligation
@@ -692,21 +708,14 @@ impl Venue for LendB {
             transactions.push(setup);
         }
         let source = TokenLeg::source(ledger, wallet, token, amount).await?;
-        let mut ixs = source.before;
-        ixs.extend(accounts.refreshes.iter().cloned());
-        ixs.push(refresh_obligation(
-            &self.market,
-            &accounts.obligation_key,
-            &accounts.obligation_reserves(),
-        ));
-        ixs.push(deposit_v2(
+        let op = deposit_v2(
             wallet,
             &accounts.address,
             &accounts.reserve,
             &source.account,
             amount,
-        ));
-        ixs.extend(source.after);
+        );
+        let ixs = accounts.around(&self.market, source, op);
         transactions.push(ixs);
         Ok(transactions)
     }
@@ -723,21 +732,14 @@ impl Venue for LendB {
             return Err(crate::error::ApiError::not_found("lend_b obligation"));
         }
         let destination = TokenLeg::destination(ledger, wallet, token).await?;
-        let mut ixs = destination.before;
-        ixs.extend(accounts.refreshes.iter().cloned());
-        ixs.push(refresh_obligation(
-            &self.market,
-            &accounts.obligation_key,
-            &accounts.obligation_reserves(),
-        ));
-        ixs.push(withdraw_v2(
+        let op = withdraw_v2(
             wallet,
             &accounts.address,
             &accounts.reserve,
             &destination.account,
             receipt,
-        ));
-        ixs.extend(destination.after);
+        );
+        let ixs = accounts.around(&self.market, destination, op);
         Ok(vec![ixs])
     }
 
@@ -786,21 +788,14 @@ impl Lender for LendB {
             return Err(no_collateral(VenueId::LendB));
         }
         let destination = TokenLeg::destination(ledger, wallet, token).await?;
-        let mut ixs = destination.before;
-        ixs.extend(accounts.refreshes.iter().cloned());
-        ixs.push(refresh_obligation(
-            &self.market,
-            &accounts.obligation_key,
-            &accounts.obligation_reserves(),
-        ));
-        ixs.push(borrow_v2(
+        let op = borrow_v2(
             wallet,
             &accounts.address,
             &accounts.reserve,
             &destination.account,
             amount,
-        ));
-        ixs.extend(destination.after);
+        );
+        let ixs = accounts.around(&self.market, destination, op);
         Ok(vec![ixs])
     }
 
@@ -822,21 +817,14 @@ impl Lender for LendB {
         // wrapped-SOL account this flow made gives the rest back when it is closed.
         let margin = owed / 1_000 + 1;
         let source = TokenLeg::source(ledger, wallet, token, owed.saturating_add(margin)).await?;
-        let mut ixs = source.before;
-        ixs.extend(accounts.refreshes.iter().cloned());
-        ixs.push(refresh_obligation(
-            &self.market,
-            &accounts.obligation_key,
-            &accounts.obligation_reserves(),
-        ));
-        ixs.push(repay_v2(
+        let op = repay_v2(
             wallet,
             &accounts.address,
             &accounts.reserve,
             &source.account,
             u64::MAX,
-        ));
-        ixs.extend(source.after);
+        );
+        let ixs = accounts.around(&self.market, source, op);
         Ok((vec![ixs], owed))
     }
 
