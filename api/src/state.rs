@@ -242,6 +242,9 @@ pub struct Memos {
     pub coverages: Memo<String, Option<Arc<shield_coverages::Model>>>,
     /// Whether the shield gate blocks each address.
     pub blocked_ips: Memo<std::net::IpAddr, bool>,
+    /// The tier each wallet borrows at, by name (its score from its backings, and its tier
+    /// NFTs: both `markets`).
+    pub borrow_tiers: Memo<String, &'static str>,
 }
 
 /// Where the local KYC provider sends users: it hosts nothing (its inquiries are completed by
@@ -263,6 +266,7 @@ impl Default for Memos {
             shield_terms: Memo::new(Topic::Terms, MEMO_WALLETS),
             coverages: Memo::new(Topic::Shield, MEMO_COVERAGES),
             blocked_ips: Memo::new(Topic::Terms, MEMO_WALLETS),
+            borrow_tiers: Memo::new(Topic::Markets, MEMO_WALLETS),
         }
     }
 }

@@ -57,11 +57,25 @@ pub async fn price(state: &AppState) -> Result<PriceQuote, ApiError> {
         .map_err(|e| ApiError::provider_unavailable("price_unavailable", "the price source", &e))
 }
 
-/// The tier `wallet` borrows at (its score's, raised to `ember` by a held tier NFT).
+/// The tier `wallet` borrows at (its score's, raised to `ember` by a held tier NFT), kept while
+/// the `markets` generation stands: scoring a wallet reads all its resolved backings.
 pub async fn tier(state: &AppState, wallet: &Wallet) -> Result<Tier, ApiError> {
-    let db = state.store.db();
-    let score = wallet_score(db, wallet).await?;
-    Ok(borrowing_tier(score.tier, held_tier(db, wallet).await?))
+    let now = state
+        .freshness
+        .current()
+        .await
+        .map_err(ApiError::internal)?;
+    let name = state
+        .memos
+        .borrow_tiers
+        .get(&now, wallet.to_string(), || async {
+            let db = state.store.db();
+            let score = wallet_score(db, wallet).await?;
+            let tier = borrowing_tier(score.tier, held_tier(db, wallet).await?);
+            Ok::<_, ApiError>(tier.name())
+        })
+        .await?;
+    Tier::named(name).ok_or_else(|| ApiError::internal("a kept tier without its name"))
 }
 
 pub async fn capacity(state: &AppState, wallet: &Wallet) -> Result<Capacity, ApiError> {

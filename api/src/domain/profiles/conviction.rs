@@ -71,6 +71,11 @@ impl Tier {
         }
     }
 
+    /// The tier of that name.
+    pub fn named(name: &str) -> Option<Tier> {
+        Tier::DESCENDING.into_iter().find(|t| t.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Tier::Initiate => "initiate",
