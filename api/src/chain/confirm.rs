@@ -171,6 +171,19 @@ pub enum Opened<P> {
     Unconfirmed(Prepared<P>),
 }
 
+impl<P> Opened<P> {
+    /// The prepared transaction, confirmed or not.
+    pub fn prepared(&self) -> &Prepared<P> {
+        match self {
+            Opened::Replay(p) | Opened::Unconfirmed(p) => p,
+        }
+    }
+
+    pub fn is_replay(&self) -> bool {
+        matches!(self, Opened::Replay(_))
+    }
+}
+
 /// The stored row of a transaction over `instructions` for `wallet` to sign and pay, and what
 /// the wallet is given: a legacy transaction, or a v0 one when the flow asks for it (without
 /// lookup tables, so every account is in the message and confirm compares it the same way).

@@ -692,7 +692,7 @@ impl BorrowApi {
             positions: open
                 .iter()
                 .map(|p| {
-                    let asset = p.asset();
+                    let asset = p.asset;
                     OpenPositionView {
                         recorded: BorrowPositionView::of(&p.row),
                         owed: units(asset, p.owed_base),

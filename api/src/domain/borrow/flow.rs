@@ -281,10 +281,7 @@ pub async fn confirm(
         .chain
         .open::<BorrowFlow>(borrow_id, &signature)
         .await?;
-    let (prepared, replay) = match &opened {
-        crate::chain::confirm::Opened::Replay(p) => (p, true),
-        crate::chain::confirm::Opened::Unconfirmed(p) => (p, false),
-    };
+    let prepared = opened.prepared();
     if prepared.wallet != *wallet {
         return Err(not_yours());
     }
@@ -299,7 +296,7 @@ pub async fn confirm(
             "the protocol or asset is not the prepared borrow's",
         ));
     }
-    if !replay {
+    if !opened.is_replay() {
         ensure_enabled(state)?;
         ensure_terms(state, wallet).await?;
     }

@@ -110,6 +110,8 @@ impl AlertLevel {
 #[derive(Debug, Clone)]
 pub struct PositionNow {
     pub row: borrow_positions::Model,
+    /// The token it borrowed (`row.asset`, parsed).
+    pub asset: TokenSymbol,
     /// What its loan owes in its token now, in base units.
     pub owed_base: u64,
     pub owed_usd: f64,
@@ -117,10 +119,6 @@ pub struct PositionNow {
 }
 
 impl PositionNow {
-    pub fn asset(&self) -> TokenSymbol {
-        self.row.asset.parse().unwrap_or(TokenSymbol::Usdc)
-    }
-
     pub fn principal_base(&self) -> u64 {
         u64::try_from(self.row.amount_base).unwrap_or(0)
     }
@@ -201,6 +199,7 @@ impl Loans {
                 owed_usd: usd_of(asset, owed_base, sol_usd),
                 health: Health::of(loan, sol_usd),
                 owed_base,
+                asset,
                 row,
             });
         }

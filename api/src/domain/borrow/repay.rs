@@ -115,10 +115,7 @@ pub async fn confirm(
     signature: Base58Signature,
 ) -> Result<borrow_positions::Model, ApiError> {
     let opened = state.chain.open::<RepayFlow>(repay_id, &signature).await?;
-    let prepared = match &opened {
-        crate::chain::confirm::Opened::Replay(p)
-        | crate::chain::confirm::Opened::Unconfirmed(p) => p,
-    };
+    let prepared = opened.prepared();
     if prepared.wallet != *wallet {
         return Err(not_yours());
     }

@@ -233,10 +233,7 @@ pub async fn confirm(
         .chain
         .open::<DefiWithdrawal>(prepared_id, &signature)
         .await?;
-    let prepared = match &opened {
-        crate::chain::confirm::Opened::Replay(p)
-        | crate::chain::confirm::Opened::Unconfirmed(p) => p,
-    };
+    let prepared = opened.prepared();
     if prepared.wallet != *wallet {
         return Err(not_yours());
     }
