@@ -299,6 +299,26 @@ async fn a_flare_wallet_borrows_against_its_kamino_deposit_and_repays_with_inter
     );
     let borrow_id = prepared["borrow_id"].as_str().unwrap().to_owned();
 
+    // Signed but never sent: not on the ledger, so nothing is recorded.
+    let unsent = chain::sign(&prepared, &b.wallet).signatures[0].to_string();
+    let (status, pending) = b
+        .server
+        .post(
+            "/v1/borrow/confirm",
+            &json!({"wallet": wallet, "borrow_id": borrow_id, "tx_signature": unsent}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{pending}");
+    assert_eq!(pending["error"], "transaction_pending");
+    assert_eq!(
+        borrow_positions::Entity::find()
+            .filter(borrow_positions::Column::Wallet.eq(wallet.as_str()))
+            .count(db)
+            .await
+            .unwrap(),
+        0
+    );
+
     // The wallet signs and sends it: 2 SOL lent out of the reserve to the wallet.
     let supply_before = b.token_balance(b.kamino.liquidity_supply).await;
     let before = b.lamports(&b.wallet.pubkey()).await;
