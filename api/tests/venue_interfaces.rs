@@ -4,7 +4,7 @@
 //! `UPDATE_FIXTURES=1` rewrites the fixture; otherwise the committed one must equal what the
 //! builders make now, so a builder change cannot pass without the TypeScript check seeing it.
 
-use narrative_api::chain::venues::{lend_b, lend_c, stake_b};
+use narrative_api::chain::venues::{lend_b, lend_c, p0, stake_b};
 use narrative_sdk::{Instruction, Pubkey};
 use serde_json::{json, Map, Value};
 
@@ -22,12 +22,16 @@ fn entry(
     names: &[&str],
     ix: &Instruction,
 ) -> Value {
-    assert_eq!(
-        names.len(),
-        ix.accounts.len(),
-        "{name}: one name per account"
+    assert!(
+        names.len() <= ix.accounts.len(),
+        "{name}: one name per IDL account"
     );
     let mut accounts = Map::new();
+    // Accounts past the IDL's are remaining accounts (a risk engine's), passed as built.
+    let remaining: Vec<Value> = ix.accounts[names.len()..]
+        .iter()
+        .map(|m| json!({"pubkey": m.pubkey.to_string(), "is_signer": m.is_signer, "is_writable": m.is_writable}))
+        .collect();
     for (name, meta) in names.iter().zip(&ix.accounts) {
         let (optional, path) = match name.strip_prefix('?') {
             Some(rest) => (true, rest),
@@ -52,7 +56,7 @@ fn entry(
             }
         }
     }
-    json!({
+    let mut entry = json!({
         "venue": venue, "idl": idl, "instruction": name, "program_id": ix.program_id.to_string(),
         "args": args, "accounts": accounts,
         "expected": {
@@ -61,7 +65,11 @@ fn entry(
                 "pubkey": m.pubkey.to_string(), "is_signer": m.is_signer, "is_writable": m.is_writable
             })).collect::<Vec<_>>(),
         }
-    })
+    });
+    if !remaining.is_empty() {
+        entry["remaining_accounts"] = Value::Array(remaining);
+    }
+    entry
 }
 
 fn kamino_reserve() -> lend_b::Reserve {
@@ -86,8 +94,43 @@ fn kamino_reserve() -> lend_b::Reserve {
     }
 }
 
+/// p0 on the devnet deployment with one SOL bank, and a bank as read.
+fn marginfi() -> (p0::P0, p0::Bank) {
+    let p0 = p0::P0 {
+        program: p0::DEVNET_PROGRAM,
+        group: key(50),
+        banks: vec![],
+    };
+    let bank = p0::Bank {
+        address: key(51),
+        mint: key(52),
+        decimals: 9,
+        group: key(50),
+        asset_share_value: 1 << 48,
+        liability_share_value: 1 << 48,
+        liquidity_vault: key(53),
+        asset_weight_maint: 0.9,
+        liability_weight_maint: 1.1,
+        oracle: key(54),
+        lending_apr_pct: 0.0,
+        borrowing_apr_pct: 0.0,
+    };
+    (p0, bank)
+}
+
 fn fixture() -> Value {
     let owner = key(9);
+    let (margin, bank) = marginfi();
+    let margin_withdraw = [
+        "group",
+        "marginfi_account",
+        "authority",
+        "bank",
+        "destination_token_account",
+        "bank_liquidity_vault_authority",
+        "liquidity_vault",
+        "token_program",
+    ];
     let reserve = kamino_reserve();
     let deposit_accounts = [
         "depositAccounts.owner",
@@ -244,6 +287,24 @@ fn fixture() -> Value {
         entry("lend_c", "jupiter_lending", "withdraw", json!({"amount": "4000000"}),
               &jupiter_withdraw,
               &lend_c::withdraw(&jupiter, &owner, &key(41), &key(40), None, 4_000_000)),
+        entry("p0", "marginfi", "marginfi_account_initialize_pda",
+              json!({"account_index": 0, "third_party_id": null}),
+              &["marginfi_group", "marginfi_account", "authority", "fee_payer",
+                "instructions_sysvar", "system_program"],
+              &margin.initialize_account(&owner)),
+        entry("p0", "marginfi", "lending_account_deposit",
+              json!({"amount": "2500000000", "deposit_up_to_limit": null}),
+              &["group", "marginfi_account", "authority", "bank", "signer_token_account",
+                "liquidity_vault", "token_program"],
+              &margin.deposit_instruction(&owner, &bank, &key(55), 2_500_000_000)),
+        entry("p0", "marginfi", "lending_account_withdraw",
+              json!({"amount": "1000000000", "withdraw_all": null}), &margin_withdraw,
+              &margin.withdraw_instruction(&owner, &bank, &key(56),
+                  p0::WithdrawAmount::Exact(1_000_000_000),
+                  &[(key(57), key(58)), (bank.address, bank.oracle)])),
+        entry("p0", "marginfi", "lending_account_withdraw",
+              json!({"amount": "0", "withdraw_all": true}), &margin_withdraw,
+              &margin.withdraw_instruction(&owner, &bank, &key(56), p0::WithdrawAmount::All, &[])),
     ]})
 }
 

@@ -45,6 +45,8 @@ pub struct HarnessOptions {
     pub token_lending: bool,
     /// Installs the Kamino Lending double with a SOL reserve (`crate::venues::klend`).
     pub klend: bool,
+    /// Installs the marginfi v2 double with a SOL and a USDC bank (`crate::venues::marginfi`).
+    pub marginfi: bool,
     /// Accounts installed at genesis as given (an outside program's state a test reads).
     pub accounts: Vec<(Pubkey, Account)>,
 }
@@ -59,6 +61,7 @@ impl Default for HarnessOptions {
             wallet_lamports: 1_000 * SOL,
             token_lending: false,
             klend: false,
+            marginfi: false,
             accounts: Vec::new(),
         }
     }
@@ -114,6 +117,8 @@ pub struct Harness {
     pub lending: Option<crate::venues::LendingMarket>,
     /// The Kamino double's market, when installed.
     pub kamino: Option<crate::venues::klend::KaminoMarket>,
+    /// The marginfi double's group, when installed.
+    pub marginfi: Option<crate::venues::marginfi::MarginfiGroup>,
 }
 
 fn funded(lamports: u64) -> Account {
@@ -155,7 +160,7 @@ impl Harness {
         for (key, account) in &options.accounts {
             pt.add_account(*key, account.clone());
         }
-        if options.token_lending || options.klend {
+        if options.token_lending || options.klend || options.marginfi {
             crate::venues::install_native_mint(&mut pt);
         }
         let lending = options
@@ -164,6 +169,9 @@ impl Harness {
         let kamino = options
             .klend
             .then(|| crate::venues::klend::install_klend(&mut pt));
+        let marginfi = options
+            .marginfi
+            .then(|| crate::venues::marginfi::install_marginfi(&mut pt));
         let ctx = pt.start_with_context().await;
         let mut h = Harness {
             ctx,
@@ -178,6 +186,7 @@ impl Harness {
             address_counter: 0,
             lending,
             kamino,
+            marginfi,
         };
         h.warp_to(START_TIME).await;
 

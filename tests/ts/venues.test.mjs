@@ -284,7 +284,14 @@ async function check(entry, n) {
   if (!methodName) throw new Error(`${ctx.client.label} exposes no method for ${entry.instruction}`);
   const builder = ctx.program.methods[methodName](...args);
   if (typeof builder.accountsStrict !== 'function') throw new Error(`${ctx.client.label} has no accountsStrict`);
-  const ix = await builder.accountsStrict(accounts).instruction();
+  // Remaining accounts (a risk engine's `bank, oracle` pairs) go after the IDL's, as given:
+  // Anchor appends them unchanged, so what this checks is that everything before them is the
+  // IDL's and that they come last.
+  const remaining = (entry.remaining_accounts ?? []).map((meta, i) => {
+    if (!isPlainObject(meta)) throw new Error(`remaining_accounts[${i}]: expected {pubkey, is_signer, is_writable}`);
+    return { pubkey: pubkey(meta.pubkey, `remaining_accounts[${i}]`), isSigner: Boolean(meta.is_signer), isWritable: Boolean(meta.is_writable) };
+  });
+  const ix = await builder.accountsStrict(accounts).remainingAccounts(remaining).instruction();
 
   // Program id.
   if (!ix.programId.equals(programId)) problems.push(`program id: built ${ix.programId.toBase58()}, expected ${programId.toBase58()}`);

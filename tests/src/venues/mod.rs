@@ -6,8 +6,10 @@
 //!
 //! - [`token_lending`]: SPL token-lending (`lend_a`).
 //! - [`klend`]: Kamino Lending (`lend_b`).
+//! - [`marginfi`]: marginfi v2 (`p0`).
 
 pub mod klend;
+pub mod marginfi;
 pub mod token_lending;
 
 pub use token_lending::{

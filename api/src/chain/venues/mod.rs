@@ -29,6 +29,7 @@ pub use registry::{unstake_refused, unsupported, Venues};
 pub mod lend_a;
 pub mod lend_b;
 pub mod lend_c;
+pub mod p0;
 pub mod stake_a;
 pub mod stake_b;
 
@@ -80,7 +81,7 @@ impl ExchangeRate {
 /// `a × b / c` rounded down, saturating at u64::MAX; 0 when `c` is 0. Exact for every input:
 /// venue totals in fixed point (wads, U68F60) times a u64 amount need up to 192 bits, so the
 /// product is kept as two 128-bit halves and divided bit by bit.
-fn mul_div(a: u128, b: u128, c: u128) -> u64 {
+pub(crate) fn mul_div(a: u128, b: u128, c: u128) -> u64 {
     if c == 0 {
         return 0;
     }
