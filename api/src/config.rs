@@ -278,6 +278,24 @@ pub struct Config {
     #[arg(long, env = "BORROW_ENABLED", default_value_t = false)]
     pub borrow_enabled: bool,
 
+    /// The p0 unified-margin integration (spec 4.5, marginfi v2) is enabled; off by default.
+    /// Its routes answer 503 `p0_disabled` while off.
+    #[arg(long, env = "P0_ENABLED", default_value_t = false)]
+    pub p0_enabled: bool,
+
+    /// p0's program (default: marginfi v2's deployment on the cluster).
+    #[arg(long, env = "P0_PROGRAM")]
+    pub p0_program: Option<String>,
+
+    /// p0's group (default: the cluster's main group).
+    #[arg(long, env = "P0_GROUP")]
+    pub p0_group: Option<String>,
+
+    /// p0's banks in that group, `SYMBOL=<bank address>` comma-separated (default on
+    /// mainnet-beta: the main group's SOL and USDC banks; none on devnet).
+    #[arg(long, env = "P0_BANKS", value_delimiter = ',')]
+    pub p0_banks: Vec<String>,
+
     /// Development only: let the service call `http` URLs and loopback addresses that clients
     /// supply (agent webhooks, Web Push endpoints), e.g. a receiver on the developer's machine. Private, link-local
     /// and other non-public addresses stay refused.

@@ -101,6 +101,8 @@ pub struct AppState {
     >,
     /// Borrowing is enabled (`BORROW_ENABLED`).
     pub borrow_enabled: bool,
+    /// The p0 integration, when enabled (`P0_*`).
+    pub p0: Option<Arc<crate::chain::venues::p0::P0>>,
     /// The borrow rates as last polled (`domain::borrow::rates`).
     pub borrow_rates: crate::chain::venues::board::BorrowRates,
     /// Passport scores checked lately, by address (`verify::PASSPORT_CHECK_TTL_SECS`).
@@ -491,6 +493,7 @@ impl AppState {
         providers: Providers,
     ) -> anyhow::Result<Arc<AppState>> {
         let (defi_venues, apy_sources) = defi::from_config(config)?;
+        let p0 = defi::p0_from_config(config, &defi_venues)?.map(Arc::new);
         let borrow_configured = defi::percent_entries(
             "BORROW_CONFIGURED_RATES",
             &config.borrow_configured_rates,
@@ -628,6 +631,7 @@ impl AppState {
             defi_apys: crate::chain::venues::board::Apys::new(apy_sources),
             defi_rates: crate::freshness::Expiring::new(64),
             borrow_enabled: config.borrow_enabled,
+            p0,
             borrow_rates: crate::chain::venues::board::BorrowRates::new(borrow_configured),
             passport_checks: crate::freshness::Expiring::new(PROVIDER_CHECKS_KEPT),
             response_cache_bytes: config.response_cache_mb.saturating_mul(1024 * 1024),

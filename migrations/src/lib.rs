@@ -41,6 +41,7 @@ mod m20261127_000030_webhook_signing_secrets;
 mod m20261128_000031_governance_fields;
 mod m20261129_000032_defi_positions;
 mod m20261130_000033_borrow;
+mod m20261201_000034_p0_positions;
 
 pub struct Migrator;
 
@@ -80,6 +81,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000031_governance_fields::Migration),
             Box::new(m20261129_000032_defi_positions::Migration),
             Box::new(m20261130_000033_borrow::Migration),
+            Box::new(m20261201_000034_p0_positions::Migration),
         ]
     }
 }

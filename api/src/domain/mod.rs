@@ -15,6 +15,7 @@ pub mod missions;
 pub mod narratives;
 pub mod nft;
 pub mod notifications;
+pub mod p0;
 pub mod points;
 pub mod profiles;
 pub mod quota;

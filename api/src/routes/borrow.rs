@@ -105,6 +105,16 @@ pub struct PriceView {
     pub age_secs: i64,
 }
 
+impl PriceView {
+    pub fn of(quote: &crate::providers::prices::PriceQuote, now: i64) -> PriceView {
+        PriceView {
+            sol_usd: quote.sol_usd,
+            source: quote.source.into(),
+            age_secs: quote.age_secs(now),
+        }
+    }
+}
+
 #[derive(Object)]
 pub struct CapacityAnswer {
     pub ok: bool,
@@ -399,7 +409,8 @@ pub struct FastActionPrepared {
 }
 
 /// `base` units of `asset` in the asset's units.
-fn units(asset: TokenSymbol, base: u64) -> f64 {
+/// `base` units of `asset` as a UI amount (display).
+pub(crate) fn units(asset: TokenSymbol, base: u64) -> f64 {
     base as f64 / 10f64.powi(i32::from(asset.decimals()))
 }
 
@@ -439,11 +450,7 @@ impl CapacityAnswer {
             collateral_usd: c.collateral_usd,
             capacity_usd: c.capacity_usd,
             available_usd: c.available_usd(),
-            price: PriceView {
-                sol_usd: c.price.sol_usd,
-                source: c.price.source.into(),
-                age_secs: c.price.age_secs(now),
-            },
+            price: PriceView::of(&c.price, now),
         }
     }
 }

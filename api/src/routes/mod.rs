@@ -27,6 +27,7 @@ pub mod narrative_history;
 pub mod narratives;
 pub mod nft;
 pub mod notifications;
+pub mod p0;
 pub mod points;
 pub mod queues_page;
 pub mod shield;
@@ -126,6 +127,7 @@ pub type Service = OpenApiService<
             missions::MissionsApi,
             points::PointsApi,
             defi::DefiApi,
+            p0::P0Api,
             borrow::BorrowApi,
         ),
         (
@@ -166,6 +168,7 @@ pub fn service(state: Arc<AppState>) -> Service {
                 missions::MissionsApi { state: s() },
                 points::PointsApi { state: s() },
                 defi::DefiApi { state: s() },
+                p0::P0Api { state: s() },
                 borrow::BorrowApi { state: s() },
             ),
             (

@@ -9,7 +9,7 @@ use narrative_sdk::Pubkey;
 
 use crate::chain::venues::board::{ApySources, KEYS};
 use crate::chain::venues::{
-    lend_a, lend_b, lend_c, stake_a, stake_b, Cluster, SharedVenue, VenueToken, Venues,
+    lend_a, lend_b, lend_c, p0, stake_a, stake_b, Cluster, SharedVenue, VenueToken, Venues,
 };
 use crate::config::Config;
 use crate::providers::venue_rates::{JitoKobe, MarinadeApi, RateApi};
@@ -126,6 +126,48 @@ pub fn from_config(config: &Config) -> anyhow::Result<(Venues, ApySources)> {
         configured,
     };
     Ok((Venues::new(cluster, usdc, venues), sources))
+}
+
+/// p0 as configured (`P0_*`), None unless `P0_ENABLED`. Defaults per cluster: marginfi v2's
+/// program and main group, and on mainnet-beta the main group's SOL and USDC banks.
+pub fn p0_from_config(config: &Config, venues: &Venues) -> anyhow::Result<Option<p0::P0>> {
+    if !config.p0_enabled {
+        return Ok(None);
+    }
+    let (program, group) = match venues.cluster {
+        Cluster::Devnet => (p0::DEVNET_PROGRAM, p0::DEVNET_GROUP),
+        Cluster::Mainnet => (p0::MAINNET_PROGRAM, p0::MAINNET_GROUP),
+    };
+    let program = match &config.p0_program {
+        Some(p) => key("P0_PROGRAM", p)?,
+        None => program,
+    };
+    let group = match &config.p0_group {
+        Some(g) => key("P0_GROUP", g)?,
+        None => group,
+    };
+    let mut banks = markets("P0_BANKS", &config.p0_banks, |s| venues.mint(s))?;
+    if config.p0_banks.is_empty() && venues.cluster == Cluster::Mainnet {
+        banks = [
+            (TokenSymbol::Sol, p0::MAINNET_SOL_BANK),
+            (TokenSymbol::Usdc, p0::MAINNET_USDC_BANK),
+        ]
+        .into_iter()
+        .map(|(symbol, bank)| {
+            let token = VenueToken {
+                symbol,
+                mint: venues.mint(symbol),
+                decimals: symbol.decimals(),
+            };
+            (token, bank)
+        })
+        .collect();
+    }
+    Ok(Some(p0::P0 {
+        program,
+        group,
+        banks,
+    }))
 }
 
 /// `key=percent` settings (`setting` names them in errors) over `keys`, percent 0 to 1000.

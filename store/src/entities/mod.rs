@@ -39,6 +39,7 @@ pub mod narratives;
 pub mod notifications;
 pub mod oracle_audit_log;
 pub mod oracle_votes;
+pub mod p0_positions;
 pub mod point_awards;
 pub mod prepared_transactions;
 pub mod program_events;

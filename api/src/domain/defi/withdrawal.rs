@@ -185,22 +185,39 @@ async fn withdrawal_for(
     wallet: &Wallet,
     signature: &Base58Signature,
 ) -> Result<PreparedId, ApiError> {
+    prepared_of::<DefiWithdrawal>(state, given, wallet, signature, |p| {
+        p.backing_id == backing_id
+    })
+    .await?
+    .ok_or_else(|| ApiError::not_found("prepared withdrawal of this backing"))
+}
+
+/// The prepared `F` a confirm means when it may not name it: `given` when named; else the one
+/// `signature` confirmed already (a replay), else the wallet's newest unconfirmed one whose
+/// parameters `matches` (of its 50 newest).
+pub async fn prepared_of<F: MoneyFlow>(
+    state: &AppState,
+    given: Option<PreparedId>,
+    wallet: &Wallet,
+    signature: &Base58Signature,
+    matches: impl Fn(&F::Params) -> bool,
+) -> Result<Option<PreparedId>, ApiError> {
     use narrative_store::entities::prepared_transactions as rows;
     use sea_orm::QueryOrder;
     if let Some(id) = given {
-        return Ok(id);
+        return Ok(Some(id));
     }
     let db = state.store.db();
     let by_signature = rows::Entity::find()
         .filter(rows::Column::Signature.eq(signature.to_string()))
-        .filter(rows::Column::Kind.eq(<DefiWithdrawal as MoneyFlow>::KIND))
+        .filter(rows::Column::Kind.eq(F::KIND))
         .one(db)
         .await?;
     let candidates = match by_signature {
         Some(row) => vec![row],
         None => {
             rows::Entity::find()
-                .filter(rows::Column::Kind.eq(<DefiWithdrawal as MoneyFlow>::KIND))
+                .filter(rows::Column::Kind.eq(F::KIND))
                 .filter(rows::Column::Wallet.eq(wallet.to_string()))
                 .filter(rows::Column::Signature.is_null())
                 .order_by_desc(rows::Column::CreatedAt)
@@ -212,12 +229,10 @@ async fn withdrawal_for(
     candidates
         .into_iter()
         .find(|row| {
-            serde_json::from_value::<Params>(row.params.clone())
-                .is_ok_and(|p| p.backing_id == backing_id)
+            serde_json::from_value::<F::Params>(row.params.clone()).is_ok_and(|p| matches(&p))
         })
         .map(|row| row.id.parse().map_err(ApiError::internal))
-        .transpose()?
-        .ok_or_else(|| ApiError::not_found("prepared withdrawal of this backing"))
+        .transpose()
 }
 
 /// Confirms a withdrawal of `backing_id` by `wallet` (the prepared one named, or found).
