@@ -305,6 +305,13 @@ async fn a_core_wallet_deposits_earns_and_withdraws_through_its_margin_account()
         .await;
     assert_eq!(status, StatusCode::OK);
 
+    // The APY read takes p0's from its SOL bank, and lists it as available.
+    let (status, apys) = m.server.get("/v1/defi/apys").await;
+    assert_eq!(status, StatusCode::OK, "{apys}");
+    assert!(close(&apys["apys"]["p0"], 6.0), "{apys}");
+    assert_eq!(apys["sources"]["p0"]["source"], "ledger");
+    assert_eq!(apys["protocols"]["p0"]["testnet_available"], true);
+
     // Withdrawal input: exactly one of amount_ui and withdraw_all, within the balance.
     for body in [
         json!({}),

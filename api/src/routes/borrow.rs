@@ -106,7 +106,7 @@ pub struct PriceView {
 }
 
 impl PriceView {
-    pub fn of(quote: &crate::providers::prices::PriceQuote, now: i64) -> PriceView {
+    pub fn of(quote: &capacity::PriceQuote, now: i64) -> PriceView {
         PriceView {
             sol_usd: quote.sol_usd,
             source: quote.source.into(),

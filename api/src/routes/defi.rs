@@ -389,7 +389,9 @@ impl DefiApi {
         let mut protocols = BTreeMap::new();
         for id in VenueId::ALL {
             let venue = self.state.defi.get(*id);
-            let live = venue.is_some_and(|v| self.state.defi.is_live(v));
+            // p0 is its own integration: available wherever it is enabled.
+            let live = venue.is_some_and(|v| self.state.defi.is_live(v))
+                || (*id == VenueId::P0 && self.state.p0.is_some());
             let (label, token) = match venue {
                 Some(v) => (
                     v.label().to_owned(),

@@ -10,7 +10,7 @@ use crate::domain::defi::reads;
 use crate::domain::nft::held_tier;
 use crate::domain::profiles::conviction::{wallet_score, Tier};
 use crate::error::ApiError;
-use crate::providers::prices::PriceQuote;
+pub use crate::providers::prices::PriceQuote;
 use crate::state::AppState;
 use crate::values::Wallet;
 

@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 pub use super::venues::board::{Apy, ApySources, Apys, Board, KEYS};
+use super::venues::p0::P0;
 use super::venues::{MarketRead, SharedVenue, VenueToken};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -68,12 +69,34 @@ async fn poll(state: &AppState, previous: Board, now: i64) -> Board {
         };
         values.insert(key, keep(key, fresh));
     }
-    for key in ["pool_a", "lend_c", "p0"] {
+    let p0 = match &state.p0 {
+        Some(p0) => p0_supply_apr(state, p0).await,
+        None => None,
+    };
+    values.insert("p0", keep("p0", p0.map(|pct| (pct, "ledger"))));
+    for key in ["pool_a", "lend_c"] {
         values.insert(key, Apy::configured(configured, key, now));
     }
     Board {
         values,
         polled_at: now,
+    }
+}
+
+/// p0's supply rate: its SOL bank's (else its first bank's) supply APR from the bank's rate
+/// cache, when the ledger reads (a failure is logged: the poller falls back).
+async fn p0_supply_apr(state: &AppState, p0: &P0) -> Option<f64> {
+    let (_, bank) = p0
+        .banks
+        .iter()
+        .find(|(t, _)| t.symbol == TokenSymbol::Sol)
+        .or_else(|| p0.banks.first())?;
+    match p0.banks(state.chain.ledger.as_ref(), &[*bank]).await {
+        Ok(read) => read.first().map(|b| b.lending_apr_pct),
+        Err(error) => {
+            tracing::warn!(code = error.code(), "p0 bank unreadable");
+            None
+        }
     }
 }
 
