@@ -12,6 +12,7 @@ pub mod holdings;
 pub mod ledger;
 pub mod prepared_writer;
 pub mod refresh;
+pub mod seeded;
 pub mod send;
 pub mod settlement;
 pub mod tier_nfts;

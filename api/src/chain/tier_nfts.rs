@@ -18,7 +18,6 @@
 //! instead ([`SeededAddress`]), which still takes the authority's signature.
 
 use anchor_lang::solana_program::rent::Rent;
-use anchor_lang::solana_program::{system_instruction, system_program};
 use narrative_sdk::{Instruction, Pubkey};
 use sha2::{Digest, Sha256};
 use solana_keypair::Keypair;
@@ -34,6 +33,8 @@ use spl_token_metadata_interface::state::TokenMetadata;
 
 use crate::chain::holdings::{associated_token_account, token_amount, TOKEN_2022_PROGRAM};
 use crate::chain::ledger::{Ledger, LedgerAccount, LedgerError};
+pub use crate::chain::seeded::SeededAddress;
+use crate::chain::seeded::{create_seeded_account, Seed};
 use crate::chain::send::send_and_confirm;
 use crate::chain::venues::create_associated_account;
 use crate::values::NftTier;
@@ -104,78 +105,6 @@ fn account_len(extensions: &[ExtensionType]) -> usize {
         .expect("the sizes of fixed extensions")
 }
 
-/// What the ledger holds at an address the service creates with a seed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SeededAddress {
-    /// Still a system account without data, holding these lamports (0: nothing there): it
-    /// can be created.
-    Free { lamports: u64 },
-    /// Created already (only the authority's signature can allocate or assign it).
-    Taken,
-}
-
-impl SeededAddress {
-    pub fn of(account: Option<&LedgerAccount>) -> SeededAddress {
-        match account {
-            None => SeededAddress::Free { lamports: 0 },
-            Some(account) if account.owner == system_program::ID && account.data.is_empty() => {
-                SeededAddress::Free {
-                    lamports: account.lamports,
-                }
-            }
-            Some(_) => SeededAddress::Taken,
-        }
-    }
-}
-
-/// The instructions that give the seeded `address` (`base` + `seed`) `space` bytes and
-/// `lamports`, owned by Token-2022, paid by `payer`: one `create_account_with_seed`, or, for
-/// an address that already holds `prefunded` lamports (which that instruction refuses), a
-/// top-up, `allocate_with_seed` and `assign_with_seed`.
-fn create_seeded_account(
-    payer: &Pubkey,
-    address: &Pubkey,
-    base: &Pubkey,
-    seed: &str,
-    lamports: u64,
-    space: u64,
-    prefunded: u64,
-) -> Vec<Instruction> {
-    if prefunded == 0 {
-        return vec![system_instruction::create_account_with_seed(
-            payer,
-            address,
-            base,
-            seed,
-            lamports,
-            space,
-            &TOKEN_2022_PROGRAM,
-        )];
-    }
-    let mut instructions = Vec::with_capacity(3);
-    if prefunded < lamports {
-        instructions.push(system_instruction::transfer(
-            payer,
-            address,
-            lamports - prefunded,
-        ));
-    }
-    instructions.push(system_instruction::allocate_with_seed(
-        address,
-        base,
-        seed,
-        space,
-        &TOKEN_2022_PROGRAM,
-    ));
-    instructions.push(system_instruction::assign_with_seed(
-        address,
-        base,
-        seed,
-        &TOKEN_2022_PROGRAM,
-    ));
-    instructions
-}
-
 /// The instructions that create `tier`'s collection, paid by `payer` and signed by
 /// `authority` (which is also its mint and update authority); `prefunded`: the lamports its
 /// address holds already.
@@ -196,8 +125,11 @@ pub fn create_collection(
     let mut instructions = create_seeded_account(
         payer,
         &collection,
-        authority,
-        &seed,
+        Seed {
+            base: authority,
+            seed: &seed,
+            owner: &TOKEN_2022_PROGRAM,
+        },
         lamports,
         space as u64,
         prefunded,
@@ -265,8 +197,11 @@ pub fn mint_nft(
     let mut instructions = create_seeded_account(
         wallet,
         &mint,
-        authority,
-        &seed,
+        Seed {
+            base: authority,
+            seed: &seed,
+            owner: &TOKEN_2022_PROGRAM,
+        },
         lamports,
         space as u64,
         prefunded,
@@ -490,6 +425,7 @@ pub async fn holder_among(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use anchor_lang::solana_program::{system_instruction, system_program};
 
     #[test]
     fn addresses_are_one_per_tier_and_wallet_under_an_authority() {

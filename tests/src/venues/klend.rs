@@ -404,9 +404,7 @@ fn typed(
     discriminator: [u8; 8],
     what: &str,
 ) -> ProgramResult {
-    check(info.owner == program_id, what)?;
-    let data = info.data.borrow();
-    check(data.len() == len && data[..8] == discriminator, what)
+    super::typed("klend", program_id, info, len, discriminator, what)
 }
 
 fn market_checked(program_id: &Pubkey, info: &AccountInfo) -> ProgramResult {

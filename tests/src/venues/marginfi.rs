@@ -308,9 +308,7 @@ fn typed(
     d: [u8; 8],
     what: &str,
 ) -> ProgramResult {
-    check(info.owner == program_id, what)?;
-    let data = info.data.borrow();
-    check(data.len() == len && data[..8] == d, what)
+    super::typed("marginfi", program_id, info, len, d, what)
 }
 
 /// An optional `bool` or `u16` argument (Borsh: 0, or 1 then the value).

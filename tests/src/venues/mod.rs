@@ -68,9 +68,27 @@ pub(crate) fn fail(double: &str, why: &str) -> ProgramError {
     ProgramError::InvalidArgument
 }
 
+/// A program account of one type, for the double named `double`: owned by the program, `len`
+/// bytes, starting with the type's Anchor `discriminator`.
+pub(crate) fn typed(
+    double: &str,
+    program_id: &Pubkey,
+    info: &anchor_lang::prelude::AccountInfo,
+    len: usize,
+    discriminator: [u8; 8],
+    what: &str,
+) -> Result<(), ProgramError> {
+    let data = info.data.borrow();
+    if info.owner == program_id && data.len() == len && data[..8] == discriminator {
+        Ok(())
+    } else {
+        Err(fail(double, what))
+    }
+}
+
 /// An SPL token account of `mint` owned by `owner` holding `amount` (wrapped SOL when the mint
 /// is the native one).
-pub(crate) fn token_account(mint: Pubkey, owner: Pubkey, amount: u64) -> Account {
+pub fn token_account(mint: Pubkey, owner: Pubkey, amount: u64) -> Account {
     let native = mint == NATIVE_MINT;
     owned_by(
         spl_token::ID,

@@ -12,7 +12,7 @@ use sea_orm::{ActiveValue::Set, DatabaseConnection, DatabaseTransaction, EntityT
 use serde::{Deserialize, Serialize};
 
 use super::venues::{ExchangeRate, VenueToken};
-use super::{lamports_of, min_deposit, rate_strings};
+use super::{ensure_minimum, lamports_of, rate_strings};
 use crate::chain::{MoneyFlow, Prepared, Unsigned};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -80,17 +80,7 @@ pub async fn prepare(
         state.prices.sol_usd().await.map_err(|e| {
             ApiError::provider_unavailable("price_unavailable", "the price source", &e)
         })?;
-    let minimum = min_deposit(request.token, sol_usd);
-    if amount_base < minimum {
-        return Err(ApiError::coded(
-            StatusCode::BAD_REQUEST,
-            "amount_below_minimum",
-            format!(
-                "a deposit is at least 0.01 SOL or its value ({minimum} base units of {})",
-                request.token
-            ),
-        ));
-    }
+    ensure_minimum(request.token, amount_base, sol_usd)?;
     if let Some(narrative) = request.narrative_id {
         crate::domain::narratives::feed::get(state, narrative).await?;
     }

@@ -30,6 +30,20 @@ pub fn min_deposit(symbol: TokenSymbol, sol_usd: f64) -> u64 {
     }
 }
 
+/// 400 `amount_below_minimum` for a deposit of `amount_base` of `symbol` below
+/// [`min_deposit`] at `sol_usd`.
+pub fn ensure_minimum(symbol: TokenSymbol, amount_base: u64, sol_usd: f64) -> Result<(), ApiError> {
+    let minimum = min_deposit(symbol, sol_usd);
+    if amount_base >= minimum {
+        return Ok(());
+    }
+    Err(ApiError::coded(
+        poem::http::StatusCode::BAD_REQUEST,
+        "amount_below_minimum",
+        format!("a deposit is at least 0.01 SOL or its value ({minimum} base units of {symbol})"),
+    ))
+}
+
 /// `base` units of `symbol` as lamports of SOL at `sol_usd` (SOL is itself).
 pub fn lamports_of(symbol: TokenSymbol, base: u64, sol_usd: f64) -> u64 {
     match symbol {

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::{ensure_core, integration};
 use crate::chain::venues::unsigned_setup;
 use crate::chain::{MoneyFlow, Prepared, Unsigned};
-use crate::domain::defi::min_deposit;
+use crate::domain::defi::ensure_minimum;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::values::{
@@ -58,17 +58,7 @@ pub async fn prepare(
         .to_base_units(token.decimals)
         .map_err(|e| ApiError::validation(format!("amount_ui {e}")))?;
     let sol_usd = crate::domain::borrow::capacity::price(state).await?.sol_usd;
-    let minimum = min_deposit(token.symbol, sol_usd);
-    if amount_base < minimum {
-        return Err(ApiError::coded(
-            StatusCode::BAD_REQUEST,
-            "amount_below_minimum",
-            format!(
-                "a deposit is at least 0.01 SOL or its value ({minimum} base units of {})",
-                token.symbol
-            ),
-        ));
-    }
+    ensure_minimum(token.symbol, amount_base, sol_usd)?;
     if let Some(narrative) = request.narrative_id {
         crate::domain::narratives::feed::get(state, narrative).await?;
     }
