@@ -250,7 +250,8 @@ async fn a_flare_wallet_borrows_against_its_kamino_deposit_and_repays_with_inter
     assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
     assert_eq!(refused["error"], "borrow_capacity_exceeded");
     assert!(close(&refused["available_usd"], 900.0, 1e-3), "{refused}");
-    // lend_a takes deposits but does not lend through the service yet; stake_b is no lender.
+    // This test configures no lend_a reserve (lend_a's borrowing is borrow_lend_a.rs's);
+    // stake_b is no lender.
     let borrow_from = |venue: &str| {
         let body =
             json!({"wallet": wallet, "protocol": venue, "borrow_asset": "SOL", "amount_usd": 10});
@@ -730,7 +731,7 @@ async fn a_fast_action_borrows_its_share_of_the_max_ltv() {
         let server = &b.server;
         async move { server.post("/v1/borrow/fast-action", &body).await }
     };
-    // Defaults: lend_a and USDC; lend_a does not lend through the service yet.
+    // Defaults: lend_a and USDC; this test configures no lend_a reserve.
     let (status, refused) = fast("balanced", json!({})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
     assert_eq!(refused["error"], "unsupported_protocol");
