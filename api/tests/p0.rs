@@ -423,7 +423,7 @@ async fn a_core_wallet_deposits_earns_and_withdraws_through_its_margin_account()
 }
 
 #[tokio::test]
-async fn health_weighs_a_debt_and_a_confirm_that_never_landed_records_nothing() {
+async fn health_weighs_a_debt_and_nothing_is_recorded_without_the_ledger() {
     let m = Margin::start().await;
     let db = m.server.db.store.db();
     let wallet = m.address();
@@ -471,6 +471,18 @@ async fn health_weighs_a_debt_and_a_confirm_that_never_landed_records_nothing() 
     let factor = health["health_factor"].as_f64().unwrap();
     assert!((factor - 1_350.0 / 1_100.0).abs() < 1e-9, "{health}");
     assert_eq!(health["level"], "warning");
+
+    // With the node down: 503, and nothing prepared or recorded.
+    let rows = m.rows().await;
+    m.ledger.set_offline(true);
+    let (status, refused) = m.deposit_prepare(&m.wallet, NATIVE_MINT, json!(1)).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    let (status, refused) = m.withdraw_prepare(json!({"withdraw_all": true})).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    let (status, _) = m.server.get(&format!("/v1/defi/p0/health/{wallet}")).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    m.ledger.set_offline(false);
+    assert_eq!(m.rows().await, rows);
     m.server.stop().await;
 }
 

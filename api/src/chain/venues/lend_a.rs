@@ -916,17 +916,8 @@ impl Venue for LendA {
 
 #[async_trait::async_trait]
 impl Lender for LendA {
-    fn loan_account(&self, wallet: &Pubkey) -> Pubkey {
-        // The market of the configured reserves, as first read (a loan read needs it known).
-        let market = self
-            .known
-            .lock()
-            .expect("reserves")
-            .values()
-            .next()
-            .map(|r| r.reserve.lending_market)
-            .unwrap_or_default();
-        self.obligation_address(wallet, &market)
+    async fn loan_account(&self, ledger: &dyn Ledger, wallet: &Pubkey) -> Result<Pubkey, ApiError> {
+        Ok(self.obligation_address(wallet, &self.loan_market(ledger).await?))
     }
 
     async fn borrow(

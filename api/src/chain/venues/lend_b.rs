@@ -768,8 +768,8 @@ impl Venue for LendB {
 
 #[async_trait::async_trait]
 impl Lender for LendB {
-    fn loan_account(&self, wallet: &Pubkey) -> Pubkey {
-        vanilla_obligation(wallet, &self.market)
+    async fn loan_account(&self, _: &dyn Ledger, wallet: &Pubkey) -> Result<Pubkey, ApiError> {
+        Ok(vanilla_obligation(wallet, &self.market))
     }
 
     async fn borrow(
@@ -829,7 +829,7 @@ impl Lender for LendB {
     }
 
     async fn loan(&self, ledger: &dyn Ledger, wallet: &Pubkey) -> Result<Option<Loan>, ApiError> {
-        let account = self.loan_account(wallet);
+        let account = vanilla_obligation(wallet, &self.market);
         let Some(read_back) = read(ledger, &[account]).await?.remove(0) else {
             return Ok(None);
         };

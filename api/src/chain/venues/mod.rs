@@ -153,8 +153,9 @@ impl Loan {
 /// A venue that lends against the collateral deposited with it (spec 4.7).
 #[async_trait::async_trait]
 pub trait Lender: Send + Sync {
-    /// The venue account a wallet's loan lives in.
-    fn loan_account(&self, wallet: &Pubkey) -> Pubkey;
+    /// The venue account a wallet's loan lives in (an address some venues derive from state
+    /// they read first).
+    async fn loan_account(&self, ledger: &dyn Ledger, wallet: &Pubkey) -> Result<Pubkey, ApiError>;
 
     /// The transactions lending `amount` base units of `token` to `wallet` (400
     /// `no_collateral` when it has deposited nothing to borrow against).

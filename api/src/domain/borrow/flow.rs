@@ -234,7 +234,10 @@ pub async fn prepare(state: &AppState, request: BorrowRequest) -> Result<Prepare
         borrow_apy,
         max_ltv_bps: capacity.max_ltv_bps.expect("ensure_tier refuses no LTV"),
         tier: capacity.tier.name().into(),
-        obligation: lender.loan_account(&wallet).to_string(),
+        obligation: lender
+            .loan_account(state.chain.ledger.as_ref(), &wallet)
+            .await?
+            .to_string(),
     };
     let blockhash = state.chain.blockhash().await?;
     let setup = unsigned_setup(&transactions, &wallet, blockhash);
