@@ -325,18 +325,15 @@ fn option<'a>(
 }
 
 fn initialize_pda(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramResult {
+    let [group, account, authority, payer, instructions, system] = accounts else {
+        return Err(fail(
+            "initialize_pda takes 6 accounts and (u16, Option<u16>)",
+        ));
+    };
     check(
-        accounts.len() == 6 && args.len() >= 3,
+        args.len() >= 3,
         "initialize_pda takes 6 accounts and (u16, Option<u16>)",
     )?;
-    let (group, account, authority, payer, instructions, system) = (
-        &accounts[0],
-        &accounts[1],
-        &accounts[2],
-        &accounts[3],
-        &accounts[4],
-        &accounts[5],
-    );
     typed(
         program_id,
         group,
@@ -447,19 +444,13 @@ fn margin_checked(
 }
 
 fn deposit(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramResult {
+    let [group, account, authority, bank_info, source, vault, token_program] = accounts else {
+        return Err(fail("deposit takes 7 accounts and (u64, Option<bool>)"));
+    };
     check(
-        accounts.len() == 7 && args.len() >= 9,
+        args.len() >= 9,
         "deposit takes 7 accounts and (u64, Option<bool>)",
     )?;
-    let (group, account, authority, bank_info, source, vault, token_program) = (
-        &accounts[0],
-        &accounts[1],
-        &accounts[2],
-        &accounts[3],
-        &accounts[4],
-        &accounts[5],
-        &accounts[6],
-    );
     check(!group.is_writable, "deposit takes the group read-only")?;
     margin_checked(
         program_id,
@@ -519,29 +510,12 @@ fn deposit(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Progra
 }
 
 fn withdraw(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramResult {
-    check(
-        accounts.len() >= 8 && args.len() >= 9,
-        "withdraw takes 8 accounts and (u64, Option<bool>)",
-    )?;
-    let (
-        group,
-        account,
-        authority,
-        bank_info,
-        destination,
-        vault_authority_info,
-        vault,
-        token_program,
-    ) = (
-        &accounts[0],
-        &accounts[1],
-        &accounts[2],
-        &accounts[3],
-        &accounts[4],
-        &accounts[5],
-        &accounts[6],
-        &accounts[7],
-    );
+    let [group, account, authority, bank_info, destination, vault_authority_info, vault, token_program, remaining @ ..] =
+        accounts
+    else {
+        return Err(fail("withdraw takes 8 accounts and the risk accounts"));
+    };
+    check(args.len() >= 9, "withdraw takes (u64, Option<bool>)")?;
     check(group.is_writable, "withdraw takes the group writable")?;
     margin_checked(
         program_id,
@@ -593,7 +567,6 @@ fn withdraw(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Progr
             })
             .collect::<Result<_, _>>()?;
         active.sort_by(|x, y| y.as_ref().cmp(x.as_ref()));
-        let remaining = &accounts[8..];
         check(
             remaining.len() == active.len() * 2,
             "risk accounts: one bank and its oracle per active balance",

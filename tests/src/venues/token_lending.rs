@@ -738,18 +738,10 @@ fn amount_arg(args: &[u8]) -> Result<u64, ProgramError> {
 }
 
 fn init_obligation(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramResult {
-    check(
-        args.is_empty() && accounts.len() == 6,
-        "InitObligation takes 6 accounts, no data",
-    )?;
-    let (info, market, owner, clock, rent, token_program) = (
-        &accounts[0],
-        &accounts[1],
-        &accounts[2],
-        &accounts[3],
-        &accounts[4],
-        &accounts[5],
-    );
+    let [info, market, owner, clock, rent, token_program] = accounts else {
+        return Err(fail("InitObligation takes 6 accounts, no data"));
+    };
+    check(args.is_empty(), "InitObligation takes 6 accounts, no data")?;
     check(
         info.owner == program_id,
         "obligation not owned by the program",
@@ -841,21 +833,17 @@ fn refresh_obligation(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]
 }
 
 fn deposit_collateral(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramResult {
+    let [source, destination, reserve, info, market, owner, authority, clock, token_program] =
+        accounts
+    else {
+        return Err(fail(
+            "DepositObligationCollateral takes 9 accounts and a u64",
+        ));
+    };
     check(
-        accounts.len() == 9 && args.len() == 8,
+        args.len() == 8,
         "DepositObligationCollateral takes 9 accounts and a u64",
     )?;
-    let (source, destination, reserve, info, market, owner, authority, clock, token_program) = (
-        &accounts[0],
-        &accounts[1],
-        &accounts[2],
-        &accounts[3],
-        &accounts[4],
-        &accounts[5],
-        &accounts[6],
-        &accounts[7],
-        &accounts[8],
-    );
     let amount = amount_arg(args)?;
     check(amount > 0, "zero amount")?;
     check(
@@ -910,21 +898,17 @@ fn withdraw_collateral(
     accounts: &[AccountInfo],
     args: &[u8],
 ) -> ProgramResult {
+    let [source, destination, reserve, info, market, market_authority, owner, clock, token_program] =
+        accounts
+    else {
+        return Err(fail(
+            "WithdrawObligationCollateral takes 9 accounts and a u64",
+        ));
+    };
     check(
-        accounts.len() == 9 && args.len() == 8,
+        args.len() == 8,
         "WithdrawObligationCollateral takes 9 accounts and a u64",
     )?;
-    let (source, destination, reserve, info, market, market_authority, owner, clock, token_program) = (
-        &accounts[0],
-        &accounts[1],
-        &accounts[2],
-        &accounts[3],
-        &accounts[4],
-        &accounts[5],
-        &accounts[6],
-        &accounts[7],
-        &accounts[8],
-    );
     check(
         source.is_writable && destination.is_writable,
         "source and destination writable",
@@ -1003,33 +987,17 @@ fn withdraw_collateral(
 }
 
 fn borrow(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramResult {
+    let [supply, destination, reserve, fee_receiver, info, market, market_authority, owner, clock, token_program, host_fee @ ..] =
+        accounts
+    else {
+        return Err(fail(
+            "BorrowObligationLiquidity takes 10 accounts (11 with a host fee receiver)",
+        ));
+    };
     check(
-        (accounts.len() == 10 || accounts.len() == 11) && args.len() == 16,
+        host_fee.len() <= 1 && args.len() == 16,
         "BorrowObligationLiquidity takes 10 accounts (11 with a host fee receiver) and two u64s",
     )?;
-    let (
-        supply,
-        destination,
-        reserve,
-        fee_receiver,
-        info,
-        market,
-        market_authority,
-        owner,
-        clock,
-        token_program,
-    ) = (
-        &accounts[0],
-        &accounts[1],
-        &accounts[2],
-        &accounts[3],
-        &accounts[4],
-        &accounts[5],
-        &accounts[6],
-        &accounts[7],
-        &accounts[8],
-        &accounts[9],
-    );
     let amount = amount_arg(args)?;
     check(
         amount > 0 && amount != u64::MAX,
@@ -1126,20 +1094,13 @@ fn borrow(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Program
 }
 
 fn repay(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramResult {
+    let [source, supply, reserve, info, market, authority, clock, token_program] = accounts else {
+        return Err(fail("RepayObligationLiquidity takes 8 accounts and a u64"));
+    };
     check(
-        accounts.len() == 8 && args.len() == 8,
+        args.len() == 8,
         "RepayObligationLiquidity takes 8 accounts and a u64",
     )?;
-    let (source, supply, reserve, info, market, authority, clock, token_program) = (
-        &accounts[0],
-        &accounts[1],
-        &accounts[2],
-        &accounts[3],
-        &accounts[4],
-        &accounts[5],
-        &accounts[6],
-        &accounts[7],
-    );
     check(
         source.is_writable && supply.is_writable && reserve.is_writable,
         "source, supply and reserve writable",
