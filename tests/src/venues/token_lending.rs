@@ -832,6 +832,43 @@ fn refresh_obligation(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]
     Ok(())
 }
 
+/// The clock and the token program, as every obligation instruction names them.
+fn sysvars_checked(clock: &AccountInfo, token_program: &AccountInfo) -> ProgramResult {
+    check(*clock.key == CLOCK_ID, "not the clock")?;
+    check(*token_program.key == spl_token::ID, "not the token program")
+}
+
+/// The market's authority as given, and its bump.
+fn market_authority_checked(
+    program_id: &Pubkey,
+    market: &Pubkey,
+    given: &AccountInfo,
+) -> Result<u8, ProgramError> {
+    let (expected, bump) = authority_of(program_id, market);
+    check(*given.key == expected, "not the market's authority")?;
+    Ok(bump)
+}
+
+/// The reserve refreshed in this slot, and the obligation of `market` (and of `owner` when
+/// given), refreshed in this slot too when `fresh` (the program asks it of every obligation
+/// instruction but the collateral deposit).
+fn loan_checked(
+    program_id: &Pubkey,
+    reserve: &AccountInfo,
+    obligation_info: &AccountInfo,
+    market: &Pubkey,
+    owner: Option<&Pubkey>,
+    fresh: bool,
+) -> ProgramResult {
+    let now = Clock::get()?.slot;
+    fresh_reserve(program_id, reserve, market, now)?;
+    obligation_checked(program_id, obligation_info, market, owner)?;
+    if fresh {
+        fresh_obligation(obligation_info, now)?;
+    }
+    Ok(())
+}
+
 fn deposit_collateral(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramResult {
     let [source, destination, reserve, info, market, owner, authority, clock, token_program] =
         accounts
@@ -854,11 +891,15 @@ fn deposit_collateral(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]
         owner.is_signer && authority.is_signer,
         "the owner and the transfer authority sign",
     )?;
-    check(*clock.key == CLOCK_ID, "not the clock")?;
-    check(*token_program.key == spl_token::ID, "not the token program")?;
-    let now = Clock::get()?.slot;
-    fresh_reserve(program_id, reserve, market.key, now)?;
-    obligation_checked(program_id, info, market.key, Some(owner.key))?;
+    sysvars_checked(clock, token_program)?;
+    loan_checked(
+        program_id,
+        reserve,
+        info,
+        market.key,
+        Some(owner.key),
+        false,
+    )?;
     check(
         key(&reserve.data.borrow(), at::COLLATERAL_SUPPLY_ACCOUNT) == *destination.key,
         "not the reserve's collateral supply",
@@ -914,17 +955,9 @@ fn withdraw_collateral(
         "source and destination writable",
     )?;
     check(owner.is_signer, "the obligation owner signs")?;
-    check(*clock.key == CLOCK_ID, "not the clock")?;
-    check(*token_program.key == spl_token::ID, "not the token program")?;
-    let (expected, bump) = authority_of(program_id, market.key);
-    check(
-        *market_authority.key == expected,
-        "not the market's authority",
-    )?;
-    let now = Clock::get()?.slot;
-    fresh_reserve(program_id, reserve, market.key, now)?;
-    obligation_checked(program_id, info, market.key, Some(owner.key))?;
-    fresh_obligation(info, now)?;
+    sysvars_checked(clock, token_program)?;
+    let bump = market_authority_checked(program_id, market.key, market_authority)?;
+    loan_checked(program_id, reserve, info, market.key, Some(owner.key), true)?;
     let reserve_data = reserve.data.borrow();
     check(
         key(&reserve_data, at::COLLATERAL_SUPPLY_ACCOUNT) == *source.key,
@@ -1009,17 +1042,9 @@ fn borrow(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Program
     )?;
     check(fee_receiver.is_writable, "fee receiver writable")?;
     check(owner.is_signer, "the obligation owner signs")?;
-    check(*clock.key == CLOCK_ID, "not the clock")?;
-    check(*token_program.key == spl_token::ID, "not the token program")?;
-    let (expected, bump) = authority_of(program_id, market.key);
-    check(
-        *market_authority.key == expected,
-        "not the market's authority",
-    )?;
-    let now = Clock::get()?.slot;
-    fresh_reserve(program_id, reserve, market.key, now)?;
-    obligation_checked(program_id, info, market.key, Some(owner.key))?;
-    fresh_obligation(info, now)?;
+    sysvars_checked(clock, token_program)?;
+    let bump = market_authority_checked(program_id, market.key, market_authority)?;
+    loan_checked(program_id, reserve, info, market.key, Some(owner.key), true)?;
     let (value, cumulative) = {
         let r = reserve.data.borrow();
         check(
@@ -1106,12 +1131,8 @@ fn repay(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramR
         "source, supply and reserve writable",
     )?;
     check(authority.is_signer, "the transfer authority signs")?;
-    check(*clock.key == CLOCK_ID, "not the clock")?;
-    check(*token_program.key == spl_token::ID, "not the token program")?;
-    let now = Clock::get()?.slot;
-    fresh_reserve(program_id, reserve, market.key, now)?;
-    obligation_checked(program_id, info, market.key, None)?;
-    fresh_obligation(info, now)?;
+    sysvars_checked(clock, token_program)?;
+    loan_checked(program_id, reserve, info, market.key, None, true)?;
     check(
         key(&reserve.data.borrow(), at::LIQUIDITY_SUPPLY) == *supply.key,
         "not the reserve's supply",
