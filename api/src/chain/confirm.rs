@@ -20,8 +20,8 @@ use narrative_store::freshness::{Generations, Topic};
 use narrative_store::Store;
 use poem::http::StatusCode;
 use sea_orm::{
-    ActiveValue::Set, ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction,
-    EntityTrait, QueryFilter, SqlErr,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
+    QueryFilter, SqlErr,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -33,7 +33,7 @@ use tokio::sync::Notify;
 use crate::chain::blocks::{WalletBlocks, BLOCKS_TOPIC};
 use crate::chain::halts::ensure_running;
 use crate::chain::ledger::{LandedInstruction, LandedTransaction, Ledger};
-use crate::chain::prepared_writer::{insert_unless_halted, PreparedWriter, Stored};
+use crate::chain::prepared_writer::{insert_unless_halted, NewPrepared, PreparedWriter, Stored};
 use crate::clock::SharedClock;
 use crate::error::ApiError;
 use crate::freshness::Freshness;
@@ -195,7 +195,7 @@ fn prepared_row<F: MoneyFlow>(
     params: &F::Params,
     cosigners: &[&Keypair],
     now: i64,
-) -> Result<(prepared_transactions::ActiveModel, Unsigned), ApiError> {
+) -> Result<(NewPrepared, Unsigned), ApiError> {
     let (message, transaction) = if flow.versioned(params) {
         if !cosigners.is_empty() {
             return Err(ApiError::internal(
@@ -223,17 +223,13 @@ fn prepared_row<F: MoneyFlow>(
         )
     };
     let id = PreparedId::new_ordered(now);
-    let row = prepared_transactions::ActiveModel {
-        id: Set(id.to_string()),
-        kind: Set(F::KIND.to_owned()),
-        wallet: Set(wallet.to_string()),
-        message: Set(message),
-        params: Set(serde_json::to_value(params).map_err(ApiError::internal)?),
-        status: Set("prepared".into()),
-        signature: Set(None),
-        error: Set(None),
-        created_at: Set(now),
-        confirmed_at: Set(None),
+    let row = NewPrepared {
+        id: id.to_string(),
+        kind: F::KIND,
+        wallet: wallet.to_string(),
+        message,
+        params: serde_json::to_value(params).map_err(ApiError::internal)?,
+        created_at: now,
     };
     let unsigned = Unsigned {
         id,
@@ -431,7 +427,11 @@ impl Chain {
             self.clock.now(),
         )?;
         let stored = db
-            .execute(&insert_unless_halted(vec![row], component))
+            .execute_raw(insert_unless_halted(
+                db.get_database_backend(),
+                vec![row],
+                component,
+            ))
             .await?;
         if stored.rows_affected() == 0 {
             return Err(ApiError::system_halted(component.as_str()));
@@ -737,6 +737,7 @@ fn carries_in_order(landed: &[LandedInstruction], expected: &[LandedInstruction]
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sea_orm::ActiveValue::Set;
 
     fn ix(program: Pubkey, data: u8) -> LandedInstruction {
         LandedInstruction {
