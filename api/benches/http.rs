@@ -44,6 +44,10 @@ mod fixtures;
 #[allow(dead_code)]
 mod leaderboards;
 
+// The service's own allocator: the bench serves what the binary serves.
+#[global_allocator]
+static ALLOCATOR: narrative_api::ServiceAllocator = mimalloc::MiMalloc;
+
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()

@@ -12,6 +12,9 @@ use poem::listener::TcpListener;
 use poem::Server;
 use tracing_subscriber::EnvFilter;
 
+#[global_allocator]
+static ALLOCATOR: narrative_api::ServiceAllocator = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
