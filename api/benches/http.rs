@@ -46,7 +46,7 @@ mod leaderboards;
 
 // The service's own allocator: the bench serves what the binary serves.
 #[global_allocator]
-static ALLOCATOR: narrative_api::ServiceAllocator = mimalloc::MiMalloc;
+static ALLOCATOR: narrative_api::ServiceAllocator = narrative_api::SERVICE_ALLOCATOR;
 
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)

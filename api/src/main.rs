@@ -13,7 +13,7 @@ use poem::Server;
 use tracing_subscriber::EnvFilter;
 
 #[global_allocator]
-static ALLOCATOR: narrative_api::ServiceAllocator = mimalloc::MiMalloc;
+static ALLOCATOR: narrative_api::ServiceAllocator = narrative_api::SERVICE_ALLOCATOR;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {

@@ -252,9 +252,9 @@ const VALUES_PER_ROW: usize = 6;
 const INSERT_COLUMNS: &str = "id, kind, wallet, message, params, created_at, status";
 
 /// [`insert_unless_halted`]'s text and values. Rendered directly rather than through a query
-/// builder: under load the writer renders a statement of many rows several thousand times a
-/// second, and building and dropping a builder's tree of values for each cost more of the
-/// server's time than the prepares' transactions did.
+/// builder: under load the writer renders a statement of many rows over a thousand times a
+/// second, and building, rendering and dropping a builder's tree of one value per cell took
+/// about 4 % of the server's time in a profile of the deposit prepare.
 fn render_insert(
     backend: DbBackend,
     rows: Vec<NewPrepared>,
@@ -272,13 +272,16 @@ fn render_insert(
     };
     write!(
         sql,
-        "INSERT INTO prepared_transactions ({INSERT_COLUMNS}) \
-         SELECT column1, column2, column3, column4, column5, column6, 'prepared' FROM (VALUES "
+        "INSERT INTO prepared_transactions ({INSERT_COLUMNS}) SELECT "
     )
     .expect("writing to a String");
+    // A VALUES list's columns are `column1`, `column2`… on both databases.
+    for i in 1..=VALUES_PER_ROW {
+        write!(sql, "column{i}, ").expect("writing to a String");
+    }
+    sql.push_str("'prepared' FROM (VALUES ");
     for (i, row) in rows.into_iter().enumerate() {
         sql.push_str(if i == 0 { "(" } else { ", (" });
-        // A VALUES list's columns are `column1`, `column2`… on both databases.
         let row_values: [Value; VALUES_PER_ROW] = [
             row.id.into(),
             row.kind.into(),
