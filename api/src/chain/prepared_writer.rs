@@ -4,7 +4,7 @@
 //! prepare made outside a caller's own database transaction hands its row to one writer task,
 //! which stores what has queued meanwhile in one statement per component: one round trip and
 //! one commit for the lot. Idle, a row is written at once (a batch of one); under load, the
-//! rows that arrive while the statements in flight run go together in the next.
+//! rows that arrive while a statement runs go together in the next.
 //!
 //! Each statement still checks its component's halt flag itself
 //! ([`insert_unless_halted`]): rows of a halted component are all refused, and a halt committed
@@ -20,7 +20,7 @@ use std::sync::Arc;
 use narrative_store::freshness::{generations, Generations};
 use narrative_store::Store;
 use sea_orm::{ConnectionTrait, DbBackend, DbErr, Statement, Value};
-use tokio::sync::{mpsc, oneshot, Semaphore};
+use tokio::sync::{mpsc, oneshot};
 
 use crate::error::ApiError;
 use crate::values::Component;
@@ -125,35 +125,16 @@ impl PreparedWriter {
     }
 }
 
-/// How many statements a writer keeps in flight: on Postgres a batch's commit waits for its
-/// WAL flush, and with one statement at a time the prepares queued behind it waited for that
-/// flush with the CPU idle; a second statement fills the wait. SQLite writes one transaction at
-/// a time, so a second would only wait for the first's lock.
-fn statements_in_flight(backend: DbBackend) -> usize {
-    match backend {
-        DbBackend::Postgres => 2,
-        _ => 1,
-    }
-}
-
+/// Writes what has queued, one batch at a time. One statement in flight on every database:
+/// the rows that arrive while it runs go together in the next, so a slower commit makes a bigger
+/// batch and the writer clocks itself. A second statement in flight split the queue into two
+/// commits of half the rows, and on Postgres each commit's cost is mostly per statement (see
+/// decisions.md, "Group commit of prepared rows"); SQLite writes one transaction at a time
+/// anyway.
 async fn write_batches(store: Store, mut rows: mpsc::Receiver<Pending>, counts: Arc<Counts>) {
-    let slots = Arc::new(Semaphore::new(statements_in_flight(store.backend())));
-    loop {
-        // A slot first, then the rows: what queued while every slot was busy goes together.
-        let slot = slots
-            .clone()
-            .acquire_owned()
-            .await
-            .expect("the writer's semaphore is never closed");
-        let mut batch = Vec::with_capacity(MAX_BATCH);
-        if rows.recv_many(&mut batch, MAX_BATCH).await == 0 {
-            return;
-        }
-        let (store, counts) = (store.clone(), counts.clone());
-        tokio::spawn(async move {
-            write_batch(&store, batch, &counts).await;
-            drop(slot);
-        });
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    while rows.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        write_batch(&store, std::mem::take(&mut batch), &counts).await;
     }
 }
 
@@ -383,14 +364,6 @@ mod tests {
             (row.signature.clone(), row.error.clone(), row.confirmed_at),
             (None, None, None)
         );
-    }
-
-    /// Postgres overlaps a second statement with a commit; SQLite, which writes one
-    /// transaction at a time, keeps one.
-    #[test]
-    fn statements_in_flight_follow_the_database() {
-        assert_eq!(statements_in_flight(DbBackend::Postgres), 2);
-        assert_eq!(statements_in_flight(DbBackend::Sqlite), 1);
     }
 
     /// A write reads the generations of its own moment: a halt's bump is in the answer of the
