@@ -132,9 +132,15 @@ impl PreparedWriter {
 /// decisions.md, "Group commit of prepared rows"); SQLite writes one transaction at a time
 /// anyway.
 async fn write_batches(store: Store, mut rows: mpsc::Receiver<Pending>, counts: Arc<Counts>) {
-    let mut batch = Vec::with_capacity(MAX_BATCH);
-    while rows.recv_many(&mut batch, MAX_BATCH).await > 0 {
-        write_batch(&store, std::mem::take(&mut batch), &counts).await;
+    loop {
+        let mut batch = Vec::with_capacity(MAX_BATCH);
+        if rows.recv_many(&mut batch, MAX_BATCH).await == 0 {
+            return;
+        }
+        // Awaited, but as a task of its own: a panic in one batch fails that batch's prepares
+        // (their replies are dropped) instead of ending the writer for every later one.
+        let (store, counts) = (store.clone(), counts.clone());
+        let _ = tokio::spawn(async move { write_batch(&store, batch, &counts).await }).await;
     }
 }
 
