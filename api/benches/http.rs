@@ -60,11 +60,16 @@ fn hello() -> &'static str {
     "hello"
 }
 
+/// The stand-in node's `getMultipleAccounts` calls so far: how well the service's coalescing
+/// shares node calls between prepares.
+static NODE_CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// A JSON-RPC node: every account read finds the token-lending double's SOL reserve (and
 /// nothing else, so a deposit creates its token accounts); every other call gets a blockhash.
 #[handler]
 fn rpc(Json(request): Json<Value>) -> Json<Value> {
     if request["method"] == "getMultipleAccounts" {
+        NODE_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // Built once: the stand-in's own work is not the api's.
         static RESERVE: std::sync::OnceLock<(String, Value)> = std::sync::OnceLock::new();
         let (address, account) = RESERVE.get_or_init(|| {
@@ -560,6 +565,7 @@ async fn main() {
     {
         settle(&db).await;
         let counters_before = counters(&base).await;
+        let node_calls_before = NODE_CALLS.load(std::sync::atomic::Ordering::Relaxed);
         let before = cpu_ticks();
         let figures = tokio::task::spawn_blocking({
             let url = url.clone();
@@ -592,6 +598,13 @@ async fn main() {
             );
         }
         let requests = figures.requests_per_second * seconds as f64;
+        let node_calls = NODE_CALLS.load(std::sync::atomic::Ordering::Relaxed) - node_calls_before;
+        if node_calls > 0 {
+            println!(
+                "  node account reads: {node_calls} calls, {:.2} a request",
+                node_calls as f64 / requests
+            );
+        }
         // Microseconds of CPU per request; a clock tick is 10 ms (USER_HZ 100).
         let per_request = |from: u64, to: u64| (to - from) as f64 * 10_000.0 / requests;
         let cpu = (
