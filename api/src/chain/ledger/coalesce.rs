@@ -1,21 +1,26 @@
 //! Account reads coalesced into `getMultipleAccounts` calls, as the prepared writer groups
-//! inserts: while the node is busy with as many calls as the service allows at once, reads that
-//! arrive queue up, and the next call carries all of them (up to the node's 100 addresses a
-//! call). An idle service pays no wait: a read that finds a call slot free goes out at once.
-//! Under load this turns a prepare's account read from one node round trip each into a share of
-//! one (RPC providers count and limit calls, not addresses).
+//! inserts: reads that arrive while the node is busy queue up, and the next call carries all of
+//! them (up to the node's 100 addresses a call). An idle service pays no wait: a read that finds
+//! fewer than the eager number of calls in flight goes out at once. Beyond those, a further call
+//! (up to the most allowed) starts only once half a call's worth of addresses waits, and a call
+//! that ends takes what queued meanwhile. Under load this turns a prepare's account read from
+//! one node round trip each into a share of one (RPC providers count and limit calls, not
+//! addresses); against a slow node the queue fills and more calls go out.
 
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use narrative_sdk::Pubkey;
-use tokio::sync::{oneshot, Semaphore};
+use tokio::sync::oneshot;
 
 use super::{LedgerAccount, LedgerError};
 
 /// The node's limit of addresses in one `getMultipleAccounts`.
 pub const MAX_ADDRESSES: usize = 100;
+
+/// Addresses waiting that justify a call beyond the eager ones: half a call.
+pub const WORTH_A_CALL: usize = MAX_ADDRESSES / 2;
 
 /// What a read answers: the slot read at, and the accounts in the order asked.
 pub type Read = Result<(u64, Vec<Option<LedgerAccount>>), LedgerError>;
@@ -25,83 +30,153 @@ struct Pending {
     reply: oneshot::Sender<Read>,
 }
 
+/// The reads waiting and the calls in flight, changed together under one lock so that a read
+/// never waits with nobody left to carry it.
+#[derive(Default)]
+struct Queue {
+    reads: VecDeque<Pending>,
+    /// Addresses of `reads`.
+    addresses: usize,
+    calls: usize,
+}
+
+struct Limits {
+    eager: usize,
+    most: usize,
+}
+
+impl Queue {
+    /// Whether a call should start now for what waits.
+    fn wants_call(&self, limits: &Limits) -> bool {
+        !self.reads.is_empty()
+            && (self.calls < limits.eager
+                || (self.calls < limits.most && self.addresses >= WORTH_A_CALL))
+    }
+
+    /// The oldest waiting reads, up to [`MAX_ADDRESSES`] addresses (at least one read).
+    fn take_batch(&mut self) -> Vec<Pending> {
+        let mut batch = Vec::new();
+        let mut total = 0;
+        while let Some(next) = self.reads.front() {
+            if !batch.is_empty() && total + next.addresses.len() > MAX_ADDRESSES {
+                break;
+            }
+            total += next.addresses.len();
+            batch.push(self.reads.pop_front().expect("front exists"));
+        }
+        self.addresses -= total;
+        batch
+    }
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    limits: Limits,
+}
+
 pub struct Coalescer {
-    queue: Mutex<VecDeque<Pending>>,
-    calls: Arc<Semaphore>,
+    shared: Arc<Shared>,
 }
 
 impl Coalescer {
-    /// At most `max_calls` calls to the node at once.
-    pub fn new(max_calls: usize) -> Coalescer {
+    /// Reads go out at once while fewer than `eager` calls are in flight; at most `most` calls
+    /// at once.
+    pub fn new(eager: usize, most: usize) -> Coalescer {
+        let eager = eager.max(1);
         Coalescer {
-            queue: Mutex::new(VecDeque::new()),
-            calls: Arc::new(Semaphore::new(max_calls.max(1))),
+            shared: Arc::new(Shared {
+                queue: Mutex::new(Queue::default()),
+                limits: Limits {
+                    eager,
+                    most: most.max(eager),
+                },
+            }),
         }
     }
 
     /// Reads waiting for a call.
     pub fn queued(&self) -> usize {
-        self.queue.lock().expect("read queue").len()
+        self.shared.queue.lock().expect("read queue").reads.len()
     }
 
-    /// Reads `addresses` through `fetch`, in one call with whatever else is waiting. The call
-    /// runs as a task of its own, so a caller that goes away does not take the others' answers
-    /// with it.
+    /// Reads `addresses` through `fetch`, in one call with whatever else is waiting (every read
+    /// of one coalescer must fetch the same way: a call carries others' reads). Calls run as
+    /// tasks of their own, so a caller that goes away does not take the others' answers with
+    /// it.
     pub async fn read<F, Fut>(&self, addresses: &[Pubkey], fetch: F) -> Read
     where
-        F: Fn(Vec<Pubkey>) -> Fut + Clone + Send + 'static,
+        F: Fn(Vec<Pubkey>) -> Fut + Send + 'static,
         Fut: Future<Output = Read> + Send + 'static,
     {
-        let (reply, mut answer) = oneshot::channel();
-        self.queue.lock().expect("read queue").push_back(Pending {
-            addresses: addresses.to_vec(),
-            reply,
-        });
-        // While this read is queued, this caller may make the next call (for the oldest reads,
-        // which may not include its own: it then goes on to make another).
-        let mut queued = true;
-        loop {
-            tokio::select! {
-                biased;
-                read = &mut answer => {
-                    return read.unwrap_or_else(|_| {
-                        Err(LedgerError::Unavailable("the account read was dropped".into()))
-                    });
-                }
-                permit = self.calls.clone().acquire_owned(), if queued => {
-                    let permit = permit.expect("the semaphore is never closed");
-                    let batch = self.take_batch();
-                    if batch.is_empty() {
-                        // Another caller's call took this read; its answer is on the way.
-                        queued = false;
-                        continue;
-                    }
-                    let fetch = fetch.clone();
-                    tokio::spawn(async move {
-                        let all: Vec<Pubkey> =
-                            batch.iter().flat_map(|p| p.addresses.iter().copied()).collect();
-                        let read = fetch(all).await;
-                        drop(permit);
-                        answer_each(batch, read);
-                    });
-                }
+        let (reply, answer) = oneshot::channel();
+        let batch = {
+            let mut queue = self.shared.queue.lock().expect("read queue");
+            queue.addresses += addresses.len();
+            queue.reads.push_back(Pending {
+                addresses: addresses.to_vec(),
+                reply,
+            });
+            if queue.wants_call(&self.shared.limits) {
+                queue.calls += 1;
+                Some(queue.take_batch())
+            } else {
+                None
             }
+        };
+        if let Some(batch) = batch {
+            tokio::spawn(calls(self.shared.clone(), batch, fetch));
         }
+        answer.await.unwrap_or_else(|_| {
+            Err(LedgerError::Unavailable(
+                "the account read was dropped".into(),
+            ))
+        })
     }
+}
 
-    /// The oldest waiting reads, up to [`MAX_ADDRESSES`] addresses (at least one read).
-    fn take_batch(&self) -> Vec<Pending> {
-        let mut queue = self.queue.lock().expect("read queue");
-        let mut batch = Vec::new();
-        let mut total = 0;
-        while let Some(next) = queue.front() {
-            if !batch.is_empty() && total + next.addresses.len() > MAX_ADDRESSES {
-                break;
-            }
-            total += next.addresses.len();
-            batch.push(queue.pop_front().expect("front exists"));
+/// One call slot: calls for `batch`, then for whatever queued meanwhile while a call is
+/// still wanted, then gives the slot back.
+async fn calls<F, Fut>(shared: Arc<Shared>, mut batch: Vec<Pending>, fetch: F)
+where
+    F: Fn(Vec<Pubkey>) -> Fut,
+    Fut: Future<Output = Read>,
+{
+    let mut slot = Slot(Some(shared.clone()));
+    loop {
+        let all: Vec<Pubkey> = batch
+            .iter()
+            .flat_map(|p| p.addresses.iter().copied())
+            .collect();
+        answer_each(batch, fetch(all).await);
+        let mut queue = shared.queue.lock().expect("read queue");
+        if queue.reads.is_empty() || !next_call_wanted(&queue, &shared.limits) {
+            // Given back under the lock a read queues under: a read that found every slot
+            // taken is carried by a call still in flight.
+            queue.calls -= 1;
+            slot.0 = None;
+            return;
         }
-        batch
+        batch = queue.take_batch();
+    }
+}
+
+/// Whether the slot of a call that just ended should call again for what waits (the slot
+/// counted as free).
+fn next_call_wanted(queue: &Queue, limits: &Limits) -> bool {
+    queue.calls - 1 < limits.eager || queue.addresses >= WORTH_A_CALL
+}
+
+/// Gives a call's slot back if its task ends without doing so (a panic in `fetch`); the
+/// reads still queued then go with the next read's call.
+struct Slot(Option<Arc<Shared>>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        if let Some(shared) = self.0.take() {
+            if let Ok(mut queue) = shared.queue.lock() {
+                queue.calls -= 1;
+            }
+        }
     }
 }
 
@@ -133,7 +208,6 @@ fn answer_each(batch: Vec<Pending>, read: Read) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
     /// Each address reads back as an account whose lamports are its first byte.
@@ -161,44 +235,72 @@ mod tests {
         }
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn reads_that_arrive_during_a_call_share_the_next_one() {
-        let coalescer = Arc::new(Coalescer::new(1));
-        let calls = Arc::new(AtomicUsize::new(0));
-        let sizes = Arc::new(Mutex::new(Vec::new()));
-        let (open, gate) = tokio::sync::watch::channel(false);
-        let reader = |n: u8| {
-            let (coalescer, calls, sizes, gate) = (
-                coalescer.clone(),
-                calls.clone(),
-                sizes.clone(),
-                gate.clone(),
-            );
-            async move {
-                let addresses = [
-                    Pubkey::new_from_array([n; 32]),
-                    Pubkey::new_from_array([n.wrapping_add(100); 32]),
-                ];
+    /// A read's answer: the slot and the accounts.
+    type Answered = (u64, Vec<Option<LedgerAccount>>);
+
+    /// Calls that record their number of addresses and are held until the gate opens.
+    #[derive(Clone)]
+    struct GatedNode {
+        sizes: Arc<Mutex<Vec<usize>>>,
+        gate: tokio::sync::watch::Receiver<bool>,
+    }
+
+    impl GatedNode {
+        fn new() -> (GatedNode, tokio::sync::watch::Sender<bool>) {
+            let (open, gate) = tokio::sync::watch::channel(false);
+            let sizes = Arc::new(Mutex::new(Vec::new()));
+            (GatedNode { sizes, gate }, open)
+        }
+
+        /// The calls so far, by their number of addresses.
+        fn calls(&self) -> Vec<usize> {
+            self.sizes.lock().unwrap().clone()
+        }
+
+        /// Reads `addresses` through `coalescer`, with this node answering.
+        fn read(
+            &self,
+            coalescer: &Arc<Coalescer>,
+            n: u8,
+            addresses: Vec<Pubkey>,
+        ) -> tokio::task::JoinHandle<(u8, Answered)> {
+            let (coalescer, node) = (coalescer.clone(), self.clone());
+            tokio::spawn(async move {
                 let read = coalescer
                     .read(&addresses, move |all: Vec<Pubkey>| {
-                        let (calls, sizes, mut gate) = (calls.clone(), sizes.clone(), gate.clone());
+                        let node = node.clone();
                         async move {
-                            calls.fetch_add(1, Ordering::SeqCst);
-                            sizes.lock().unwrap().push(all.len());
-                            let _ = gate.wait_for(|open| *open).await;
+                            node.sizes.lock().unwrap().push(all.len());
+                            let _ = node.gate.clone().wait_for(|open| *open).await;
                             answer(&all)
                         }
                     })
                     .await
                     .unwrap();
                 (n, read)
-            }
+            })
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn reads_that_arrive_during_a_call_share_the_next_one() {
+        let coalescer = Arc::new(Coalescer::new(1, 1));
+        let (node, open) = GatedNode::new();
+        let reader = |n: u8| {
+            node.read(
+                &coalescer,
+                n,
+                vec![
+                    Pubkey::new_from_array([n; 32]),
+                    Pubkey::new_from_array([n.wrapping_add(100); 32]),
+                ],
+            )
         };
         // The first read takes the one call slot and is held there.
-        let first = tokio::spawn(reader(0));
-        until("the first call", || calls.load(Ordering::SeqCst) == 1).await;
+        let first = reader(0);
+        until("the first call", || node.calls().len() == 1).await;
         // 49 more arrive meanwhile: they queue (98 addresses, one call's worth).
-        let rest: Vec<_> = (1..50).map(|n| tokio::spawn(reader(n))).collect();
+        let rest: Vec<_> = (1..50).map(reader).collect();
         until("49 queued reads", || coalescer.queued() == 49).await;
         open.send(true).unwrap();
         let mut answers = vec![first.await.unwrap()];
@@ -206,8 +308,7 @@ mod tests {
             answers.push(r.await.unwrap());
         }
         // Two calls in all, and every read got its own accounts, in its order.
-        assert_eq!(calls.load(Ordering::SeqCst), 2);
-        assert_eq!(*sizes.lock().unwrap(), [2, 98]);
+        assert_eq!(node.calls(), [2, 98]);
         for (n, (slot, accounts)) in answers {
             assert_eq!(slot, 7);
             let lamports: Vec<u64> = accounts
@@ -219,9 +320,47 @@ mod tests {
         assert_eq!(coalescer.queued(), 0);
     }
 
+    /// Beyond the eager calls, a call goes out only for half a call's worth of addresses; a
+    /// call that ends takes what waits.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_beyond_the_eager_ones_waits_for_half_a_call_of_addresses() {
+        let coalescer = Arc::new(Coalescer::new(1, 2));
+        let (node, open) = GatedNode::new();
+        let reader = |n: u8| node.read(&coalescer, n, vec![Pubkey::new_from_array([n; 32]); 2]);
+        let calls = || node.calls();
+        // The eager call, held open.
+        let mut readers = vec![reader(0)];
+        until("the eager call", || calls() == [2]).await;
+        // 24 reads (48 addresses) wait: not yet worth a second call. A read decides under the
+        // queue's lock whether it calls, and a call takes the reads out of the queue, so 24
+        // queued means none of them called.
+        readers.extend((1..25).map(reader));
+        until("24 queued reads", || coalescer.queued() == 24).await;
+        assert_eq!(calls(), [2]);
+        // The 25th brings 50 addresses: the second call carries all of them.
+        readers.push(reader(25));
+        until("the second call", || calls().len() == 2).await;
+        assert_eq!(calls(), [2, 50]);
+        assert_eq!(coalescer.queued(), 0);
+        // With both slots taken, three more wait (6 addresses); as the calls end, the slot
+        // that leaves fewer than the eager calls in flight calls for them.
+        readers.extend((26..29).map(reader));
+        until("3 queued reads", || coalescer.queued() == 3).await;
+        open.send(true).unwrap();
+        for reader in readers {
+            let (n, (_, accounts)) = reader.await.unwrap();
+            for account in accounts {
+                assert_eq!(account.unwrap().lamports, u64::from(n));
+            }
+        }
+        assert_eq!(calls(), [2, 50, 6]);
+        assert_eq!(coalescer.queued(), 0);
+        assert_eq!(coalescer.shared.queue.lock().unwrap().calls, 0);
+    }
+
     #[tokio::test]
     async fn a_failed_call_fails_every_read_it_carried_and_an_idle_read_goes_at_once() {
-        let coalescer = Coalescer::new(2);
+        let coalescer = Coalescer::new(2, 2);
         let key = Pubkey::new_from_array([3; 32]);
         let read = coalescer
             .read(&[key], |all: Vec<Pubkey>| async move { answer(&all) })
