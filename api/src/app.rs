@@ -252,6 +252,7 @@ async fn serve_metrics(
             let text = metrics.render()
                 + &state.caches.render()
                 + &state.chain.writer.render()
+                + &state.chain.ledger.metrics()
                 + &state.push_deliveries.render()
                 + &state.key_memory.render();
             match state.indexer_metrics.get() {

@@ -164,6 +164,13 @@ async fn rpc_ledger_caches_blockhashes_and_reads_accounts_and_missing_transactio
         (5, &[1u8, 2, 3][..])
     );
     assert_eq!(accounts[1], None);
+    // One call for the two addresses, as `/metrics` shows it.
+    let metrics = ledger.metrics();
+    assert!(
+        metrics.contains("ledger_account_calls_total 1\n")
+            && metrics.contains("ledger_account_addresses_total 2\n"),
+        "{metrics}"
+    );
 
     let status = ledger
         .signature_status(&unknown)

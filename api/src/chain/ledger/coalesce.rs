@@ -9,6 +9,7 @@
 
 use std::collections::VecDeque;
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use narrative_sdk::Pubkey;
@@ -72,6 +73,9 @@ impl Queue {
 struct Shared {
     queue: Mutex<Queue>,
     limits: Limits,
+    /// Calls made so far, and the addresses they carried (what `/metrics` shows).
+    calls_made: AtomicU64,
+    addresses_read: AtomicU64,
 }
 
 pub struct Coalescer {
@@ -90,6 +94,8 @@ impl Coalescer {
                     eager,
                     most: most.max(eager),
                 },
+                calls_made: AtomicU64::new(0),
+                addresses_read: AtomicU64::new(0),
             }),
         }
     }
@@ -97,6 +103,14 @@ impl Coalescer {
     /// Reads waiting for a call.
     pub fn queued(&self) -> usize {
         self.shared.queue.lock().expect("read queue").reads.len()
+    }
+
+    /// Calls made so far and the addresses they carried.
+    pub fn counts(&self) -> (u64, u64) {
+        (
+            self.shared.calls_made.load(Ordering::Relaxed),
+            self.shared.addresses_read.load(Ordering::Relaxed),
+        )
     }
 
     /// Reads `addresses` through `fetch`, in one call with whatever else is waiting (every read
@@ -147,6 +161,10 @@ where
             .iter()
             .flat_map(|p| p.addresses.iter().copied())
             .collect();
+        shared.calls_made.fetch_add(1, Ordering::Relaxed);
+        shared
+            .addresses_read
+            .fetch_add(all.len() as u64, Ordering::Relaxed);
         answer_each(batch, fetch(all).await);
         let mut queue = shared.queue.lock().expect("read queue");
         if queue.reads.is_empty() || !next_call_wanted(&queue, &shared.limits) {
@@ -354,6 +372,7 @@ mod tests {
             }
         }
         assert_eq!(calls(), [2, 50, 6]);
+        assert_eq!(coalescer.counts(), (3, 58));
         assert_eq!(coalescer.queued(), 0);
         assert_eq!(coalescer.shared.queue.lock().unwrap().calls, 0);
     }

@@ -200,6 +200,11 @@ pub trait Ledger: Send + Sync {
     /// Submits a signed transaction (the service's own, e.g. settlement).
     async fn send(&self, tx: &VersionedTransaction) -> Result<Signature, LedgerError>;
 
+    /// Its lines of the Prometheus text format for `/metrics` (none unless it calls a node).
+    fn metrics(&self) -> String {
+        String::new()
+    }
+
     /// The balance changes of `account` by successful transactions, newest first, back to and
     /// including the first one before `since` (unix seconds): with the current balance, the
     /// balance at every moment since `since`. The walk also ends at the first change whose

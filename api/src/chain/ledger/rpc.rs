@@ -253,6 +253,18 @@ impl Ledger for RpcLedger {
             .map_err(|e| self.unavailable(e))
     }
 
+    fn metrics(&self) -> String {
+        let (calls, addresses) = self.reads.counts();
+        format!(
+            "# HELP ledger_account_calls_total getMultipleAccounts calls made to the node (reads share them).\n\
+             # TYPE ledger_account_calls_total counter\n\
+             ledger_account_calls_total {calls}\n\
+             # HELP ledger_account_addresses_total Account addresses those calls read.\n\
+             # TYPE ledger_account_addresses_total counter\n\
+             ledger_account_addresses_total {addresses}\n"
+        )
+    }
+
     async fn token_history(
         &self,
         account: &TokenAccountRef,
