@@ -149,13 +149,14 @@ impl Coalescer {
 }
 
 /// One call slot: calls for `batch`, then for whatever queued meanwhile while a call is
-/// still wanted, then gives the slot back.
+/// still wanted, then gives the slot back, under the lock a read queues under (a read that
+/// found every slot taken is carried by a call still in flight). Each call runs as a task of
+/// its own, so a panic in `fetch` fails only the reads it carried and the slot goes on.
 async fn calls<F, Fut>(shared: Arc<Shared>, mut batch: Vec<Pending>, fetch: F)
 where
     F: Fn(Vec<Pubkey>) -> Fut,
-    Fut: Future<Output = Read>,
+    Fut: Future<Output = Read> + Send + 'static,
 {
-    let mut slot = Slot(Some(shared.clone()));
     loop {
         let all: Vec<Pubkey> = batch
             .iter()
@@ -165,36 +166,19 @@ where
         shared
             .addresses_read
             .fetch_add(all.len() as u64, Ordering::Relaxed);
-        answer_each(batch, fetch(all).await);
+        let read = tokio::spawn(fetch(all)).await.unwrap_or_else(|_| {
+            Err(LedgerError::Unavailable(
+                "the account read's call failed".into(),
+            ))
+        });
+        answer_each(batch, read);
         let mut queue = shared.queue.lock().expect("read queue");
-        if queue.reads.is_empty() || !next_call_wanted(&queue, &shared.limits) {
-            // Given back under the lock a read queues under: a read that found every slot
-            // taken is carried by a call still in flight.
-            queue.calls -= 1;
-            slot.0 = None;
+        queue.calls -= 1;
+        if !queue.wants_call(&shared.limits) {
             return;
         }
+        queue.calls += 1;
         batch = queue.take_batch();
-    }
-}
-
-/// Whether the slot of a call that just ended should call again for what waits (the slot
-/// counted as free).
-fn next_call_wanted(queue: &Queue, limits: &Limits) -> bool {
-    queue.calls - 1 < limits.eager || queue.addresses >= WORTH_A_CALL
-}
-
-/// Gives a call's slot back if its task ends without doing so (a panic in `fetch`); the
-/// reads still queued then go with the next read's call.
-struct Slot(Option<Arc<Shared>>);
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        if let Some(shared) = self.0.take() {
-            if let Ok(mut queue) = shared.queue.lock() {
-                queue.calls -= 1;
-            }
-        }
     }
 }
 
@@ -375,6 +359,48 @@ mod tests {
         assert_eq!(coalescer.counts(), (3, 58));
         assert_eq!(coalescer.queued(), 0);
         assert_eq!(coalescer.shared.queue.lock().unwrap().calls, 0);
+    }
+
+    /// A call whose fetch panics fails the reads it carried, as a failed call does, and its
+    /// slot is free for the next read.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_panicking_call_fails_its_reads_and_frees_its_slot() {
+        let coalescer = Arc::new(Coalescer::new(1, 1));
+        let (open, gate) = tokio::sync::watch::channel(false);
+        let reader = |n: u8| {
+            let (coalescer, gate) = (coalescer.clone(), gate.clone());
+            tokio::spawn(async move {
+                coalescer
+                    .read(&[Pubkey::new_from_array([n; 32])], move |_| {
+                        let mut gate = gate.clone();
+                        async move {
+                            let _ = gate.wait_for(|open| *open).await;
+                            panic!("the node client broke")
+                        }
+                    })
+                    .await
+            })
+        };
+        // One read in the call, one queued behind it: the slot's next call carries it.
+        let first = reader(1);
+        until("the first call", || coalescer.counts().0 == 1).await;
+        let second = reader(2);
+        until("1 queued read", || coalescer.queued() == 1).await;
+        open.send(true).unwrap();
+        for read in [first, second] {
+            assert!(matches!(
+                read.await.unwrap(),
+                Err(LedgerError::Unavailable(m)) if m == "the account read's call failed"
+            ));
+        }
+        assert_eq!(coalescer.counts(), (2, 2));
+        assert_eq!(coalescer.shared.queue.lock().unwrap().calls, 0);
+        let key = Pubkey::new_from_array([9; 32]);
+        let (_, accounts) = coalescer
+            .read(&[key], |all: Vec<Pubkey>| async move { answer(&all) })
+            .await
+            .unwrap();
+        assert_eq!(accounts[0].as_ref().unwrap().lamports, 9);
     }
 
     #[tokio::test]

@@ -30,8 +30,8 @@ pub const BLOCKHASH_TTL_SECS: i64 = 10;
 
 /// Account-read calls that go out at once; beyond them, reads wait and go out together
 /// (`coalesce`). Two: against a node on the same network a call ends in well under a
-/// millisecond, so under load two calls carry every read (0.22 calls a deposit prepare on
-/// 2026-11-27, against 0.52 when eight went out at once, for about 10 µs less CPU a prepare).
+/// millisecond, so under load two calls carry every read (0.24 calls a deposit prepare in the
+/// bench on 2026-11-27, against 0.52 when any of eight free slots went out at once).
 const EAGER_ACCOUNT_CALLS: usize = 2;
 
 /// Account-read calls in flight at most: with a slow node the queue fills, and a call more
