@@ -70,11 +70,6 @@ async fn the_keeper_finalises_forwards_the_seam_share_and_refunds_what_nobody_re
     let (server, ledger) =
         chain::start_on_bank_at(clock.clone(), HarnessOptions::default(), |h, c| {
             c.keeper_keypair = Some(h.keeper.to_base58_string().into());
-            // The waits below poll a public read every 50 ms while the manual clock stands
-            // still, so every poll falls in one rate-limit minute: at the default 120 a keeper
-            // pass slower than 6 s (CI's Postgres run, 2026-11-27) met a 429 before its
-            // 20 s bound. The limiter is not what this test is about.
-            c.anon_rate_per_min = 10_000;
         })
         .await;
     let (safe, exploit, silent_backer, oracle) = {
