@@ -577,7 +577,9 @@ impl AppState {
                 clock: providers.clock.clone(),
                 wait: ConfirmWait::for_millis(config.confirm_wait_ms),
                 jobs_wake,
-                writer: PreparedWriter::start(store.clone()),
+                // On a connection of its own: one statement after another on one backend
+                // (decisions.md, "Group commit of prepared rows").
+                writer: PreparedWriter::start(store.dedicated()),
             },
             store,
             clock: providers.clock,

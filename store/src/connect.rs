@@ -7,7 +7,7 @@ use migration::MigratorTrait;
 use sea_orm::sqlx::sqlite::SqliteJournalMode;
 use sea_orm::{
     ConnectOptions, Database, DatabaseConnection, DatabaseTransaction, DbBackend, DbErr,
-    TransactionOptions, TransactionTrait,
+    SqlxPostgresConnector, TransactionOptions, TransactionTrait,
 };
 
 use crate::error::StoreError;
@@ -53,6 +53,31 @@ impl Store {
 
     pub fn db(&self) -> &DatabaseConnection {
         &self.db
+    }
+
+    /// A store over one connection of its own to the same database, for a task that runs
+    /// one statement after another (the prepared-transaction writer). The shared pool lends its
+    /// idle connections first in, first out, so such a task's statements went to every
+    /// backend in turn, each with caches cold from the last; on one connection they are also
+    /// never queued behind the reads. The connection opens on first use and is pinged, as the
+    /// pool's are, only after it has been idle. SQLite: the same pool (it writes one
+    /// transaction at a time whatever the connection).
+    pub fn dedicated(&self) -> Store {
+        match self.backend() {
+            DbBackend::Postgres => {
+                let shared = self.db.get_postgres_connection_pool();
+                let own = shared
+                    .options()
+                    .clone()
+                    .max_connections(1)
+                    .min_connections(0)
+                    .connect_lazy_with((*shared.connect_options()).clone());
+                Store {
+                    db: SqlxPostgresConnector::from_sqlx_postgres_pool(own),
+                }
+            }
+            _ => self.clone(),
+        }
     }
 
     pub fn backend(&self) -> DbBackend {
