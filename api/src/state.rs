@@ -567,7 +567,9 @@ impl AppState {
         let push_services = PushServices::new(config.push_service_hosts.iter().map(String::as_str))
             .map_err(|e| anyhow::anyhow!("PUSH_SERVICE_HOSTS: {e}"))?;
         let jobs_wake = Arc::new(Notify::new());
-        let freshness = Freshness::new(store.clone());
+        // Its probes run one after another, like the writer's statements: a connection of its
+        // own (decisions.md, "The freshness barrier's probe").
+        let freshness = Freshness::new(store.dedicated());
         Ok(Arc::new(AppState {
             chain: Chain {
                 blocks: WalletBlocks::new(store.clone()),
