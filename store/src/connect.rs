@@ -56,7 +56,8 @@ impl Store {
     }
 
     /// A store over one connection of its own to the same database, for a task that runs
-    /// one statement after another (the prepared-transaction writer). The shared pool lends its
+    /// one statement after another (the api's prepared-transaction writer and freshness
+    /// probe). The shared pool lends its
     /// idle connections first in, first out, so such a task's statements went to every
     /// backend in turn, each with caches cold from the last; on one connection they are also
     /// never queued behind the reads. The connection opens on first use and is pinged, as the
