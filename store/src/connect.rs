@@ -55,14 +55,13 @@ impl Store {
         &self.db
     }
 
-    /// A store over one connection of its own to the same database, for a task that runs
-    /// one statement after another (the api's prepared-transaction writer and freshness
-    /// probe). The shared pool lends its
-    /// idle connections first in, first out, so such a task's statements went to every
-    /// backend in turn, each with caches cold from the last; on one connection they are also
-    /// never queued behind the reads. The connection opens on first use and is pinged, as the
-    /// pool's are, only after it has been idle. SQLite: the same pool (it writes one
-    /// transaction at a time whatever the connection).
+    /// A store over one connection of its own to the same database, for a task that runs one
+    /// statement after another (the api's prepared-transaction writer and freshness probe). The
+    /// shared pool lends its idle connections first in, first out, so such a task's statements
+    /// went to every backend in turn, each with caches cold from the last; on one connection
+    /// they are also never queued behind the reads. The connection opens on first use and is
+    /// pinged, as the pool's are, only after it has been idle. SQLite: the same pool (a local
+    /// file, and one writer at a time whatever the connection).
     pub fn dedicated(&self) -> Store {
         match self.backend() {
             DbBackend::Postgres => {
