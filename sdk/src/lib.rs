@@ -7,6 +7,7 @@
 pub mod binary;
 pub mod crucible;
 pub mod decode;
+pub mod derive;
 pub mod error;
 pub mod market_id;
 pub mod merkle;

@@ -1,9 +1,9 @@
 //! Every program-derived address of the three programs, from the programs' own seed constants.
 //!
-//! Deriving one searches for a bump off the curve (about 100,000 instructions, a fifth of a
-//! prepared backing's CPU), so the addresses shared by every wallet (program-wide accounts,
-//! a market's or coverage's accounts) are derived once per process and kept
-//! ([`kept`]); a wallet's own accounts are derived each time.
+//! Deriving one searches for a bump off the curve (a hash and a curve test a candidate,
+//! [`crate::derive`]; about two candidates an address), so the addresses shared by every wallet
+//! (program-wide accounts, a market's or coverage's accounts) are derived once per process and
+//! kept ([`kept`]); a wallet's own accounts are derived each time.
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
@@ -28,7 +28,7 @@ pub fn kept(seeds: &[&[u8]], program: &Pubkey) -> Pubkey {
     if let Some(address) = KEPT.lock().expect("kept addresses").get(&key) {
         return *address;
     }
-    let address = Pubkey::find_program_address(seeds, program).0;
+    let address = crate::derive::find_program_address(seeds, program).0;
     let mut kept = KEPT.lock().expect("kept addresses");
     if kept.len() >= MAX_KEPT {
         kept.clear();
@@ -76,7 +76,7 @@ pub mod binary {
     }
 
     pub fn backing(market_id: &[u8; 32], backer: &Pubkey, side: Side) -> Pubkey {
-        Pubkey::find_program_address(
+        crate::derive::find_program_address(
             &[
                 BACKING_SEED,
                 market_id,
@@ -89,7 +89,7 @@ pub mod binary {
     }
 
     pub fn oracle_vote(market_id: &[u8; 32], oracle: &Pubkey) -> Pubkey {
-        Pubkey::find_program_address(&[ORACLE_VOTE_SEED, market_id, oracle.as_ref()], &ID).0
+        crate::derive::find_program_address(&[ORACLE_VOTE_SEED, market_id, oracle.as_ref()], &ID).0
     }
 
     pub fn dispute(market_id: &[u8; 32]) -> Pubkey {
@@ -137,7 +137,7 @@ pub mod crucible {
     }
 
     pub fn claim_receipt(epoch: &Pubkey, wallet: &Pubkey) -> Pubkey {
-        Pubkey::find_program_address(&[CLAIM_SEED, epoch.as_ref(), wallet.as_ref()], &ID).0
+        crate::derive::find_program_address(&[CLAIM_SEED, epoch.as_ref(), wallet.as_ref()], &ID).0
     }
 
     pub fn event_authority() -> Pubkey {
@@ -166,7 +166,7 @@ pub mod shield {
     }
 
     pub fn backing(protocol_id: &[u8; 32], backer: &Pubkey, side: ShieldSide) -> Pubkey {
-        Pubkey::find_program_address(
+        crate::derive::find_program_address(
             &[
                 BACKING_SEED,
                 protocol_id,
@@ -179,7 +179,8 @@ pub mod shield {
     }
 
     pub fn oracle_vote(protocol_id: &[u8; 32], oracle: &Pubkey) -> Pubkey {
-        Pubkey::find_program_address(&[ORACLE_VOTE_SEED, protocol_id, oracle.as_ref()], &ID).0
+        crate::derive::find_program_address(&[ORACLE_VOTE_SEED, protocol_id, oracle.as_ref()], &ID)
+            .0
     }
 
     /// Signer PDA of the seam-pool deposit into crucible_pool.
@@ -211,15 +212,15 @@ mod tests {
         // Seeds that concatenate alike are different inputs.
         assert_eq!(
             kept(&[b"ab", b"c"], &program),
-            Pubkey::find_program_address(&[b"ab", b"c"], &program).0
+            crate::derive::find_program_address(&[b"ab", b"c"], &program).0
         );
         assert_eq!(
             kept(&[b"a", b"bc"], &program),
-            Pubkey::find_program_address(&[b"a", b"bc"], &program).0
+            crate::derive::find_program_address(&[b"a", b"bc"], &program).0
         );
         assert_eq!(
             shield::coverage(&[4; 32]),
-            Pubkey::find_program_address(&[b"shield_state", &[4; 32]], &shield_vault::ID).0
+            crate::derive::find_program_address(&[b"shield_state", &[4; 32]], &shield_vault::ID).0
         );
     }
 

@@ -46,7 +46,7 @@ impl std::str::FromStr for TrustedSchema {
 
 /// The attestation PDA of `wallet` under `trusted`.
 pub fn attestation_address(trusted: &TrustedSchema, wallet: &Pubkey) -> Pubkey {
-    Pubkey::find_program_address(
+    narrative_sdk::derive::find_program_address(
         &[
             b"attestation",
             trusted.credential.as_ref(),

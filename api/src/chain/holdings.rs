@@ -19,7 +19,7 @@ pub const HISTORY_LIMIT: usize = 500;
 
 /// The associated token account of `wallet` for `mint` under `token_program`.
 pub fn associated_token_account(wallet: &Pubkey, mint: &Pubkey, token_program: &Pubkey) -> Pubkey {
-    Pubkey::find_program_address(
+    narrative_sdk::derive::find_program_address(
         &[wallet.as_ref(), token_program.as_ref(), mint.as_ref()],
         &ASSOCIATED_TOKEN_PROGRAM,
     )

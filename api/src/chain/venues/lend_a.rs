@@ -169,7 +169,7 @@ impl Reserve {
 /// The lending market's authority: the program address of the market alone (the program's
 /// `InitLendingMarket` finds it so and keeps its bump).
 pub fn market_authority(program: &Pubkey, market: &Pubkey) -> Pubkey {
-    Pubkey::find_program_address(&[market.as_ref()], program).0
+    narrative_sdk::derive::find_program_address(&[market.as_ref()], program).0
 }
 
 /// A reserve as its instructions name it: the program, the reserve's address and accounts, and
@@ -1128,7 +1128,11 @@ mod tests {
         // The market's authority: the program address of the market alone.
         assert_eq!(
             deposit.accounts[6].pubkey,
-            Pubkey::find_program_address(&[reserve.lending_market.as_ref()], &program).0
+            narrative_sdk::derive::find_program_address(
+                &[reserve.lending_market.as_ref()],
+                &program
+            )
+            .0
         );
         assert_eq!(deposit.accounts[8].pubkey, CLOCK_SYSVAR);
         let redeem = redeem_reserve_collateral(&accounts, &destination, &source, &owner, 1);

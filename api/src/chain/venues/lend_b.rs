@@ -278,17 +278,17 @@ impl Obligation {
 }
 
 pub fn market_authority(market: &Pubkey) -> Pubkey {
-    Pubkey::find_program_address(&[b"lma", market.as_ref()], &PROGRAM).0
+    narrative_sdk::derive::find_program_address(&[b"lma", market.as_ref()], &PROGRAM).0
 }
 
 pub fn user_metadata(owner: &Pubkey) -> Pubkey {
-    Pubkey::find_program_address(&[b"user_meta", owner.as_ref()], &PROGRAM).0
+    narrative_sdk::derive::find_program_address(&[b"user_meta", owner.as_ref()], &PROGRAM).0
 }
 
 /// The vanilla obligation (tag 0, id 0, both seed accounts the default key).
 pub fn vanilla_obligation(owner: &Pubkey, market: &Pubkey) -> Pubkey {
     let zero = Pubkey::default();
-    Pubkey::find_program_address(
+    narrative_sdk::derive::find_program_address(
         &[
             &[0u8],
             &[0u8],

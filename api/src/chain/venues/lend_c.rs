@@ -61,8 +61,9 @@ impl LendingAccounts {
         rewards_program: Pubkey,
         mint: Pubkey,
     ) -> LendingAccounts {
-        let pda =
-            |seeds: &[&[u8]], program: &Pubkey| Pubkey::find_program_address(seeds, program).0;
+        let pda = |seeds: &[&[u8]], program: &Pubkey| {
+            narrative_sdk::derive::find_program_address(seeds, program).0
+        };
         let f_token_mint = pda(&[b"f_token_mint", mint.as_ref()], &program);
         let lending = pda(
             &[b"lending", mint.as_ref(), f_token_mint.as_ref()],

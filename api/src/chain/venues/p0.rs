@@ -244,7 +244,7 @@ fn unreadable(what: &str) -> ApiError {
 impl P0 {
     /// The wallet's margin account: index 0, no third party.
     pub fn account_address(&self, wallet: &Pubkey) -> Pubkey {
-        Pubkey::find_program_address(
+        narrative_sdk::derive::find_program_address(
             &[
                 b"marginfi_account",
                 self.group.as_ref(),
@@ -259,7 +259,11 @@ impl P0 {
 
     /// The bank's liquidity vault authority.
     pub fn vault_authority(&self, bank: &Pubkey) -> Pubkey {
-        Pubkey::find_program_address(&[b"liquidity_vault_auth", bank.as_ref()], &self.program).0
+        narrative_sdk::derive::find_program_address(
+            &[b"liquidity_vault_auth", bank.as_ref()],
+            &self.program,
+        )
+        .0
     }
 
     /// The configured token whose mint is `mint` and its bank (400 `unsupported_asset`).

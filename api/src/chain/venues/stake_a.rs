@@ -75,7 +75,7 @@ impl StakePool {
 }
 
 pub fn withdraw_authority(program: &Pubkey, pool: &Pubkey) -> Pubkey {
-    Pubkey::find_program_address(&[pool.as_ref(), b"withdraw"], program).0
+    narrative_sdk::derive::find_program_address(&[pool.as_ref(), b"withdraw"], program).0
 }
 
 /// `DepositSol` of `lamports` from `wallet` into its pool-token account (which is also the

@@ -65,7 +65,7 @@ impl State {
 }
 
 fn pda(suffix: &[u8]) -> Pubkey {
-    Pubkey::find_program_address(&[STATE.as_ref(), suffix], &PROGRAM).0
+    narrative_sdk::derive::find_program_address(&[STATE.as_ref(), suffix], &PROGRAM).0
 }
 
 pub fn reserve_pda() -> Pubkey {
