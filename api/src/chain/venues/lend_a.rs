@@ -1128,11 +1128,7 @@ mod tests {
         // The market's authority: the program address of the market alone.
         assert_eq!(
             deposit.accounts[6].pubkey,
-            narrative_sdk::derive::find_program_address(
-                &[reserve.lending_market.as_ref()],
-                &program
-            )
-            .0
+            Pubkey::find_program_address(&[reserve.lending_market.as_ref()], &program).0
         );
         assert_eq!(deposit.accounts[8].pubkey, CLOCK_SYSVAR);
         let redeem = redeem_reserve_collateral(&accounts, &destination, &source, &owner, 1);
