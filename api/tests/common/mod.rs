@@ -102,11 +102,18 @@ pub struct TestServer {
 /// The anonymous requests a minute a test server allows unless the test sets its own.
 const ANONYMOUS_LIMIT_OUT_OF_THE_WAY: u32 = 1_000_000;
 
+/// A closed port (discard): a provider pointed here refuses at once, as an unreachable one does.
+const NOWHERE: &str = "http://127.0.0.1:9";
+
 /// The settings every test server starts from (an operator pair, one browser origin, the
-/// anonymous rate limit out of the way), then `configure`'s changes; nothing from the process
-/// environment.
+/// anonymous rate limit out of the way, no outside service), then `configure`'s changes;
+/// nothing from the process environment.
 fn test_config(configure: impl FnOnce(&mut Config)) -> Config {
     let mut config = Config::defaults();
+    // The default price feed is CoinGecko on the internet, which the background jobs (borrow
+    // health) would ask from every test server. Tests that need a price configure one or serve
+    // the feed's protocol locally (groups.rs).
+    config.price_feed_url = NOWHERE.into();
     config.admin_wallet = Some(ADMIN_WALLET.into());
     config.admin_secret = Some(ADMIN_SECRET.into());
     config.cors_origins = vec!["https://app.example".into()];
@@ -170,8 +177,7 @@ impl TestServer {
         &self,
         configure: impl FnOnce(&mut Config),
     ) -> (String, tokio::sync::oneshot::Sender<()>) {
-        let mut config = Config::defaults();
-        configure(&mut config);
+        let config = test_config(configure);
         // The same clock: two processes of one deployment share the time.
         let providers = Providers::with_clock(&config, self.clock.clone()).expect("providers");
         let state = AppState::from_config_with(self.db.store.clone(), &config, providers)
