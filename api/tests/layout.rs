@@ -272,6 +272,23 @@ fn handlers_touch_neither_the_database_nor_the_ledger() {
 }
 
 #[test]
+fn addresses_are_derived_through_the_one_search() {
+    // `narrative_sdk::derive` tests the curve in half the time of Solana's search and gives the
+    // same addresses; the service's code calls it, and only tests call Solana's, to compare.
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut violations = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let service = text.split("#[cfg(test)]").next().unwrap_or_default();
+        if code(service).contains("Pubkey::find_program_address") {
+            violations.push(file.display().to_string());
+        }
+    }
+    assert!(violations.is_empty(), "{violations:#?}");
+}
+
+#[test]
 fn the_scan_sees_what_it_forbids() {
     // The scanner itself: a comment names nothing, code does.
     assert!(crate_modules(&code("use crate::domain::keys; // crate::chain")).contains("domain"));
