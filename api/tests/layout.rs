@@ -271,17 +271,37 @@ fn handlers_touch_neither_the_database_nor_the_ledger() {
     assert!(violations.is_empty(), "{violations:#?}");
 }
 
+/// A file's text before its test module (`#[cfg(test)]` on a `mod`). A test-only item elsewhere
+/// (a helper under `#[cfg(test)]` among the service's code) does not end the service's part.
+fn before_test_module(text: &str) -> &str {
+    let mut at = 0;
+    while let Some(found) = text[at..].find("#[cfg(test)]") {
+        let start = at + found;
+        let after = &text[start + "#[cfg(test)]".len()..];
+        if after.trim_start().starts_with("mod ") {
+            return &text[..start];
+        }
+        at = start + 1;
+    }
+    text
+}
+
 #[test]
 fn addresses_are_derived_through_the_one_search() {
     // `narrative_sdk::derive` tests the curve in half the time of Solana's search and gives the
-    // same addresses; the service's code calls it, and only tests call Solana's, to compare.
+    // same addresses; the service's and the sdk's code call it, and only tests call Solana's,
+    // to compare.
     let mut files = Vec::new();
     rust_files(&src(), &mut files);
+    rust_files(&src().join("../../sdk/src"), &mut files);
+    assert!(
+        files.iter().any(|f| f.ends_with("sdk/src/pda.rs")),
+        "the sdk's sources are scanned"
+    );
     let mut violations = Vec::new();
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
-        let service = text.split("#[cfg(test)]").next().unwrap_or_default();
-        if code(service).contains("Pubkey::find_program_address") {
+        if code(before_test_module(&text)).contains("Pubkey::find_program_address") {
             violations.push(file.display().to_string());
         }
     }
@@ -317,4 +337,12 @@ fn the_scan_sees_what_it_forbids() {
         BTreeSet::from(["http".to_owned(), "routes".to_owned()])
     );
     assert!(crate_modules_at("use super::feed;", 3).is_empty());
+    // A test-only helper among the service's code does not hide what follows it; the test
+    // module does.
+    let file = "fn a() {}\n#[cfg(test)]\nfn helper() {}\nfn b() {}\n#[cfg(test)]\nmod tests {}\n";
+    assert_eq!(
+        before_test_module(file),
+        "fn a() {}\n#[cfg(test)]\nfn helper() {}\nfn b() {}\n"
+    );
+    assert_eq!(before_test_module("fn a() {}\n"), "fn a() {}\n");
 }
