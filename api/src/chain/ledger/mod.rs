@@ -8,6 +8,7 @@ use solana_hash::Hash;
 use solana_signature::Signature;
 use solana_transaction::versioned::VersionedTransaction;
 
+mod accounts_call;
 pub mod coalesce;
 pub mod rpc;
 

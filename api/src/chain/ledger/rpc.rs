@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use tokio::sync::Mutex;
 
+use super::accounts_call::AccountsCall;
 use super::coalesce::Coalescer;
 use super::{
     BalanceChange, LandedTransaction, Ledger, LedgerAccount, LedgerError, SignatureStatus,
@@ -44,11 +45,14 @@ pub struct RpcLedger {
     /// The blockhash and when (unix seconds) it was fetched.
     blockhash: Mutex<Option<(Hash, i64)>>,
     redactor: Arc<Redactor>,
+    /// The one call the prepares' reads make, read without `solana-rpc-client`.
+    accounts: Arc<AccountsCall>,
     reads: Coalescer,
 }
 
 impl RpcLedger {
     pub fn new(url: &str, clock: SharedClock) -> RpcLedger {
+        let redactor = Arc::new(Redactor::new(url));
         RpcLedger {
             client: Arc::new(RpcClient::new_with_commitment(
                 url.to_owned(),
@@ -56,7 +60,8 @@ impl RpcLedger {
             )),
             clock,
             blockhash: Mutex::new(None),
-            redactor: Arc::new(Redactor::new(url)),
+            accounts: Arc::new(AccountsCall::new(url, redactor.clone())),
+            redactor,
             reads: Coalescer::new(EAGER_ACCOUNT_CALLS, MAX_ACCOUNT_CALLS),
         }
     }
@@ -214,28 +219,11 @@ impl Ledger for RpcLedger {
         &self,
         addresses: &[Pubkey],
     ) -> Result<(u64, Vec<Option<LedgerAccount>>), LedgerError> {
-        let (client, redactor) = (self.client.clone(), self.redactor.clone());
+        let call = self.accounts.clone();
         self.reads
             .read(addresses, move |all| {
-                let (client, redactor) = (client.clone(), redactor.clone());
-                async move {
-                    let response = client
-                        .get_multiple_accounts_with_commitment(&all, CommitmentConfig::confirmed())
-                        .await
-                        .map_err(|e| LedgerError::Unavailable(redactor.clean(&e.to_string())))?;
-                    let accounts = response
-                        .value
-                        .into_iter()
-                        .map(|account| {
-                            account.map(|a| LedgerAccount {
-                                owner: a.owner,
-                                lamports: a.lamports,
-                                data: a.data,
-                            })
-                        })
-                        .collect();
-                    Ok((response.context.slot, accounts))
-                }
+                let call = call.clone();
+                async move { call.read(&all).await }
             })
             .await
     }
