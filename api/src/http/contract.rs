@@ -24,7 +24,9 @@ pub struct Patch {
 
 pub struct Contract {
     document: String,
-    paths: Vec<PathTemplate>,
+    /// The templates by their number of segments: a request path is compared only with those
+    /// of its own length.
+    by_length: Vec<Vec<PathTemplate>>,
 }
 
 /// One path of the document (or one of the plain routes beside it).
@@ -107,7 +109,16 @@ impl Contract {
         });
         Contract {
             document: serde_json::to_string_pretty(&document).expect("JSON"),
-            paths: documented.chain(plain).collect(),
+            by_length: documented
+                .chain(plain)
+                .fold(Vec::new(), |mut by_length, route| {
+                    let length = route.segments.len();
+                    if by_length.len() <= length {
+                        by_length.resize_with(length + 1, Vec::new);
+                    }
+                    by_length[length].push(route);
+                    by_length
+                }),
         }
     }
 
@@ -120,16 +131,15 @@ impl Contract {
     /// Every request asks this a few times (metrics, cache, gates), so it allocates nothing.
     fn route(&self, path: &str) -> Option<&PathTemplate> {
         let segments = || path.split('/').filter(|s| !s.is_empty());
-        let count = segments().count();
-        self.paths
+        self.by_length
+            .get(segments().count())?
             .iter()
             .filter(|route| {
-                route.segments.len() == count
-                    && route
-                        .segments
-                        .iter()
-                        .zip(segments())
-                        .all(|(t, s)| t.as_deref().is_none_or(|literal| literal == s))
+                route
+                    .segments
+                    .iter()
+                    .zip(segments())
+                    .all(|(t, s)| t.as_deref().is_none_or(|literal| literal == s))
             })
             .max_by_key(|route| route.precedence)
     }
