@@ -62,42 +62,61 @@ fn hello() -> &'static str {
 
 /// A JSON-RPC node: every account read finds the token-lending double's SOL reserve (and
 /// nothing else, so a deposit creates its token accounts); every other call gets a blockhash.
+/// Its answers are written as text around the reserve's account rendered once: the stand-in's
+/// own work is not the api's, and it shares the two cores with it.
 #[handler]
-fn rpc(Json(request): Json<Value>) -> Json<Value> {
-    if request["method"] == "getMultipleAccounts" {
-        // Built once: the stand-in's own work is not the api's.
-        static RESERVE: std::sync::OnceLock<(String, Value)> = std::sync::OnceLock::new();
-        let (address, account) = RESERVE.get_or_init(|| {
-            let market = integration_tests::venues::LendingMarket::deterministic();
-            let reserve = integration_tests::venues::reserve_account(&market, 10_000_000);
-            let data =
-                base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &reserve.data);
-            (
-                market.sol_reserve.to_string(),
-                json!({"lamports": reserve.lamports, "owner": reserve.owner.to_string(),
-                       "data": [data, "base64"], "executable": false, "rentEpoch": 0,
-                       "space": reserve.data.len()}),
-            )
-        });
-        let value: Vec<Value> = request["params"][0]
-            .as_array()
-            .into_iter()
-            .flatten()
+fn rpc(body: Json<RpcCall>) -> poem::Response {
+    static RESERVE: std::sync::OnceLock<(String, String)> = std::sync::OnceLock::new();
+    let (address, account) = RESERVE.get_or_init(|| {
+        let market = integration_tests::venues::LendingMarket::deterministic();
+        let reserve = integration_tests::venues::reserve_account(&market, 10_000_000);
+        let data =
+            base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &reserve.data);
+        (
+            market.sol_reserve.to_string(),
+            json!({"lamports": reserve.lamports, "owner": reserve.owner.to_string(),
+                   "data": [data, "base64"], "executable": false, "rentEpoch": 0,
+                   "space": reserve.data.len()})
+            .to_string(),
+        )
+    });
+    let RpcCall { id, method, params } = body.0;
+    let result = if method == "getMultipleAccounts" {
+        let asked = params
+            .first()
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
+        let found: Vec<&str> = asked
+            .iter()
             .map(|a| {
                 if a.as_str() == Some(address.as_str()) {
-                    account.clone()
+                    account.as_str()
                 } else {
-                    Value::Null
+                    "null"
                 }
             })
             .collect();
-        return Json(json!({"jsonrpc": "2.0", "id": request["id"],
-                           "result": {"context": {"slot": 1}, "value": value}}));
-    }
-    Json(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
-        "context": {"slot": 1},
-        "value": {"blockhash": "4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM", "lastValidBlockHeight": 100}
-    }}))
+        format!(
+            r#"{{"context":{{"slot":1}},"value":[{}]}}"#,
+            found.join(",")
+        )
+    } else {
+        r#"{"context":{"slot":1},"value":{"blockhash":"4uQeVj5tqViQh7yWWGStvkEG1Zmhx6uasJtWCJziofM","lastValidBlockHeight":100}}"#.to_owned()
+    };
+    poem::Response::builder()
+        .content_type("application/json")
+        .body(format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#
+        ))
+}
+
+/// What the stand-in reads of a JSON-RPC call.
+#[derive(serde::Deserialize)]
+struct RpcCall {
+    id: Value,
+    method: String,
+    #[serde(default)]
+    params: Vec<Value>,
 }
 
 /// Writes a wrk script posting `bodies` in turn. Each wrk thread formats its requests once, in
