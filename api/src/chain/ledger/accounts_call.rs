@@ -221,7 +221,7 @@ mod tests {
                 Some(LedgerAccount {
                     owner: key(9),
                     lamports: 5,
-                    data: vec![1, 2, 0xff]
+                    data: vec![1, 2, 0x3f]
                 }),
                 None
             ]
