@@ -334,3 +334,66 @@ async fn token_history_pages_back_to_the_period_and_stops_at_its_bound() {
     assert_eq!((held[5].before, held[5].after), (1_199, 1_200));
     assert_eq!(history.pages.load(Ordering::SeqCst), 1);
 }
+
+/// How the refusing node answers `getMultipleAccounts`.
+#[derive(Default)]
+struct Refusing {
+    /// 0 answers the accounts; anything else is the HTTP status answered, with a body.
+    status: std::sync::atomic::AtomicU16,
+    calls: AtomicUsize,
+}
+
+#[handler]
+async fn refusing_rpc(
+    Json(request): Json<Value>,
+    Data(node): Data<&Arc<Refusing>>,
+) -> poem::Response {
+    assert_eq!(request["method"], "getMultipleAccounts");
+    node.calls.fetch_add(1, Ordering::SeqCst);
+    match node.status.load(Ordering::SeqCst) {
+        0 => Json(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+            "context": {"slot": 12},
+            "value": [{"lamports": 9, "owner": "11111111111111111111111111111111",
+                       "data": ["AQID", "base64"], "executable": false, "rentEpoch": 0, "space": 3}]
+        }}))
+        .into_response(),
+        status => poem::Response::builder()
+            .status(poem::http::StatusCode::from_u16(status).unwrap())
+            .header("retry-after", "1")
+            .body("slow down"),
+    }
+}
+
+/// A node that refuses the account read (rate-limited, or failing) is unavailable at once: one
+/// call, no retries that would hold the prepare for seconds, and the error names the status but
+/// not the node URL's key. The next read, once the node answers, gets the accounts.
+#[tokio::test]
+async fn an_account_read_the_node_refuses_is_unavailable_after_one_call() {
+    use narrative_api::chain::ledger::LedgerError;
+    let node = Arc::new(Refusing::default());
+    let base = serve(Route::new().at("/", post(refusing_rpc)).data(node.clone())).await;
+    let ledger = RpcLedger::new(
+        &format!("{base}/?api-key=refused-key-42"),
+        narrative_api::clock::ManualClock::at(1_800_000_000),
+    );
+    let address = narrative_sdk::Pubkey::new_unique();
+    for status in [429u16, 500, 502, 503] {
+        node.status.store(status, Ordering::SeqCst);
+        let before = node.calls.load(Ordering::SeqCst);
+        let refused = ledger.accounts(&[address]).await;
+        let Err(LedgerError::Unavailable(reason)) = &refused else {
+            panic!("HTTP {status}: {refused:?}");
+        };
+        assert!(reason.contains(&status.to_string()), "{reason}");
+        assert!(!format!("{refused:?}").contains("refused-key-42"));
+        assert_eq!(
+            node.calls.load(Ordering::SeqCst),
+            before + 1,
+            "HTTP {status}"
+        );
+    }
+    node.status.store(0, Ordering::SeqCst);
+    let (slot, accounts) = ledger.accounts(&[address]).await.unwrap();
+    assert_eq!(slot, 12);
+    assert_eq!(accounts[0].as_ref().map(|a| a.lamports), Some(9));
+}

@@ -7,14 +7,14 @@
 mod common;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use base64::Engine;
 use common::{clock_at_hour_start, sample, serve_locally, TestServer};
 use narrative_sdk::Pubkey;
 use poem::web::{Data, Json as PoemJson};
-use poem::{handler, post, EndpointExt, Route};
+use poem::{handler, post, EndpointExt, IntoResponse, Route};
 use rand::RngCore;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -331,15 +331,23 @@ async fn fresh_wallets_from_one_ip_run_into_the_per_ip_daily_caps_of_paid_routes
 const MINT: Pubkey = Pubkey::new_from_array([0xAB; 32]);
 const TOKEN_PROGRAM: &str = "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA";
 
-/// A JSON-RPC node that knows the loyalty mint and no token account, counting what it is asked.
+/// A JSON-RPC node that knows the loyalty mint and no token account, counting what it is asked;
+/// while `rate_limited`, it answers 429 as a public node over its quota does.
 #[derive(Default)]
 struct Node {
     calls: AtomicUsize,
+    rate_limited: AtomicBool,
 }
 
 #[handler]
-fn rpc(PoemJson(request): PoemJson<Value>, Data(node): Data<&Arc<Node>>) -> PoemJson<Value> {
+fn rpc(PoemJson(request): PoemJson<Value>, Data(node): Data<&Arc<Node>>) -> poem::Response {
     node.calls.fetch_add(1, Ordering::SeqCst);
+    if node.rate_limited.load(Ordering::SeqCst) {
+        return poem::Response::builder()
+            .status(poem::http::StatusCode::TOO_MANY_REQUESTS)
+            .header("retry-after", "10")
+            .body("rate limited");
+    }
     let result = match request["method"].as_str().unwrap_or_default() {
         "getMultipleAccounts" => {
             let accounts: Vec<Value> = request["params"][0]
@@ -360,7 +368,7 @@ fn rpc(PoemJson(request): PoemJson<Value>, Data(node): Data<&Arc<Node>>) -> Poem
         }
         other => panic!("the node was asked {other}"),
     };
-    PoemJson(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
+    PoemJson(json!({"jsonrpc": "2.0", "id": request["id"], "result": result})).into_response()
 }
 
 async fn holder_check(server: &TestServer, n: u32) -> (StatusCode, Value) {
@@ -406,6 +414,50 @@ async fn a_holder_check_reads_the_ledger_once_per_wallet_within_its_ttl_and_is_c
     let (status, body) = check(3).await;
     assert_daily_cap(status, &body, "3 holder checks per IP per day");
     assert_eq!(node.calls.load(Ordering::SeqCst), read + 2);
+    server.stop().await;
+}
+
+/// A node over its quota (HTTP 429) makes a holder check 503 `ledger_unavailable` after one
+/// call, not after retries that hold the request; nothing is recorded or cached, so the check
+/// reads the ledger again once the node answers.
+#[tokio::test]
+async fn a_rate_limited_node_is_a_503_after_one_call_and_nothing_is_kept() {
+    use sea_orm::{EntityTrait, PaginatorTrait};
+    let node = Arc::new(Node::default());
+    let rpc_url = serve_locally(Route::new().at("/", post(rpc)).data(node.clone())).await;
+    let server = TestServer::start_at(clock_at_hour_start(), |c| {
+        c.solana_rpc_url = rpc_url.into();
+        c.loyalty_mint = Some(MINT.to_string());
+        c.loyalty_min_balance = 100;
+    })
+    .await;
+    node.rate_limited.store(true, Ordering::SeqCst);
+    let (status, refused) = holder_check(&server, 7).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    assert_eq!(refused["error"], "ledger_unavailable", "{refused}");
+    assert_eq!(node.calls.load(Ordering::SeqCst), 1, "no retries");
+    let recorded = || async {
+        narrative_store::entities::wallet_verifications::Entity::find()
+            .count(server.db.store.db())
+            .await
+            .unwrap()
+    };
+    assert_eq!(
+        recorded().await,
+        0,
+        "nothing recorded for the refused check"
+    );
+
+    node.rate_limited.store(false, Ordering::SeqCst);
+    let (status, answered) = holder_check(&server, 7).await;
+    assert_eq!(status, StatusCode::OK, "{answered}");
+    assert_eq!(answered["holder"], false);
+    assert_eq!(
+        node.calls.load(Ordering::SeqCst),
+        2,
+        "read again, not cached"
+    );
+    assert_eq!(recorded().await, 1, "the answered check is recorded");
     server.stop().await;
 }
 
