@@ -6,12 +6,14 @@
 
 mod common;
 
+use std::sync::Arc;
+
 use common::bank::BankLedger;
 use common::chain::{self, run_indexed};
 use common::{eventually, TestServer};
 use integration_tests::harness::{HarnessOptions, DAY, SOL};
 use narrative_api::clock::{iso, Clock, ManualClock};
-use narrative_api::domain::shield::keeper::ShieldTender;
+use narrative_api::domain::shield::keeper::{ShieldTender, RECHECK_SECS};
 use narrative_api::jobs::shield_keeper::ShieldKeeper;
 use narrative_api::jobs::{Handler, JobOutcome, Leased};
 use narrative_sdk::crucible_pool::SOL_MINT;
@@ -24,6 +26,27 @@ use reqwest::StatusCode;
 use serde_json::Value;
 use solana_keypair::Keypair;
 use solana_signer::Signer;
+
+/// One run of the keeper's job, as the worker would run it, paid by `keeper`.
+async fn run_keeper(
+    server: &TestServer,
+    ledger: &Arc<BankLedger>,
+    clock: &Arc<ManualClock>,
+    keeper: &Keypair,
+) -> JobOutcome {
+    let tender = ShieldTender {
+        store: server.db.store.clone(),
+        ledger: ledger.clone(),
+        keeper: Some(keeper.insecure_clone().into()),
+        clock: clock.clone(),
+    };
+    let leased = Leased {
+        id: 0,
+        attempt: 1,
+        job: ShieldKeeper::default(),
+    };
+    tender.run(leased).await.unwrap()
+}
 
 /// Moves the bank's clock and the server's by `secs`.
 async fn advance(ledger: &BankLedger, clock: &ManualClock, secs: i64) {
@@ -117,6 +140,15 @@ async fn the_keeper_finalises_forwards_the_seam_share_and_refunds_what_nobody_re
     // The period ends and the oracle (threshold 1) proposes EXPLOIT: the read shows when it
     // may be finalised, and nothing moves before then.
     advance(&ledger, &clock, 30 * DAY + 60).await;
+    // A run now knows of nothing due for two weeks (both resolution delays), yet looks again
+    // within RECHECK_SECS: an oracle may propose an outcome (due after two days) at any time,
+    // and the store learning of it does not wake the keeper.
+    let keeper = ledger.harness.lock().await.keeper.insecure_clone();
+    let outcome = run_keeper(&server, &ledger, &clock, &keeper).await;
+    assert!(
+        matches!(outcome, JobOutcome::Later(at) if at == clock.now() + RECHECK_SECS),
+        "{outcome:?}"
+    );
     let vote =
         shield::submit_oracle_resolution(oracle.pubkey(), &hacked, ShieldSide::Exploit.into());
     run_indexed(&server, &ledger, &[vote], &[&oracle]).await;
@@ -209,28 +241,12 @@ async fn the_keeper_finalises_forwards_the_seam_share_and_refunds_what_nobody_re
         .await;
     assert_eq!(after - before, SOL, "the principal back, exactly");
 
-    // A run with nothing due sends nothing (the keeper's balance does not move) and sleeps
-    // until the next thing that can come due.
-    let (keeper, keeper_before) = {
-        let mut h = ledger.harness.lock().await;
-        let keeper = h.keeper.insecure_clone();
-        let balance = h.lamports(keeper.pubkey()).await;
-        (keeper, balance)
-    };
-    let tender = ShieldTender {
-        store: server.db.store.clone(),
-        ledger: ledger.clone(),
-        keeper: Some(keeper.insecure_clone().into()),
-        clock: clock.clone(),
-    };
-    let leased = Leased {
-        id: 0,
-        attempt: 1,
-        job: ShieldKeeper::default(),
-    };
-    let outcome = tender.run(leased).await.unwrap();
+    // A run with nothing due sends nothing (the keeper's balance does not move) and sleeps,
+    // no longer than RECHECK_SECS.
+    let keeper_before = ledger.harness.lock().await.lamports(keeper.pubkey()).await;
+    let outcome = run_keeper(&server, &ledger, &clock, &keeper).await;
     assert!(
-        matches!(outcome, JobOutcome::Later(at) if at > clock.now()),
+        matches!(outcome, JobOutcome::Later(at) if at == clock.now() + RECHECK_SECS),
         "{outcome:?}"
     );
     assert_eq!(

@@ -36,9 +36,11 @@ use crate::clock::SharedClock;
 use crate::jobs::shield_keeper::ShieldKeeper;
 use crate::jobs::{Handler, JobOutcome, Leased};
 
-/// How long the keeper sleeps when nothing is due sooner: a coverage the store learns of later
-/// (an outcome proposed, a period ended) is picked up within this.
-const RECHECK_SECS: i64 = 600;
+/// The longest the keeper sleeps, however far off the next due step it knows of: an outcome
+/// an oracle proposes later (due after its 48 h timelock, sooner than the 14-day resolution
+/// delays already known) reaches the store without waking the keeper, and is picked up within
+/// this.
+pub const RECHECK_SECS: i64 = 600;
 /// How soon a run that left work undone (a failed step, a full batch) runs again.
 const RETRY_SECS: i64 = 60;
 /// Coverages of each kind (due active ones, waiting seam shares) tended per run; the rest wait
@@ -134,7 +136,11 @@ impl ShieldTender {
             return Ok(JobOutcome::Later(now + RECHECK_SECS));
         };
 
-        let mut next = self.next_due(now).await?.unwrap_or(now + RECHECK_SECS);
+        let recheck = now + RECHECK_SECS;
+        let mut next = self
+            .next_due(now)
+            .await?
+            .map_or(recheck, |due| due.min(recheck));
         let mut failed = false;
         let mut took_a_step = false;
         for (protocol_id, account) in candidates.iter().zip(&accounts[2..]) {
