@@ -7,20 +7,15 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use anchor_lang::Space;
-use common::bank::BankLedger;
+use common::bank::{BankLedger, TappedLedger};
 use common::chain::{self, run_indexed};
 use common::{eventually, eventually_some, TestServer};
 use integration_tests::harness::{HarnessOptions, CLAIM_WINDOW, DAY, SOL};
-use narrative_api::chain::ledger::{
-    BalanceChange, LandedTransaction, Ledger, LedgerAccount, LedgerError, SignatureStatus,
-    TokenAccountRef,
-};
 use narrative_api::clock::{Clock, ManualClock};
-use narrative_api::domain::echo::keeper::Keeper;
+use narrative_api::domain::echo::keeper::{Keeper, RECHECK_SECS};
 use narrative_api::jobs::echo_keeper::EchoKeeper;
 use narrative_api::jobs::{Handler, JobOutcome, Leased};
 use narrative_sdk::binary_vault::state::Side;
@@ -31,11 +26,8 @@ use narrative_store::entities::{echo_allocations, echo_distributions, notificati
 use reqwest::StatusCode;
 use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use serde_json::{json, Value};
-use solana_hash::Hash;
 use solana_keypair::Keypair;
-use solana_signature::Signature;
 use solana_signer::Signer;
-use solana_transaction::versioned::VersionedTransaction;
 
 const HOLD: i64 = 2 * DAY;
 /// crucible_pool's delay before a posted root pays.
@@ -394,61 +386,6 @@ async fn forfeits_close_into_an_epoch_two_wallets_claim_their_preview_and_the_re
     server.stop().await;
 }
 
-/// A ledger whose answer to `send` is lost once (the transaction still lands), as when the
-/// connection drops after the node accepted it.
-struct LosingLedger {
-    inner: Arc<BankLedger>,
-    lose_next_send: AtomicBool,
-}
-
-#[async_trait::async_trait]
-impl Ledger for LosingLedger {
-    async fn latest_blockhash(&self) -> Result<Hash, LedgerError> {
-        self.inner.latest_blockhash().await
-    }
-
-    async fn signature_status(
-        &self,
-        signature: &Signature,
-    ) -> Result<Option<SignatureStatus>, LedgerError> {
-        self.inner.signature_status(signature).await
-    }
-
-    async fn transaction(
-        &self,
-        signature: &Signature,
-    ) -> Result<Option<LandedTransaction>, LedgerError> {
-        self.inner.transaction(signature).await
-    }
-
-    async fn accounts(
-        &self,
-        addresses: &[Pubkey],
-    ) -> Result<(u64, Vec<Option<LedgerAccount>>), LedgerError> {
-        self.inner.accounts(addresses).await
-    }
-
-    async fn send(&self, tx: &VersionedTransaction) -> Result<Signature, LedgerError> {
-        let signature = self.inner.send(tx).await?;
-        if self.lose_next_send.swap(false, Ordering::SeqCst) {
-            return Err(LedgerError::Unavailable("connection reset".into()));
-        }
-        Ok(signature)
-    }
-
-    async fn token_history(
-        &self,
-        account: &TokenAccountRef,
-        since: i64,
-        stop_below: u64,
-        limit: usize,
-    ) -> Result<Vec<BalanceChange>, LedgerError> {
-        self.inner
-            .token_history(account, since, stop_below, limit)
-            .await
-    }
-}
-
 /// A bank with one forfeited market whose epoch 0 is due, the keeper the test runs itself over
 /// a ledger that loses its first `send` answer, and that first run done: the close landed on
 /// chain but the store still holds it as `computed`.
@@ -457,6 +394,8 @@ struct LostClose {
     ledger: Arc<BankLedger>,
     clock: Arc<ManualClock>,
     keeper: Keeper,
+    /// The keeper's ledger: what it sent.
+    tapped: Arc<TappedLedger>,
     stored: echo_distributions::Model,
 }
 
@@ -487,13 +426,10 @@ impl LostClose {
         )
         .await;
         advance(&ledger, &clock, 120).await;
-        let losing = Arc::new(LosingLedger {
-            inner: ledger.clone(),
-            lose_next_send: AtomicBool::new(true),
-        });
+        let tapped = TappedLedger::losing_first_answer(ledger.clone());
         let keeper = Keeper {
             store: server.db.store.clone(),
-            ledger: losing,
+            ledger: tapped.clone(),
             keeper: Some(Arc::new(keeper)),
             clock: clock.clone(),
         };
@@ -520,6 +456,7 @@ impl LostClose {
             ledger,
             clock,
             keeper,
+            tapped,
             stored,
         }
     }
@@ -564,9 +501,15 @@ async fn run_keeper(keeper: &Keeper) -> anyhow::Result<JobOutcome> {
 #[tokio::test]
 async fn a_close_whose_answer_was_lost_is_booked_once_and_never_sent_again() {
     let lost = LostClose::new().await;
-    // The next run books it from the chain and sends nothing: epoch 1 is not due.
+    // The next run books it from the chain and sends nothing: epoch 1 is not due for a week,
+    // yet the keeper looks again within RECHECK_SECS.
+    assert_eq!(lost.tapped.sent(), 1, "the lost close");
     let outcome = lost.run().await.unwrap();
-    assert!(matches!(outcome, JobOutcome::Later(at) if at > lost.clock.now() + 6 * DAY));
+    assert!(
+        matches!(outcome, JobOutcome::Later(at) if at == lost.clock.now() + RECHECK_SECS),
+        "{outcome:?}"
+    );
+    assert_eq!(lost.tapped.sent(), 1, "nothing sent again");
     let booked = lost.booked().await;
     assert_eq!(booked.status, "closed");
     assert_eq!(booked.merkle_root, lost.stored.merkle_root);
@@ -581,6 +524,7 @@ async fn a_close_whose_answer_was_lost_is_booked_once_and_never_sent_again() {
     lost.run().await.unwrap();
     lost.run().await.unwrap();
     assert_eq!(lost.told().await, 2, "booked once");
+    assert_eq!(lost.tapped.sent(), 1, "never sent again");
     lost.server.stop().await;
 }
 

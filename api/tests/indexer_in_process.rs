@@ -131,8 +131,15 @@ async fn the_api_process_indexes_when_a_source_is_configured() {
         found["protocol"]["exploit"]["principal_lamports"],
         1_000_000_000i64
     );
+    // The gauge is set just after the batch commits (the coverage may be read in between).
+    common::eventually("the committed slot shown", || async {
+        server
+            .get_text("/metrics")
+            .await
+            .contains("indexer_committed_slot 500")
+    })
+    .await;
     let metrics = server.get_text("/metrics").await;
-    assert!(metrics.contains("indexer_committed_slot 500"), "{metrics}");
     // The only api process on this database holds the checkpoint's lease.
     assert_eq!(leader_gauge(&metrics), Some(1.0), "{metrics}");
     assert!(metrics.contains("http_requests_total"));

@@ -239,7 +239,13 @@ async fn a_refused_push_is_retried_with_backoff_and_a_gone_subscription_is_delet
     .await;
     assert_eq!(push.attempts("gone"), 1);
     assert_eq!(push.rejected(), Vec::<String>::new());
-    // What the push service answered, as operators see it.
+    // What the push service answered, as operators see it (counted once the worker has its
+    // answer, a moment after the push service recorded the delivery).
+    eventually("the second delivery counted", || async {
+        let metrics = server.get_text("/metrics").await;
+        common::sample(&metrics, "push_deliveries_total{outcome=\"delivered\"}") == Some(2.0)
+    })
+    .await;
     let metrics = server.get_text("/metrics").await;
     for (outcome, count) in [
         ("delivered", 2.0),

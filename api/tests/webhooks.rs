@@ -21,7 +21,8 @@ use poem::web::Data;
 use poem::{handler, post, EndpointExt, Route};
 use reqwest::StatusCode;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, QueryFilter, QueryOrder,
+    ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter,
+    QueryOrder,
 };
 use serde_json::{json, Value};
 
@@ -560,6 +561,18 @@ async fn the_signing_secret_is_random_and_a_revoked_agent_receives_nothing() {
     assert_eq!(status, StatusCode::OK, "{answer}");
     eventually("the live agent told", || async {
         !seen.lock().unwrap().is_empty()
+    })
+    .await;
+    // Its job done first: a delivery still running when the clock moves a lease's length
+    // could be leased again and sent twice.
+    eventually("the live delivery recorded", || async {
+        jobs::Entity::find()
+            .filter(jobs::Column::Kind.eq("deliver_webhook"))
+            .filter(jobs::Column::Status.eq("done"))
+            .count(db)
+            .await
+            .unwrap()
+            == 1
     })
     .await;
     // The queued delivery's time comes: it is dropped, not sent.

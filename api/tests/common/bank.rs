@@ -6,6 +6,7 @@
 #![allow(deprecated)]
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use integration_tests::harness::Harness;
@@ -27,7 +28,7 @@ pub struct BankLedger {
     /// What ran, with its inner instructions, so a test can index it as the indexer would.
     recorded: std::sync::Mutex<HashMap<Signature, Recorded>>,
     /// While set, every read and send fails as an RPC node that does not answer would.
-    offline: std::sync::atomic::AtomicBool,
+    offline: AtomicBool,
 }
 
 /// A transaction as the indexer receives it.
@@ -55,12 +56,11 @@ impl BankLedger {
     /// Makes the ledger stop (or start again) answering the api, as an RPC outage would; the
     /// bank itself keeps running, so a test can still land transactions through `process`.
     pub fn set_offline(&self, offline: bool) {
-        self.offline
-            .store(offline, std::sync::atomic::Ordering::SeqCst);
+        self.offline.store(offline, Ordering::SeqCst);
     }
 
     fn answering(&self) -> Result<(), LedgerError> {
-        if self.offline.load(std::sync::atomic::Ordering::SeqCst) {
+        if self.offline.load(Ordering::SeqCst) {
             Err(LedgerError::Unavailable(
                 "the test's RPC node is offline".into(),
             ))
@@ -187,5 +187,86 @@ impl Ledger for BankLedger {
         Err(LedgerError::Unavailable(
             "program-test keeps no index of an address's signatures".into(),
         ))
+    }
+}
+
+/// A bank ledger a test watches: it counts the transactions sent through it, and can lose the
+/// answer to the next `send` (the transaction still lands), as when the connection drops after
+/// the node accepted it. A handler run over it shows what *it* sent, whatever background jobs
+/// send over the bank at the same time.
+pub struct TappedLedger {
+    inner: Arc<BankLedger>,
+    sent: AtomicUsize,
+    lose_next_send: AtomicBool,
+}
+
+impl TappedLedger {
+    pub fn new(inner: Arc<BankLedger>) -> Arc<Self> {
+        Arc::new(TappedLedger {
+            inner,
+            sent: Default::default(),
+            lose_next_send: Default::default(),
+        })
+    }
+
+    /// The same, losing the answer to its first `send`.
+    pub fn losing_first_answer(inner: Arc<BankLedger>) -> Arc<Self> {
+        let tapped = Self::new(inner);
+        tapped.lose_next_send.store(true, Ordering::SeqCst);
+        tapped
+    }
+
+    /// Transactions sent through this ledger so far (landed or not).
+    pub fn sent(&self) -> usize {
+        self.sent.load(Ordering::SeqCst)
+    }
+}
+
+#[async_trait::async_trait]
+impl Ledger for TappedLedger {
+    async fn latest_blockhash(&self) -> Result<Hash, LedgerError> {
+        self.inner.latest_blockhash().await
+    }
+
+    async fn signature_status(
+        &self,
+        signature: &Signature,
+    ) -> Result<Option<SignatureStatus>, LedgerError> {
+        self.inner.signature_status(signature).await
+    }
+
+    async fn transaction(
+        &self,
+        signature: &Signature,
+    ) -> Result<Option<LandedTransaction>, LedgerError> {
+        self.inner.transaction(signature).await
+    }
+
+    async fn accounts(
+        &self,
+        addresses: &[Pubkey],
+    ) -> Result<(u64, Vec<Option<LedgerAccount>>), LedgerError> {
+        self.inner.accounts(addresses).await
+    }
+
+    async fn send(&self, tx: &VersionedTransaction) -> Result<Signature, LedgerError> {
+        self.sent.fetch_add(1, Ordering::SeqCst);
+        let signature = self.inner.send(tx).await?;
+        if self.lose_next_send.swap(false, Ordering::SeqCst) {
+            return Err(LedgerError::Unavailable("connection reset".into()));
+        }
+        Ok(signature)
+    }
+
+    async fn token_history(
+        &self,
+        account: &TokenAccountRef,
+        since: i64,
+        stop_below: u64,
+        limit: usize,
+    ) -> Result<Vec<BalanceChange>, LedgerError> {
+        self.inner
+            .token_history(account, since, stop_below, limit)
+            .await
     }
 }

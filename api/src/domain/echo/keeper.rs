@@ -39,8 +39,11 @@ use crate::domain::notifications::{notices, notify};
 use crate::jobs::echo_keeper::EchoKeeper;
 use crate::jobs::{Handler, JobOutcome, Leased};
 
-/// How soon a keeper that found nothing to tend (crucible_pool not initialised) looks again.
-const RECHECK_SECS: i64 = 600;
+/// How soon a keeper that found nothing to tend (crucible_pool not initialised) looks again,
+/// and the longest it sleeps however far off the next close or rollover is: the admin's
+/// `update_settings` can shorten the epoch or the claim window once its timelock is over, and
+/// nothing wakes the keeper when it lands.
+pub const RECHECK_SECS: i64 = 600;
 
 /// Distribution statuses.
 pub const COMPUTED: &str = "computed";
@@ -118,7 +121,7 @@ impl Keeper {
         let due = epoch.started_at.saturating_add(state.epoch_duration_secs);
         if ledger_now < due {
             let next = next_rollover.map_or(due, |r| r.min(due));
-            return Ok(JobOutcome::Later(at(next)));
+            return Ok(JobOutcome::Later(at(next).min(now + RECHECK_SECS)));
         }
         let open = OpenEpoch {
             address: epoch_address,
