@@ -1,7 +1,9 @@
 //! The cluster setting selects the venues: on mainnet the devnet-only lend_a answers 503
 //! `coming_soon` and lend_c (Jupiter Lend) builds for wallets, a versioned (v0) transaction
-//! over the accounts its programs derive, read from its `Lending` account first. (No stand-in of
-//! Jupiter Lend runs here: the transaction is checked against the interface, not landed.)
+//! over the accounts its programs derive, read from its `Lending` account first; the
+//! liquid-staking deposits (Jito's pool, Marinade) answer the token account they mint to. (No
+//! stand-ins of these venues run here: the transactions are checked against the interfaces,
+//! not landed.)
 
 mod common;
 
@@ -13,13 +15,17 @@ use narrative_api::chain::venues::lend_c::{
     self, LendingAccounts, EXCHANGE_PRICES_PRECISION, MAINNET_LIQUIDITY_PROGRAM, MAINNET_PROGRAM,
     MAINNET_REWARDS_PROGRAM,
 };
-use narrative_api::chain::venues::{anchor_data, anchor_discriminator, NATIVE_MINT};
+use narrative_api::chain::venues::{
+    anchor_data, anchor_discriminator, stake_a, stake_b, NATIVE_MINT,
+};
+use narrative_sdk::Pubkey;
 use reqwest::StatusCode;
 use serde_json::json;
 use solana_account::Account;
 use solana_message::VersionedMessage;
 use solana_signer::Signer;
 use solana_transaction::versioned::VersionedTransaction;
+use solana_transaction::Transaction;
 
 /// The SOL market's `Lending` account, as the lending program lays it out: an fToken worth
 /// 1.05 SOL.
@@ -161,4 +167,155 @@ async fn on_mainnet_lend_c_prepares_a_versioned_deposit_over_its_derived_account
         .await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(body["error"], "venue_state_unreadable");
+}
+
+/// Jito's stake pool as the stake-pool program lays it out: 1,100 SOL staked for 1,000 jitoSOL.
+fn jito_pool_account(pool_mint: Pubkey) -> Account {
+    use stake_a::pool;
+    let mut data = vec![0u8; 400];
+    data[pool::ACCOUNT_TYPE] = 1;
+    let mut put = |at: usize, bytes: &[u8]| data[at..at + bytes.len()].copy_from_slice(bytes);
+    put(pool::RESERVE_STAKE, Pubkey::new_unique().as_ref());
+    put(pool::POOL_MINT, pool_mint.as_ref());
+    put(pool::MANAGER_FEE_ACCOUNT, Pubkey::new_unique().as_ref());
+    put(pool::TOKEN_PROGRAM, TOKEN_PROGRAM.as_ref());
+    put(pool::TOTAL_LAMPORTS, &(1_100 * SOL).to_le_bytes());
+    put(pool::POOL_TOKEN_SUPPLY, &(1_000 * SOL).to_le_bytes());
+    Account {
+        lamports: SOL,
+        data,
+        owner: stake_a::MAINNET_PROGRAM,
+        executable: false,
+        rent_epoch: 0,
+    }
+}
+
+/// Marinade's `State` at the offsets the venue reads: 1.2 SOL an mSOL.
+fn marinade_state_account(msol_mint: Pubkey) -> Account {
+    use stake_b::state;
+    let mut data = vec![0u8; 600];
+    let mut put = |at: usize, bytes: &[u8]| data[at..at + bytes.len()].copy_from_slice(bytes);
+    put(0, &anchor_discriminator("account:State"));
+    put(state::MSOL_MINT, msol_mint.as_ref());
+    put(state::TREASURY_MSOL_ACCOUNT, Pubkey::new_unique().as_ref());
+    put(state::LIQ_POOL_MSOL_LEG, Pubkey::new_unique().as_ref());
+    let price = (stake_b::PRICE_DENOMINATOR * 6 / 5) as u64;
+    put(state::MSOL_PRICE, &price.to_le_bytes());
+    Account {
+        lamports: SOL,
+        data,
+        owner: stake_b::PROGRAM,
+        executable: false,
+        rent_epoch: 0,
+    }
+}
+
+/// The legacy transaction a prepare answered, and its instructions' program ids.
+fn legacy_transaction(prepared: &serde_json::Value) -> (Transaction, Vec<Pubkey>) {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(prepared["transaction"].as_str().unwrap())
+        .unwrap();
+    let tx: Transaction = bincode::deserialize(&bytes).unwrap();
+    let keys = &tx.message.account_keys;
+    let programs = tx
+        .message
+        .instructions
+        .iter()
+        .map(|ix| keys[usize::from(ix.program_id_index)])
+        .collect();
+    (tx, programs)
+}
+
+/// The accounts of the transaction's `index`th instruction, in order.
+fn instruction_accounts(tx: &Transaction, index: usize) -> Vec<Pubkey> {
+    tx.message.instructions[index]
+        .accounts
+        .iter()
+        .map(|i| tx.message.account_keys[usize::from(*i)])
+        .collect()
+}
+
+/// Spec 4.5: the liquid-staking deposits answer the wallet's token account of the liquid token
+/// (`stake_a_token_account`, `stake_b_token_account`), and the prepared transaction creates that
+/// account and has the venue mint into it.
+#[tokio::test]
+async fn on_mainnet_the_staking_deposits_name_the_token_account_they_mint_to() {
+    let (jitosol, msol) = (Pubkey::new_unique(), Pubkey::new_unique());
+    let jito = jito_pool_account(jitosol);
+    let marinade = marinade_state_account(msol);
+    let options = HarnessOptions {
+        accounts: vec![
+            (stake_a::JITO_POOL, jito.clone()),
+            (stake_b::STATE, marinade.clone()),
+        ],
+        ..Default::default()
+    };
+    let (server, ledger) = chain::start_on_bank_with(options, |_, c| {
+        c.solana_cluster = "mainnet-beta".into();
+    })
+    .await;
+    let wallet = ledger.harness.lock().await.wallets[0].pubkey();
+    let ata = narrative_api::chain::holdings::ASSOCIATED_TOKEN_PROGRAM;
+
+    let (status, prepared) = server
+        .post(
+            "/v1/defi/stake_a/deposit",
+            &json!({"wallet_address": wallet.to_string(), "amount_sol": 2.5}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    let jitosol_account = associated_token_account(&wallet, &jitosol, &TOKEN_PROGRAM);
+    assert_eq!(prepared["protocol"], "stake_a");
+    assert_eq!(
+        prepared["stake_a_token_account"],
+        jitosol_account.to_string()
+    );
+    assert_eq!(prepared["amount_base"], 2_500_000_000u64);
+    let (tx, programs) = legacy_transaction(&prepared);
+    assert_eq!(programs, [ata, stake_a::MAINNET_PROGRAM]);
+    // The associated-token program creates the wallet's jitoSOL account (its second account).
+    assert_eq!(instruction_accounts(&tx, 0)[1], jitosol_account);
+    let pool = stake_a::StakePool::decode(&jito.data).unwrap();
+    let expected = stake_a::deposit_sol(
+        &stake_a::MAINNET_PROGRAM,
+        &stake_a::JITO_POOL,
+        &pool,
+        &wallet,
+        &jitosol_account,
+        2_500_000_000,
+    );
+    assert_eq!(tx.message.instructions[1].data, expected.data);
+    assert_eq!(
+        instruction_accounts(&tx, 1),
+        expected
+            .accounts
+            .iter()
+            .map(|a| a.pubkey)
+            .collect::<Vec<_>>()
+    );
+
+    let (status, prepared) = server
+        .post(
+            "/v1/defi/stake_b/deposit",
+            &json!({"wallet_address": wallet.to_string(), "amount_sol": 1}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    let msol_account = associated_token_account(&wallet, &msol, &TOKEN_PROGRAM);
+    assert_eq!(prepared["protocol"], "stake_b");
+    assert_eq!(prepared["stake_b_token_account"], msol_account.to_string());
+    let (tx, programs) = legacy_transaction(&prepared);
+    assert_eq!(programs, [ata, stake_b::PROGRAM]);
+    assert_eq!(instruction_accounts(&tx, 0)[1], msol_account);
+    let state = stake_b::State::decode(&marinade.data).unwrap();
+    let expected = stake_b::deposit(&state, &wallet, &msol_account, SOL);
+    assert_eq!(tx.message.instructions[1].data, expected.data);
+    assert_eq!(
+        instruction_accounts(&tx, 1),
+        expected
+            .accounts
+            .iter()
+            .map(|a| a.pubkey)
+            .collect::<Vec<_>>()
+    );
 }

@@ -341,6 +341,26 @@ pub struct StakeBody {
     pub amount_sol: UiAmount,
 }
 
+/// `stake_a`'s deposit answer (spec 4.5).
+#[derive(Object)]
+pub struct StakeADeposited {
+    #[oai(flatten)]
+    pub prepared: DepositPrepared,
+    /// The wallet's associated token account of the pool's token (jitoSOL), base58: created
+    /// by the transaction when missing.
+    pub stake_a_token_account: String,
+}
+
+/// `stake_b`'s deposit answer (spec 4.5).
+#[derive(Object)]
+pub struct StakeBDeposited {
+    #[oai(flatten)]
+    pub prepared: DepositPrepared,
+    /// The wallet's associated token account of mSOL, base58: created by the transaction
+    /// when missing.
+    pub stake_b_token_account: String,
+}
+
 /// A base-unit amount as a UI amount of `symbol`.
 fn ui(base: u64, symbol: TokenSymbol) -> Result<UiAmount, ApiError> {
     let decimals = symbol.decimals() as usize;
@@ -364,7 +384,21 @@ impl DefiApi {
         protocol: Option<VenueId>,
         narrative_id: Option<NarrativeId>,
     ) -> Result<DepositPrepared, ApiError> {
-        let prepared = deposit::prepare(
+        let prepared = self
+            .prepare(wallet, token, amount, protocol, narrative_id)
+            .await?;
+        Ok(DepositPrepared::from(prepared))
+    }
+
+    async fn prepare(
+        &self,
+        wallet: Wallet,
+        token: TokenSymbol,
+        amount: UiAmount,
+        protocol: Option<VenueId>,
+        narrative_id: Option<NarrativeId>,
+    ) -> Result<PreparedDeposit, ApiError> {
+        deposit::prepare(
             &self.state,
             DepositRequest {
                 wallet,
@@ -374,8 +408,27 @@ impl DefiApi {
                 narrative_id,
             },
         )
-        .await?;
-        Ok(DepositPrepared::from(prepared))
+        .await
+    }
+
+    /// A liquid-staking deposit of SOL into `venue`, and the wallet's token account its
+    /// liquid token is minted to.
+    async fn stake(
+        &self,
+        body: StakeBody,
+        venue: VenueId,
+    ) -> Result<(DepositPrepared, String), ApiError> {
+        let prepared = self
+            .prepare(
+                body.wallet_address,
+                TokenSymbol::Sol,
+                body.amount_sol,
+                Some(venue),
+                None,
+            )
+            .await?;
+        let token_account = prepared.receipt_account.to_string();
+        Ok((DepositPrepared::from(prepared), token_account))
     }
 }
 
@@ -667,42 +720,32 @@ impl DefiApi {
         Ok(Json(WithdrawalPrepared::from(prepared)))
     }
 
-    /// `stake_a` (Jito) deposit of SOL; mainnet.
+    /// `stake_a` (Jito) deposit of SOL; mainnet. `stake_a_token_account` is the wallet's
+    /// jitoSOL account the pool tokens are minted to.
     #[oai(path = "/defi/stake_a/deposit", method = "post")]
     async fn stake_a_deposit(
         &self,
         body: Json<StakeBody>,
-    ) -> Answer<Json<DepositPrepared>, PrepareRefusals> {
-        let b = body.0;
-        Ok(Json(
-            self.deposit(
-                b.wallet_address,
-                TokenSymbol::Sol,
-                b.amount_sol,
-                Some(VenueId::StakeA),
-                None,
-            )
-            .await?,
-        ))
+    ) -> Answer<Json<StakeADeposited>, PrepareRefusals> {
+        let (prepared, stake_a_token_account) = self.stake(body.0, VenueId::StakeA).await?;
+        Ok(Json(StakeADeposited {
+            prepared,
+            stake_a_token_account,
+        }))
     }
 
-    /// `stake_b` (Marinade) deposit of SOL; mainnet.
+    /// `stake_b` (Marinade) deposit of SOL; mainnet. `stake_b_token_account` is the wallet's
+    /// mSOL account the liquid tokens are minted to.
     #[oai(path = "/defi/stake_b/deposit", method = "post")]
     async fn stake_b_deposit(
         &self,
         body: Json<StakeBody>,
-    ) -> Answer<Json<DepositPrepared>, PrepareRefusals> {
-        let b = body.0;
-        Ok(Json(
-            self.deposit(
-                b.wallet_address,
-                TokenSymbol::Sol,
-                b.amount_sol,
-                Some(VenueId::StakeB),
-                None,
-            )
-            .await?,
-        ))
+    ) -> Answer<Json<StakeBDeposited>, PrepareRefusals> {
+        let (prepared, stake_b_token_account) = self.stake(body.0, VenueId::StakeB).await?;
+        Ok(Json(StakeBDeposited {
+            prepared,
+            stake_b_token_account,
+        }))
     }
 
     /// `stake_b` liquid unstake of the wallet's backing there whose deposit was `amount_sol`;

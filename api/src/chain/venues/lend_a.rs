@@ -11,8 +11,8 @@ use narrative_sdk::Pubkey;
 
 use super::{
     key_at, le_u128, le_u64, no_collateral, not_configured, read, token_balance, unreadable,
-    AssociatedAccount, Cluster, ExchangeRate, Lender, Loan, MarketRead, TokenLeg, Transactions,
-    Venue, VenueToken, CLOCK_SYSVAR, RENT_SYSVAR,
+    AssociatedAccount, Cluster, Deposit, ExchangeRate, Lender, Loan, MarketRead, TokenLeg,
+    Transactions, Venue, VenueToken, CLOCK_SYSVAR, RENT_SYSVAR,
 };
 use crate::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
 use crate::chain::ledger::{Ledger, LedgerAccount};
@@ -816,7 +816,7 @@ impl Venue for LendA {
         wallet: &Pubkey,
         token: &VenueToken,
         amount: u64,
-    ) -> Result<Transactions, ApiError> {
+    ) -> Result<Deposit, ApiError> {
         // The refresh in the transaction brings the reserve's numbers up to date on chain; its
         // accounts are all this needs, so the wallet's two token accounts are the one read.
         let r = self.reserve_accounts(ledger, token).await?;
@@ -837,7 +837,10 @@ impl Venue for LendA {
             amount,
         ));
         ixs.extend(source.after);
-        Ok(vec![ixs])
+        Ok(Deposit {
+            transactions: vec![ixs],
+            receipt_account: collateral.address,
+        })
     }
 
     async fn withdraw(

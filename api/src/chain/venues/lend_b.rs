@@ -15,8 +15,8 @@ use narrative_sdk::Pubkey;
 
 use super::{
     anchor_data, anchor_discriminator, key_at, le_u128, le_u64, no_collateral, not_configured,
-    read, unreadable, Cluster, ExchangeRate, Lender, Loan, MarketRead, TokenLeg, Transactions,
-    Venue, VenueToken, INSTRUCTIONS_SYSVAR, RENT_SYSVAR,
+    read, unreadable, Cluster, Deposit, ExchangeRate, Lender, Loan, MarketRead, TokenLeg,
+    Transactions, Venue, VenueToken, INSTRUCTIONS_SYSVAR, RENT_SYSVAR,
 };
 use crate::chain::holdings::TOKEN_PROGRAM;
 use crate::chain::ledger::Ledger;
@@ -694,7 +694,7 @@ impl Venue for LendB {
         wallet: &Pubkey,
         token: &VenueToken,
         amount: u64,
-    ) -> Result<Transactions, ApiError> {
+    ) -> Result<Deposit, ApiError> {
         let accounts = self.accounts(ledger, wallet, token).await?;
         let mut transactions = Vec::new();
         let mut setup = Vec::new();
@@ -717,7 +717,10 @@ impl Venue for LendB {
         );
         let ixs = accounts.around(&self.market, source, op);
         transactions.push(ixs);
-        Ok(transactions)
+        Ok(Deposit {
+            transactions,
+            receipt_account: accounts.obligation_key,
+        })
     }
 
     async fn withdraw(

@@ -16,8 +16,8 @@ use narrative_sdk::Pubkey;
 
 use super::{
     anchor_data, anchor_discriminator, key_at, le_u64, not_configured, read, token_balance,
-    unreadable, AssociatedAccount, Cluster, ExchangeRate, MarketRead, TokenLeg, Transactions,
-    Venue, VenueToken,
+    unreadable, AssociatedAccount, Cluster, Deposit, ExchangeRate, MarketRead, TokenLeg,
+    Transactions, Venue, VenueToken,
 };
 use crate::chain::holdings::{associated_token_account, ASSOCIATED_TOKEN_PROGRAM, TOKEN_PROGRAM};
 use crate::chain::ledger::{Ledger, LedgerAccount};
@@ -324,7 +324,7 @@ impl Venue for LendC {
         wallet: &Pubkey,
         token: &VenueToken,
         amount: u64,
-    ) -> Result<Transactions, ApiError> {
+    ) -> Result<Deposit, ApiError> {
         let m = self.market_of(token)?;
         let source_account = AssociatedAccount::of(wallet, &token.mint, &TOKEN_PROGRAM);
         let receipt = AssociatedAccount::of(wallet, &m.f_token_mint, &TOKEN_PROGRAM);
@@ -347,7 +347,10 @@ impl Venue for LendC {
             amount,
         ));
         ixs.extend(source.after);
-        Ok(vec![ixs])
+        Ok(Deposit {
+            transactions: vec![ixs],
+            receipt_account: receipt.address,
+        })
     }
 
     async fn withdraw(

@@ -127,6 +127,18 @@ pub struct MarketRead {
 /// moves the money (the ones before set accounts up).
 pub type Transactions = Vec<Vec<Instruction>>;
 
+/// A deposit as a venue builds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deposit {
+    /// The transactions, in the order the wallet signs and sends them; the last moves the money.
+    pub transactions: Transactions,
+    /// Where the deposit's receipt is credited: the wallet's token account of the venue's
+    /// receipt token (collateral, pool or share token), or its obligation where the venue keeps
+    /// the collateral there (lend_b). The liquid-staking deposits answer it (spec 4.5's
+    /// `stake_a_token_account`, `stake_b_token_account`).
+    pub receipt_account: Pubkey,
+}
+
 /// A wallet's loan account at a lending venue, as the ledger shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Loan {
@@ -239,14 +251,15 @@ pub trait Venue: Send + Sync {
     async fn market(&self, ledger: &dyn Ledger, token: &VenueToken)
         -> Result<MarketRead, ApiError>;
 
-    /// The transactions depositing `amount` base units of `token` from `wallet`.
+    /// The transactions depositing `amount` base units of `token` from `wallet`, and where its
+    /// receipt lands.
     async fn deposit(
         &self,
         ledger: &dyn Ledger,
         wallet: &Pubkey,
         token: &VenueToken,
         amount: u64,
-    ) -> Result<Transactions, ApiError>;
+    ) -> Result<Deposit, ApiError>;
 
     /// The transactions redeeming `receipt` units for `token` back to `wallet`.
     async fn withdraw(

@@ -11,8 +11,8 @@ use anchor_lang::solana_program::system_program;
 use narrative_sdk::Pubkey;
 
 use super::{
-    key_at, le_u64, read, receipt_account, token_balance, unreadable, Cluster, ExchangeRate,
-    MarketRead, Transactions, Venue, VenueToken, Withdrawals, NATIVE_MINT,
+    key_at, le_u64, read, receipt_account, token_balance, unreadable, Cluster, Deposit,
+    ExchangeRate, MarketRead, Transactions, Venue, VenueToken, Withdrawals, NATIVE_MINT,
 };
 use crate::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
 use crate::chain::ledger::Ledger;
@@ -165,7 +165,7 @@ impl Venue for StakeA {
         wallet: &Pubkey,
         _: &VenueToken,
         amount: u64,
-    ) -> Result<Transactions, ApiError> {
+    ) -> Result<Deposit, ApiError> {
         let pool = self.read_pool(ledger).await?;
         let (to, create) = receipt_account(ledger, wallet, &pool.pool_mint).await?;
         let mut ixs: Vec<Instruction> = create.into_iter().collect();
@@ -177,7 +177,10 @@ impl Venue for StakeA {
             &to,
             amount,
         ));
-        Ok(vec![ixs])
+        Ok(Deposit {
+            transactions: vec![ixs],
+            receipt_account: to,
+        })
     }
 
     async fn withdraw(

@@ -12,7 +12,8 @@ use narrative_sdk::Pubkey;
 
 use super::{
     anchor_data, anchor_discriminator, key_at, le_u64, read, receipt_account, token_balance,
-    unreadable, Cluster, ExchangeRate, MarketRead, Transactions, Venue, VenueToken, NATIVE_MINT,
+    unreadable, Cluster, Deposit, ExchangeRate, MarketRead, Transactions, Venue, VenueToken,
+    NATIVE_MINT,
 };
 use crate::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
 use crate::chain::ledger::Ledger;
@@ -176,12 +177,15 @@ impl Venue for StakeB {
         wallet: &Pubkey,
         _: &VenueToken,
         amount: u64,
-    ) -> Result<Transactions, ApiError> {
+    ) -> Result<Deposit, ApiError> {
         let state = self.read_state(ledger).await?;
         let (to, create) = receipt_account(ledger, wallet, &state.msol_mint).await?;
         let mut ixs: Vec<Instruction> = create.into_iter().collect();
         ixs.push(deposit(&state, wallet, &to, amount));
-        Ok(vec![ixs])
+        Ok(Deposit {
+            transactions: vec![ixs],
+            receipt_account: to,
+        })
     }
 
     async fn withdraw(

@@ -11,7 +11,7 @@ use poem::http::StatusCode;
 use sea_orm::{ActiveValue::Set, DatabaseConnection, DatabaseTransaction, EntityTrait};
 use serde::{Deserialize, Serialize};
 
-use super::venues::{ExchangeRate, VenueToken};
+use super::venues::{Deposit, ExchangeRate, VenueToken};
 use super::{ensure_minimum, lamports_of, rate_strings};
 use crate::chain::{MoneyFlow, Prepared, Unsigned};
 use crate::error::ApiError;
@@ -46,6 +46,9 @@ pub struct PreparedDeposit {
     pub setup: Vec<String>,
     pub deposit: Unsigned,
     pub params: Params,
+    /// Where the venue credits the deposit's receipt (the wallet's receipt-token account, or
+    /// its obligation).
+    pub receipt_account: Pubkey,
 }
 
 pub struct Recorded {
@@ -85,7 +88,10 @@ pub async fn prepare(
         crate::domain::narratives::feed::get(state, narrative).await?;
     }
     let wallet = request.wallet.pubkey();
-    let mut transactions = venue
+    let Deposit {
+        mut transactions,
+        receipt_account,
+    } = venue
         .deposit(state.chain.ledger.as_ref(), &wallet, &token, amount_base)
         .await?;
     let money = transactions
@@ -117,6 +123,7 @@ pub async fn prepare(
         setup,
         deposit,
         params,
+        receipt_account,
     })
 }
 
