@@ -239,7 +239,8 @@ pub struct Config {
     pub lend_a_program: Option<String>,
 
     /// lend_a's reserves, `SYMBOL=<reserve address>` comma-separated (e.g. `SOL=…,USDC=…`);
-    /// a token without one answers 503 `venue_not_configured`.
+    /// lend_a takes only the tokens named (naming lend_a for another answers 400
+    /// `unsupported_protocol`; automatic routing passes it over).
     #[arg(long, env = "LEND_A_RESERVES", value_delimiter = ',')]
     pub lend_a_reserves: Vec<String>,
 

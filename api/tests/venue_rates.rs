@@ -103,7 +103,7 @@ async fn the_apy_read_keeps_a_failed_sources_last_good_value_and_says_so() {
     let server = TestServer::start_at(clock.clone(), |c| {
         c.stake_a_rate_api = Some(base.clone());
         c.stake_b_rate_api = Some(base.clone());
-        c.defi_configured_apys = vec!["pool_a=4.25".into()];
+        c.defi_configured_apys = vec!["pool_a=4.25".into(), "lend_a=3.5".into()];
     })
     .await;
     let (status, first) = server.get("/v1/defi/apys").await;
@@ -118,6 +118,10 @@ async fn the_apy_read_keeps_a_failed_sources_last_good_value_and_says_so() {
     assert_eq!(first["apys"]["pool_a"], 4.25);
     assert_eq!(first["sources"]["pool_a"]["source"], "configured");
     assert_eq!(first["sources"]["lend_c"]["source"], "none");
+    // Neither of lend_a's markets answered, so its headline is the value configured for it.
+    assert_eq!(first["sources"]["lend_a_sol"]["source"], "none", "{first}");
+    assert_eq!(first["apys"]["lend_a"], 3.5);
+    assert_eq!(first["sources"]["lend_a"]["source"], "configured");
     assert_eq!(first["source"], "mixed");
     let calls = answers.calls.load(Ordering::SeqCst);
     assert_eq!(calls, 2, "one call per source");

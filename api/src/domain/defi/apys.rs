@@ -47,9 +47,11 @@ async fn poll(state: &AppState, previous: Board, now: i64) -> Board {
         };
         values.insert(key, keep(key, fresh.map(|pct| (pct, "ledger"))));
     }
+    // lend_a's headline is its SOL market's, else its USDC market's, else what is configured
+    // for `lend_a` itself.
     let lend_a = match (values.get("lend_a_sol"), values.get("lend_a_usdc")) {
         (Some(sol), _) if sol.source != "none" => sol.clone(),
-        (_, Some(usdc)) => usdc.clone(),
+        (_, Some(usdc)) if usdc.source != "none" => usdc.clone(),
         _ => Apy::configured(configured, "lend_a", now),
     };
     values.insert("lend_a", lend_a);
