@@ -299,7 +299,7 @@ impl AgentsApi {
     }
 
     /// Register (or replace) the agent's webhook for `narrative.created` and/or
-    /// `narrative.resolved`. Deliveries follow Standard Webhooks (see the README); the URL must
+    /// `narrative.resolved`. Deliveries follow Standard Webhooks (see docs/api.md); the URL must
     /// be https on a public address.
     #[oai(path = "/webhook", method = "post")]
     async fn webhook(
