@@ -67,7 +67,10 @@ impl Lender {
             .await;
         assert_eq!(status, StatusCode::OK, "{prepared}");
         let mut signature = String::new();
-        for tx in prepared["transactions"].as_array().expect("transactions") {
+        for tx in prepared["transactions_to_sign"]
+            .as_array()
+            .expect("transactions_to_sign")
+        {
             let signed = chain::sign(&json!({"transaction": tx}), &self.wallet);
             signature = self
                 .ledger

@@ -259,8 +259,8 @@ async fn a_flare_wallet_borrows_against_its_kamino_deposit_and_repays_with_inter
         async move { server.post("/v1/borrow/prepare", &body).await }
     };
     let (status, refused) = borrow_from("lend_a").await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
-    assert_eq!(refused["error"], "unsupported_protocol");
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    assert_eq!(refused["error"], "venue_not_configured");
     let (status, refused) = borrow_from("stake_b").await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
     assert!(
@@ -733,8 +733,8 @@ async fn a_fast_action_borrows_its_share_of_the_max_ltv() {
     };
     // Defaults: lend_a and USDC; this test configures no lend_a reserve.
     let (status, refused) = fast("balanced", json!({})).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
-    assert_eq!(refused["error"], "unsupported_protocol");
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    assert_eq!(refused["error"], "venue_not_configured");
     let (status, refused) = fast("reckless", json!({"protocol": "lend_b"})).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
 

@@ -180,7 +180,7 @@ async fn an_ember_wallet_borrows_usdc_from_lend_a_against_its_deposit_and_repays
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{prepared}");
-    assert_eq!(prepared["transactions"].as_array().unwrap().len(), 2);
+    assert_eq!(prepared["transactions"], 2);
     assert_eq!(prepared["amount_base"], 300 * USDC);
     let signature = l.send(&prepared).await;
     let borrow_id = prepared["borrow_id"].as_str().unwrap().to_owned();

@@ -262,6 +262,37 @@ async fn a_deposit_earns_at_the_reserves_rate_and_comes_back_with_its_yield() {
         .await;
     assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
 
+    // lend_a's own withdrawal names the backing by its receipt and amount: a backing is
+    // withdrawn whole, so another amount is refused; its amount answers the backing's yield.
+    let by_receipt = |sol: f64| json!({"wallet_address": wallet.to_string(), "amount_sol": sol, "receipt": backing_id});
+    let (status, refused) = f
+        .server
+        .post("/v1/defi/lend_a/withdraw", &by_receipt(4.0))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("withdrawn whole"),
+        "{refused}"
+    );
+    let (status, named) = f
+        .server
+        .post("/v1/defi/lend_a/withdraw", &by_receipt(10.0))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{named}");
+    assert_eq!(named["backing_id"], backing_id.as_str());
+    assert_eq!(named["protocol"], "lend_a");
+    assert_eq!(named["yield_earned_sol"], earned["yield_earned_sol"]);
+    assert_eq!(
+        (&named["status"], &named["transactions"]),
+        (&json!("ready_to_confirm"), &json!(1))
+    );
+
+    // The generic withdrawal of the same backing, a second later: the confirm, which names
+    // only the backing, takes the newest prepared.
+    f.clock.advance(1);
     let (status, withdrawal) = f
         .server
         .post(
@@ -352,6 +383,26 @@ async fn bad_requests_and_unwired_venues_are_refused_in_the_envelope() {
         );
         assert_eq!(body["error"], "coming_soon", "{protocol}");
     }
+    // p0 has routes of its own: the generic flow does not take it.
+    let (status, body) =
+        prepare(json!({"wallet": wallet, "token_symbol": "SOL", "amount": 1, "protocol": "p0"}))
+            .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"], "unsupported_protocol");
+    // lend_a's own deposit route: the generic answer with its receipt, the backing id.
+    let (status, body) = f
+        .server
+        .post(
+            "/v1/defi/lend_a/deposit",
+            &json!({"wallet_address": wallet, "amount_sol": 0.5}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        (&body["protocol"], &body["amount_base"]),
+        (&json!("lend_a"), &json!(SOL / 2))
+    );
+    assert_eq!(body["receipt"], body["backing_id"]);
     let (status, body) = f.server.post("/v1/defi/pool_a/deposit", &json!({})).await;
     assert_eq!(
         (status, body["error"].as_str()),
@@ -416,8 +467,8 @@ async fn a_kamino_deposit_sets_up_the_obligation_once_and_comes_back_with_its_in
     assert_eq!(status, StatusCode::OK, "{first}");
     assert_eq!(first["protocol"], "lend_b");
     assert_eq!(first["status"], "ready_to_sign");
-    assert_eq!(first["transactions"].as_array().unwrap().len(), 2);
-    assert_eq!(first["transactions"][1], first["transaction"]);
+    assert_eq!(first["transactions"], 2);
+    assert_eq!(first["transactions_to_sign"][1], first["transaction"]);
     let signatures = f.sign_and_send_all(&first, &f.wallet).await;
     // 10 SOL at 1,900 collateral units per 2,000 SOL (a little less: interest accrued since
     // genesis) sit in the obligation; the SOL is in the reserve's supply.
@@ -479,7 +530,7 @@ async fn a_kamino_deposit_sets_up_the_obligation_once_and_comes_back_with_its_in
         .await;
     assert_eq!(status, StatusCode::OK, "{second}");
     assert_eq!(second["status"], "ready_to_confirm");
-    assert_eq!(second["transactions"].as_array().unwrap().len(), 1);
+    assert_eq!(second["transactions"], 1);
     let second_signature = f.sign_and_send(&second, &f.wallet).await;
 
     // While the RPC node does not answer: a prepare and a confirm get 503 and write nothing.
@@ -518,6 +569,18 @@ async fn a_kamino_deposit_sets_up_the_obligation_once_and_comes_back_with_its_in
         .await;
     assert_eq!(status, StatusCode::OK, "{confirmed}");
     assert_eq!(f.positions_recorded().await, 2);
+
+    // lend_a's withdrawal route does not take a lend_b backing.
+    let (status, refused) = f
+        .server
+        .post(
+            "/v1/defi/lend_a/withdraw",
+            &json!({"wallet_address": wallet.to_string(), "amount_sol": 2,
+                    "receipt": second["backing_id"]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(refused["error"], "unsupported_protocol");
 
     let path = format!("/v1/defi/allocation/{wallet}");
     let (_, allocation) = f.server.get(&path).await;

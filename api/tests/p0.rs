@@ -129,8 +129,7 @@ impl Margin {
     }
 
     async fn send_all(&self, prepared: &Value) -> String {
-        let body = json!({"transactions": prepared["transactions_to_sign"]});
-        chain::sign_and_send_all(&self.ledger, &body, &self.wallet)
+        chain::sign_and_send_all(&self.ledger, prepared, &self.wallet)
             .await
             .pop()
             .unwrap()

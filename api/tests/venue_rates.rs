@@ -156,3 +156,44 @@ async fn the_apy_read_keeps_a_failed_sources_last_good_value_and_says_so() {
     let (_, back) = server.get("/v1/defi/apys").await;
     assert_eq!(back["sources"]["stake_b"]["stale"], false);
 }
+
+/// A venue this cluster wires but whose markets the operator has not named (no
+/// `LEND_A_RESERVES`, no `LEND_B_MARKET` here) is not available and not "coming": the APY read
+/// says so, and a deposit naming it is 503 `venue_not_configured`; a venue of another cluster
+/// is coming with mainnet.
+#[tokio::test]
+async fn a_venue_without_a_configured_market_is_not_available() {
+    let server = TestServer::start_at(ManualClock::at_system_time(), |_| {}).await;
+    let (status, apys) = server.get("/v1/defi/apys").await;
+    assert_eq!(status, StatusCode::OK, "{apys}");
+    for venue in ["lend_a", "lend_b"] {
+        let protocol = &apys["protocols"][venue];
+        assert_eq!(protocol["testnet_available"], false, "{venue}: {apys}");
+        assert_eq!(protocol["coming_at"], serde_json::Value::Null, "{venue}");
+    }
+    assert_eq!(apys["protocols"]["stake_a"]["testnet_available"], false);
+    assert!(
+        apys["protocols"]["stake_a"]["coming_at"].is_string(),
+        "{apys}"
+    );
+
+    let wallet = narrative_sdk::Pubkey::new_unique().to_string();
+    let (status, refused) = server
+        .post(
+            "/v1/defi/deposit/prepare",
+            &serde_json::json!({"wallet": wallet, "token_symbol": "SOL", "amount": 1,
+                                "protocol": "lend_b"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    assert_eq!(refused["error"], "venue_not_configured");
+    // Routed, nothing takes SOL here.
+    let (status, refused) = server
+        .post(
+            "/v1/defi/deposit/prepare",
+            &serde_json::json!({"wallet": wallet, "token_symbol": "SOL", "amount": 1}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    assert_eq!(refused["error"], "no_venue_available");
+}

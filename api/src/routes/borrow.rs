@@ -16,7 +16,7 @@ use crate::domain::borrow::{bps_fraction, fast_action, repay, simulate, terms, S
 use crate::domain::wallet_proof::Proof;
 use crate::error::{refusals, Answer};
 use crate::http::cache::fresh_until;
-use crate::routes::Tag;
+use crate::routes::{Tag, ToSign};
 use crate::state::AppState;
 use crate::values::{
     Base58Signature, FastAction, LendingVenue, MintAddress, PreparedId, TokenSymbol, UnixSeconds,
@@ -205,11 +205,10 @@ pub struct BorrowPrepared {
     pub borrow_asset: String,
     /// The amount in the asset's base units (additive).
     pub amount_base: u64,
-    /// The venue's borrow transaction for the wallet to sign (base64, additive).
-    pub transaction: String,
-    /// Every transaction to sign and send, in order; the last is `transaction` (additive).
-    pub transactions: Vec<String>,
-    pub blockhash: String,
+    /// The venue's borrow transaction and any set-up before it, for the wallet to sign
+    /// (additive).
+    #[oai(flatten)]
+    pub signing: ToSign,
 }
 
 #[derive(Object)]
@@ -306,9 +305,8 @@ pub struct RepayPrepared {
     pub status: String,
     /// The repayment for the wallet to sign: it pays what is owed when it lands (a little more
     /// is set aside for the interest until then, and what is not needed stays the wallet's).
-    pub transaction: String,
-    pub transactions: Vec<String>,
-    pub blockhash: String,
+    #[oai(flatten)]
+    pub signing: ToSign,
 }
 
 #[derive(Object)]
@@ -403,9 +401,8 @@ pub struct FastActionPrepared {
     pub amount_base: u64,
     pub borrow_apy: f64,
     pub estimated_health_factor: f64,
-    pub transaction: String,
-    pub transactions: Vec<String>,
-    pub blockhash: String,
+    #[oai(flatten)]
+    pub signing: ToSign,
 }
 
 /// `base` units of `asset` in the asset's units.
@@ -561,8 +558,11 @@ impl BorrowApi {
             },
         )
         .await?;
-        let mut transactions = p.setup.clone();
-        transactions.push(p.borrow.transaction.clone());
+        let signing = ToSign::new(
+            p.setup.clone(),
+            p.borrow.transaction.clone(),
+            p.borrow.blockhash.clone(),
+        );
         Ok(Json(BorrowPrepared {
             ok: true,
             borrow_id: p.borrow.id.to_string(),
@@ -574,9 +574,7 @@ impl BorrowApi {
             protocol: p.params.protocol.to_string(),
             borrow_asset: p.params.asset.to_string(),
             amount_base: p.params.amount_base,
-            transaction: p.borrow.transaction.clone(),
-            transactions,
-            blockhash: p.borrow.blockhash.clone(),
+            signing,
         }))
     }
 
@@ -616,8 +614,11 @@ impl BorrowApi {
     ) -> Answer<Json<RepayPrepared>, BorrowPrepareRefusals> {
         let body = body.0;
         let p = repay::prepare(&self.state, &body.wallet, body.position_id).await?;
-        let mut transactions = p.setup.clone();
-        transactions.push(p.repay.transaction.clone());
+        let signing = ToSign::new(
+            p.setup.clone(),
+            p.repay.transaction.clone(),
+            p.repay.blockhash.clone(),
+        );
         let asset = p.asset;
         Ok(Json(RepayPrepared {
             ok: true,
@@ -631,9 +632,7 @@ impl BorrowApi {
             accrued_interest_base: p.interest_base(),
             total_repay_base: p.owed_base,
             status: "ready_to_confirm".into(),
-            transaction: p.repay.transaction.clone(),
-            transactions,
-            blockhash: p.repay.blockhash.clone(),
+            signing,
         }))
     }
 
@@ -733,8 +732,11 @@ impl BorrowApi {
         )
         .await?;
         let p = &f.borrow;
-        let mut transactions = p.setup.clone();
-        transactions.push(p.borrow.transaction.clone());
+        let signing = ToSign::new(
+            p.setup.clone(),
+            p.borrow.transaction.clone(),
+            p.borrow.blockhash.clone(),
+        );
         Ok(Json(FastActionPrepared {
             ok: true,
             action: f.action.to_string(),
@@ -749,9 +751,7 @@ impl BorrowApi {
             amount_base: p.params.amount_base,
             borrow_apy: p.params.borrow_apy,
             estimated_health_factor: p.estimated_health_factor(),
-            transaction: p.borrow.transaction.clone(),
-            transactions,
-            blockhash: p.borrow.blockhash.clone(),
+            signing,
         }))
     }
 }

@@ -15,7 +15,7 @@ use crate::domain::defi::withdrawal::{self, PreparedWithdrawal};
 use crate::domain::defi::{apys, reads, MAINNET_COMING_AT};
 use crate::error::{refusals, Answer, ApiError};
 use crate::http::cache::fresh_until;
-use crate::routes::Tag;
+use crate::routes::{Tag, ToSign};
 use crate::state::AppState;
 use crate::values::{
     sol_u64, Base58Signature, Lamports, NarrativeId, PreparedId, TokenSymbol, UiAmount, VenueId,
@@ -95,15 +95,15 @@ pub struct DepositBody {
     pub narrative_id: Option<NarrativeId>,
 }
 
-/// A prepared deposit: sign and send `transactions` in order (the last is `transaction`).
+/// A prepared deposit: sign and send `transactions_to_sign` in order (the last is
+/// `transaction`, the one to confirm).
 #[derive(Object)]
 pub struct DepositPrepared {
     pub ok: bool,
     /// `ready_to_confirm` (one transaction) or `ready_to_sign` (several).
     pub status: String,
-    pub transaction: String,
-    pub transactions: Vec<String>,
-    pub blockhash: String,
+    #[oai(flatten)]
+    pub signing: ToSign,
     pub backing_id: PreparedId,
     pub protocol: VenueId,
     pub amount_sol: f64,
@@ -113,19 +113,15 @@ pub struct DepositPrepared {
 
 impl DepositPrepared {
     fn from(prepared: PreparedDeposit) -> DepositPrepared {
-        let mut transactions = prepared.setup;
-        transactions.push(prepared.deposit.transaction.clone());
+        let signing = ToSign::new(
+            prepared.setup,
+            prepared.deposit.transaction,
+            prepared.deposit.blockhash,
+        );
         DepositPrepared {
             ok: true,
-            status: if transactions.len() > 1 {
-                "ready_to_sign"
-            } else {
-                "ready_to_confirm"
-            }
-            .into(),
-            transaction: prepared.deposit.transaction,
-            transactions,
-            blockhash: prepared.deposit.blockhash,
+            status: signing.status().into(),
+            signing,
             backing_id: prepared.deposit.id,
             protocol: prepared.params.protocol,
             amount_sol: sol_u64(prepared.params.amount_lamports),
@@ -161,10 +157,10 @@ pub struct WithdrawalBody {
 #[derive(Object)]
 pub struct WithdrawalPrepared {
     pub ok: bool,
+    /// `ready_to_confirm` (one transaction) or `ready_to_sign` (several).
     pub status: String,
-    pub transaction: String,
-    pub transactions: Vec<String>,
-    pub blockhash: String,
+    #[oai(flatten)]
+    pub signing: ToSign,
     /// The prepared withdrawal (a confirm may name it).
     pub withdrawal_id: PreparedId,
     pub backing_id: PreparedId,
@@ -175,14 +171,15 @@ pub struct WithdrawalPrepared {
 
 impl WithdrawalPrepared {
     fn from(prepared: PreparedWithdrawal) -> WithdrawalPrepared {
-        let mut transactions = prepared.setup;
-        transactions.push(prepared.withdrawal.transaction.clone());
+        let signing = ToSign::new(
+            prepared.setup,
+            prepared.withdrawal.transaction,
+            prepared.withdrawal.blockhash,
+        );
         WithdrawalPrepared {
             ok: true,
-            status: "ready_to_confirm".into(),
-            transaction: prepared.withdrawal.transaction,
-            transactions,
-            blockhash: prepared.withdrawal.blockhash,
+            status: signing.status().into(),
+            signing,
             withdrawal_id: prepared.withdrawal.id,
             backing_id: prepared.params.backing_id,
             protocol: prepared.params.protocol,
@@ -445,6 +442,9 @@ impl DefiApi {
             // p0 is its own integration: available wherever it is enabled.
             let live = venue.is_some_and(|v| self.state.defi.is_live(v))
                 || (*id == VenueId::P0 && self.state.p0.is_some());
+            // Coming with mainnet: a venue this cluster does not wire (one wired here but
+            // without a configured market is not coming; its operator has not set it up).
+            let coming = !live && !venue.is_some_and(|v| self.state.defi.is_wired(v));
             let (label, token) = match venue {
                 Some(v) => (
                     v.label().to_owned(),
@@ -463,7 +463,7 @@ impl DefiApi {
                     label,
                     token,
                     testnet_available: live,
-                    coming_at: (!live).then(|| MAINNET_COMING_AT.to_owned()),
+                    coming_at: coming.then(|| MAINNET_COMING_AT.to_owned()),
                 },
             );
         }
@@ -672,7 +672,18 @@ impl DefiApi {
             .iter()
             .find(|p| p.backing_id == b.receipt.to_string())
             .map_or(0.0, |p| p.yield_earned_sol);
-        let prepared = withdrawal::prepare(&self.state, b.receipt, b.wallet_address).await?;
+        let lamports = b
+            .amount_sol
+            .to_base_units(TokenSymbol::Sol.decimals())
+            .map_err(|e| ApiError::validation(format!("amount_sol {e}")))?;
+        let prepared = withdrawal::prepare_named(
+            &self.state,
+            b.receipt,
+            b.wallet_address,
+            VenueId::LendA,
+            lamports,
+        )
+        .await?;
         Ok(Json(LendAWithdrawn {
             prepared: WithdrawalPrepared::from(prepared),
             yield_earned_sol,

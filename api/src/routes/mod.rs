@@ -93,6 +93,44 @@ pub struct ConfirmRequest {
     pub signature: Base58Signature,
 }
 
+/// The transactions a prepare gives the wallet (spec 4.0): sign and send `transactions_to_sign`
+/// in order; the last is `transaction`, the one its confirm names.
+#[derive(Object)]
+pub struct ToSign {
+    /// The transaction that moves the money: base64, unsigned, the wallet pays the fee.
+    pub transaction: String,
+    /// How many transactions to sign (spec 4.0 gives `transactions` as the count).
+    pub transactions: u32,
+    /// Every transaction to sign and send, in order (base64): set-up ones first, `transaction`
+    /// last.
+    pub transactions_to_sign: Vec<String>,
+    pub blockhash: String,
+}
+
+impl ToSign {
+    /// `setup` (the set-up transactions, in order), then `transaction`.
+    pub fn new(setup: Vec<String>, transaction: String, blockhash: String) -> ToSign {
+        let mut all = setup;
+        all.push(transaction.clone());
+        ToSign {
+            transaction,
+            transactions: u32::try_from(all.len()).unwrap_or(u32::MAX),
+            transactions_to_sign: all,
+            blockhash,
+        }
+    }
+
+    /// `ready_to_sign` for several transactions, `ready_to_confirm` for one (docs/decisions.md,
+    /// "Prepare status").
+    pub fn status(&self) -> &'static str {
+        if self.transactions > 1 {
+            "ready_to_sign"
+        } else {
+            "ready_to_confirm"
+        }
+    }
+}
+
 refusals! {
     /// A prepare of a money move: bounds (400), the market or coverage not open (403), not
     /// found (404), body too large (413), halted or the ledger unreachable (503).

@@ -149,15 +149,21 @@ pub fn sign(prepared: &Value, wallet: &Keypair) -> Transaction {
     tx
 }
 
-/// Signs every transaction of a prepare answer's `transactions` in order, as the wallet does, and
-/// sends each to the bank; their signatures.
+/// Signs every transaction of a prepare answer's `transactions_to_sign` in order, as the wallet
+/// does, and sends each to the bank; their signatures. The answer's `transactions` counts them
+/// and its `transaction` is the last (spec 4.0).
 pub async fn sign_and_send_all(
     ledger: &BankLedger,
     prepared: &Value,
     wallet: &Keypair,
 ) -> Vec<String> {
+    let all = prepared["transactions_to_sign"]
+        .as_array()
+        .expect("transactions_to_sign");
+    assert_eq!(prepared["transactions"], all.len(), "{prepared}");
+    assert_eq!(all.last(), Some(&prepared["transaction"]), "{prepared}");
     let mut signatures = Vec::new();
-    for tx in prepared["transactions"].as_array().expect("transactions") {
+    for tx in all {
         let signed = sign(&serde_json::json!({"transaction": tx}), wallet);
         let signature = ledger
             .process(signed)

@@ -32,22 +32,35 @@ impl Venues {
         self.venues.iter().find(|v| v.id() == id)
     }
 
-    pub fn is_live(&self, venue: &SharedVenue) -> bool {
+    /// Whether the service builds for the venue on this cluster at all.
+    pub fn is_wired(&self, venue: &SharedVenue) -> bool {
         venue.live_on().contains(&self.cluster)
     }
 
+    /// Whether it takes deposits here: wired on this cluster, with a market configured for at
+    /// least one token (lend_a's and lend_b's reserves are the operator's to name).
+    pub fn is_live(&self, venue: &SharedVenue) -> bool {
+        self.is_wired(venue) && !venue.tokens().is_empty()
+    }
+
     /// The venue for a money flow: 503 `coming_soon` for one not wired on this cluster (and
-    /// for `pool_a`), 503 `p0_disabled` for `p0` (its own routes carry it).
+    /// for `pool_a`), 503 `venue_not_configured` for one wired here without a market, 400
+    /// `unsupported_protocol` for `p0`, whose deposits and withdrawals have routes of their own
+    /// (spec 4.5: the generic flows take lend_a, lend_b, lend_c, stake_a and stake_b).
     pub fn live(&self, id: VenueId) -> Result<&SharedVenue, ApiError> {
         if id == VenueId::P0 {
-            return Err(ApiError::coded(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "p0_disabled",
-                "the p0 integration is not enabled",
+            return Err(unsupported(
+                id,
+                "the generic deposit and withdrawal (its routes are /v1/defi/p0/*)",
             ));
         }
         match self.get(id) {
             Some(venue) if self.is_live(venue) => Ok(venue),
+            Some(venue) if self.is_wired(venue) => Err(ApiError::coded(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "venue_not_configured",
+                format!("{id} has no market configured on this service"),
+            )),
             _ => Err(ApiError::coming_soon(id.as_str())),
         }
     }

@@ -103,12 +103,49 @@ fn already_withdrawn() -> ApiError {
     )
 }
 
+/// [`prepare`] for a per-venue withdrawal whose body names the backing and its amount
+/// (`lend_a/withdraw`'s `receipt` and `amount_sol`): 400 `unsupported_protocol` for a backing
+/// made at another venue, 400 when `amount_base` is not what the backing deposited (a backing
+/// is withdrawn whole, so a smaller amount is refused rather than taken as the whole).
+pub async fn prepare_named(
+    state: &AppState,
+    backing_id: PreparedId,
+    wallet: Wallet,
+    venue: VenueId,
+    amount_base: u64,
+) -> Result<PreparedWithdrawal, ApiError> {
+    let position = open_position(state, backing_id, &wallet).await?;
+    if position.protocol != venue.as_str() {
+        return Err(super::unsupported(
+            venue,
+            &format!("withdrawing a backing made at {}", position.protocol),
+        ));
+    }
+    if u64::try_from(position.amount_base).ok() != Some(amount_base) {
+        return Err(ApiError::validation(format!(
+            "amount: this backing deposited {} base units, and a backing is withdrawn whole",
+            position.amount_base
+        )));
+    }
+    prepare_open(state, position, wallet).await
+}
+
 pub async fn prepare(
     state: &AppState,
     backing_id: PreparedId,
     wallet: Wallet,
 ) -> Result<PreparedWithdrawal, ApiError> {
     let position = open_position(state, backing_id, &wallet).await?;
+    prepare_open(state, position, wallet).await
+}
+
+/// Prepares the withdrawal of `position`, open and `wallet`'s.
+async fn prepare_open(
+    state: &AppState,
+    position: defi_positions::Model,
+    wallet: Wallet,
+) -> Result<PreparedWithdrawal, ApiError> {
+    let backing_id: PreparedId = position.id.parse().map_err(ApiError::internal)?;
     let protocol: VenueId = position.protocol.parse().map_err(ApiError::internal)?;
     let symbol: TokenSymbol = position.token_symbol.parse().map_err(ApiError::internal)?;
     let venue = state.defi.live(protocol)?;
