@@ -255,28 +255,10 @@ async fn on_mainnet_the_staking_deposits_name_the_token_account_they_mint_to() {
     })
     .await;
     let wallet = ledger.harness.lock().await.wallets[0].pubkey();
-    let ata = narrative_api::chain::holdings::ASSOCIATED_TOKEN_PROGRAM;
-
-    let (status, prepared) = server
-        .post(
-            "/v1/defi/stake_a/deposit",
-            &json!({"wallet_address": wallet.to_string(), "amount_sol": 2.5}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{prepared}");
+    // Jito's pool: 2.5 SOL by DepositSol into the wallet's new jitoSOL account.
     let jitosol_account = associated_token_account(&wallet, &jitosol, &TOKEN_PROGRAM);
-    assert_eq!(prepared["protocol"], "stake_a");
-    assert_eq!(
-        prepared["stake_a_token_account"],
-        jitosol_account.to_string()
-    );
-    assert_eq!(prepared["amount_base"], 2_500_000_000u64);
-    let (tx, programs) = legacy_transaction(&prepared);
-    assert_eq!(programs, [ata, stake_a::MAINNET_PROGRAM]);
-    // The associated-token program creates the wallet's jitoSOL account (its second account).
-    assert_eq!(instruction_accounts(&tx, 0)[1], jitosol_account);
     let pool = stake_a::StakePool::decode(&jito.data).unwrap();
-    let expected = stake_a::deposit_sol(
+    let deposit_sol = stake_a::deposit_sol(
         &stake_a::MAINNET_PROGRAM,
         &stake_a::JITO_POOL,
         &pool,
@@ -284,38 +266,66 @@ async fn on_mainnet_the_staking_deposits_name_the_token_account_they_mint_to() {
         &jitosol_account,
         2_500_000_000,
     );
-    assert_eq!(tx.message.instructions[1].data, expected.data);
-    assert_eq!(
-        instruction_accounts(&tx, 1),
-        expected
-            .accounts
-            .iter()
-            .map(|a| a.pubkey)
-            .collect::<Vec<_>>()
-    );
+    let staking = StakingDeposit {
+        path: "/v1/defi/stake_a/deposit",
+        protocol: "stake_a",
+        amount_sol: json!(2.5),
+        answer_field: "stake_a_token_account",
+        token_account: jitosol_account,
+        deposit: deposit_sol,
+    };
+    staking.check(&server, &wallet).await;
 
-    let (status, prepared) = server
-        .post(
-            "/v1/defi/stake_b/deposit",
-            &json!({"wallet_address": wallet.to_string(), "amount_sol": 1}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{prepared}");
+    // Marinade: 1 SOL by `deposit` into the wallet's new mSOL account.
     let msol_account = associated_token_account(&wallet, &msol, &TOKEN_PROGRAM);
-    assert_eq!(prepared["protocol"], "stake_b");
-    assert_eq!(prepared["stake_b_token_account"], msol_account.to_string());
-    let (tx, programs) = legacy_transaction(&prepared);
-    assert_eq!(programs, [ata, stake_b::PROGRAM]);
-    assert_eq!(instruction_accounts(&tx, 0)[1], msol_account);
     let state = stake_b::State::decode(&marinade.data).unwrap();
-    let expected = stake_b::deposit(&state, &wallet, &msol_account, SOL);
-    assert_eq!(tx.message.instructions[1].data, expected.data);
-    assert_eq!(
-        instruction_accounts(&tx, 1),
-        expected
-            .accounts
-            .iter()
-            .map(|a| a.pubkey)
-            .collect::<Vec<_>>()
-    );
+    let staking = StakingDeposit {
+        path: "/v1/defi/stake_b/deposit",
+        protocol: "stake_b",
+        amount_sol: json!(1),
+        answer_field: "stake_b_token_account",
+        token_account: msol_account,
+        deposit: stake_b::deposit(&state, &wallet, &msol_account, SOL),
+    };
+    staking.check(&server, &wallet).await;
+}
+
+/// A liquid-staking deposit as the wallet must get it.
+struct StakingDeposit {
+    path: &'static str,
+    protocol: &'static str,
+    amount_sol: serde_json::Value,
+    /// The answer's field naming the wallet's token account of the liquid token.
+    answer_field: &'static str,
+    token_account: Pubkey,
+    /// The venue's deposit instruction, as its builder makes it.
+    deposit: anchor_lang::solana_program::instruction::Instruction,
+}
+
+impl StakingDeposit {
+    /// Prepares it for `wallet`: the answer names the token account, and the transaction
+    /// creates that account, then makes exactly the venue's deposit instruction.
+    async fn check(&self, server: &common::TestServer, wallet: &Pubkey) {
+        let (status, prepared) = server
+            .post(
+                self.path,
+                &json!({"wallet_address": wallet.to_string(), "amount_sol": self.amount_sol}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{prepared}");
+        assert_eq!(prepared["protocol"], self.protocol);
+        assert_eq!(
+            prepared[self.answer_field],
+            self.token_account.to_string(),
+            "{prepared}"
+        );
+        let (tx, programs) = legacy_transaction(&prepared);
+        let ata = narrative_api::chain::holdings::ASSOCIATED_TOKEN_PROGRAM;
+        assert_eq!(programs, [ata, self.deposit.program_id], "{}", self.path);
+        // The associated-token program creates the account (its second account).
+        assert_eq!(instruction_accounts(&tx, 0)[1], self.token_account);
+        assert_eq!(tx.message.instructions[1].data, self.deposit.data);
+        let expected: Vec<Pubkey> = self.deposit.accounts.iter().map(|a| a.pubkey).collect();
+        assert_eq!(instruction_accounts(&tx, 1), expected, "{}", self.path);
+    }
 }

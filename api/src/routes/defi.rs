@@ -381,21 +381,7 @@ impl DefiApi {
         protocol: Option<VenueId>,
         narrative_id: Option<NarrativeId>,
     ) -> Result<DepositPrepared, ApiError> {
-        let prepared = self
-            .prepare(wallet, token, amount, protocol, narrative_id)
-            .await?;
-        Ok(DepositPrepared::from(prepared))
-    }
-
-    async fn prepare(
-        &self,
-        wallet: Wallet,
-        token: TokenSymbol,
-        amount: UiAmount,
-        protocol: Option<VenueId>,
-        narrative_id: Option<NarrativeId>,
-    ) -> Result<PreparedDeposit, ApiError> {
-        deposit::prepare(
+        let prepared = deposit::prepare(
             &self.state,
             DepositRequest {
                 wallet,
@@ -405,7 +391,8 @@ impl DefiApi {
                 narrative_id,
             },
         )
-        .await
+        .await?;
+        Ok(DepositPrepared::from(prepared))
     }
 
     /// A liquid-staking deposit of SOL into `venue`, and the wallet's token account its
@@ -415,15 +402,14 @@ impl DefiApi {
         body: StakeBody,
         venue: VenueId,
     ) -> Result<(DepositPrepared, String), ApiError> {
-        let prepared = self
-            .prepare(
-                body.wallet_address,
-                TokenSymbol::Sol,
-                body.amount_sol,
-                Some(venue),
-                None,
-            )
-            .await?;
+        let request = DepositRequest {
+            wallet: body.wallet_address,
+            token: TokenSymbol::Sol,
+            amount: body.amount_sol,
+            protocol: Some(venue),
+            narrative_id: None,
+        };
+        let prepared = deposit::prepare(&self.state, request).await?;
         let token_account = prepared.receipt_account.to_string();
         Ok((DepositPrepared::from(prepared), token_account))
     }
