@@ -181,7 +181,7 @@ async fn a_venue_without_a_configured_market_is_not_available() {
     let (status, refused) = server
         .post(
             "/v1/defi/deposit/prepare",
-            &serde_json::json!({"wallet": wallet, "token_symbol": "SOL", "amount": 1,
+            &json!({"wallet": wallet, "token_symbol": "SOL", "amount": 1,
                                 "protocol": "lend_b"}),
         )
         .await;
@@ -191,7 +191,7 @@ async fn a_venue_without_a_configured_market_is_not_available() {
     let (status, refused) = server
         .post(
             "/v1/defi/deposit/prepare",
-            &serde_json::json!({"wallet": wallet, "token_symbol": "SOL", "amount": 1}),
+            &json!({"wallet": wallet, "token_symbol": "SOL", "amount": 1}),
         )
         .await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");

@@ -12,7 +12,7 @@ use crate::domain::p0::reads::{self, AccountNow, BalanceNow, PositionNow};
 use crate::domain::p0::{deposit, withdraw};
 use crate::error::{refusals, Answer};
 use crate::routes::borrow::{units, PriceView};
-use crate::routes::Tag;
+use crate::routes::{Tag, ToSign};
 use crate::state::AppState;
 use crate::values::{
     Base58Signature, MintAddress, NarrativeId, PreparedId, TokenSymbol, UiAmount, Wallet,
@@ -58,16 +58,13 @@ pub struct P0DepositPrepared {
     pub account_address: String,
     /// The margin account is created by the first transaction.
     pub needs_account_creation: bool,
-    /// How many transactions to sign.
-    pub transactions: u32,
     /// `ready_to_sign`.
     pub status: String,
     pub note: String,
     /// The prepared deposit (additive; its confirm names it).
     pub deposit_id: PreparedId,
-    pub transaction: String,
-    pub transactions_to_sign: Vec<String>,
-    pub blockhash: String,
+    #[oai(flatten)]
+    pub signing: ToSign,
     pub asset: TokenSymbol,
     pub amount_base: u64,
 }
@@ -142,10 +139,8 @@ pub struct P0WithdrawPrepared {
     pub protocol: String,
     /// `ready_to_sign`.
     pub status: String,
-    pub transactions: u32,
-    pub transaction: String,
-    pub transactions_to_sign: Vec<String>,
-    pub blockhash: String,
+    #[oai(flatten)]
+    pub signing: ToSign,
     /// The prepared withdrawal (its confirm may name it).
     pub withdrawal_id: PreparedId,
     pub position_id: String,
@@ -320,8 +315,6 @@ impl P0Api {
             },
         )
         .await?;
-        let mut transactions = p.setup;
-        transactions.push(p.deposit.transaction.clone());
         let note = if p.needs_account_creation {
             "sign and send both transactions in order: the first creates the margin account, \
              the second deposits; then confirm the second's signature"
@@ -333,13 +326,10 @@ impl P0Api {
             protocol: "p0".into(),
             account_address: p.params.account,
             needs_account_creation: p.needs_account_creation,
-            transactions: transactions.len() as u32,
             status: "ready_to_sign".into(),
             note: note.into(),
             deposit_id: p.deposit.id,
-            transaction: p.deposit.transaction,
-            transactions_to_sign: transactions,
-            blockhash: p.deposit.blockhash,
+            signing: ToSign::new(p.setup, p.deposit.transaction, p.deposit.blockhash),
             asset: p.params.token_symbol,
             amount_base: p.params.amount_base,
         }))
@@ -385,10 +375,7 @@ impl P0Api {
             ok: true,
             protocol: "p0".into(),
             status: "ready_to_sign".into(),
-            transactions: 1,
-            transactions_to_sign: vec![p.withdrawal.transaction.clone()],
-            transaction: p.withdrawal.transaction,
-            blockhash: p.withdrawal.blockhash,
+            signing: ToSign::new(vec![], p.withdrawal.transaction, p.withdrawal.blockhash),
             withdrawal_id: p.withdrawal.id,
             position_id: p.params.position_id,
             account_address: p.params.account,

@@ -91,7 +91,9 @@ impl Venues {
         apy_of: impl Fn(VenueId) -> Option<f64>,
     ) -> Result<&SharedVenue, ApiError> {
         let mut best: Option<(&SharedVenue, f64)> = None;
-        for venue in self.venues.iter().filter(|v| self.is_live(v)) {
+        // Taking the token implies a configured market: `is_wired` and this check are `is_live`
+        // without listing the venue's tokens twice a prepare.
+        for venue in self.venues.iter().filter(|v| self.is_wired(v)) {
             if !venue.tokens().iter().any(|t| t.symbol == symbol) {
                 continue;
             }
