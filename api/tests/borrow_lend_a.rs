@@ -367,5 +367,55 @@ async fn a_flare_wallets_fast_action_borrows_usdc_from_lend_a_by_default() {
     let usdc_account =
         associated_token_account(&l.wallet.pubkey(), &l.market.usdc_mint, &TOKEN_PROGRAM);
     assert_eq!(l.balance(usdc_account).await, 270 * USDC);
+
+    // 100 of those USDC back into lend_a. lend_a's own withdrawal names a backing by its
+    // amount in SOL, the figure the allocation shows (100 USD at 150 USD a SOL), not by the
+    // USDC it deposited.
+    let (status, deposit) = l
+        .post(
+            "/v1/defi/deposit/prepare",
+            json!({"wallet": wallet, "token_symbol": "USDC", "amount": 100, "protocol": "lend_a"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{deposit}");
+    let signature = l.send(&deposit).await;
+    let (status, confirmed) = l
+        .post(
+            "/v1/defi/deposit/confirm",
+            json!({"backing_id": deposit["backing_id"], "tx_signature": signature, "wallet": wallet}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    assert_eq!(l.balance(usdc_account).await, 170 * USDC);
+    let (_, allocation) = l.server.get(&format!("/v1/defi/allocation/{wallet}")).await;
+    let position = allocation["positions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["backing_id"] == deposit["backing_id"])
+        .unwrap_or_else(|| panic!("{allocation}"))
+        .clone();
+    assert_eq!(position["amount_sol"], json!(0.666666667), "{position}");
+    let withdraw = |amount: Value| json!({"wallet_address": wallet, "amount_sol": amount, "receipt": deposit["backing_id"]});
+    let (status, refused) = l
+        .post("/v1/defi/lend_a/withdraw", withdraw(json!(100)))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("0.666666667 SOL"),
+        "{refused}"
+    );
+    let (status, prepared) = l
+        .post(
+            "/v1/defi/lend_a/withdraw",
+            withdraw(position["amount_sol"].clone()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    assert_eq!(prepared["backing_id"], deposit["backing_id"]);
+    assert_eq!(prepared["protocol"], "lend_a");
     l.server.stop().await;
 }

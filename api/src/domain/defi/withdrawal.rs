@@ -103,16 +103,18 @@ fn already_withdrawn() -> ApiError {
     )
 }
 
-/// [`prepare`] for a per-venue withdrawal whose body names the backing and its amount
+/// [`prepare`] for a per-venue withdrawal whose body names the backing and its amount in SOL
 /// (`lend_a/withdraw`'s `receipt` and `amount_sol`): 400 `unsupported_protocol` for a backing
-/// made at another venue, 400 when `amount_base` is not what the backing deposited (a backing
-/// is withdrawn whole, so a smaller amount is refused rather than taken as the whole).
+/// made at another venue, 400 when `amount_lamports` is not the backing's amount in SOL as the
+/// allocation shows it (its deposit for a SOL backing, the deposit's value in SOL when it was
+/// made for another token). A backing is withdrawn whole, so a smaller amount is refused rather
+/// than taken as the whole.
 pub async fn prepare_named(
     state: &AppState,
     backing_id: PreparedId,
     wallet: Wallet,
     venue: VenueId,
-    amount_base: u64,
+    amount_lamports: u64,
 ) -> Result<PreparedWithdrawal, ApiError> {
     let position = open_position(state, backing_id, &wallet).await?;
     if position.protocol != venue.as_str() {
@@ -121,10 +123,11 @@ pub async fn prepare_named(
             &format!("withdrawing a backing made at {}", position.protocol),
         ));
     }
-    if u64::try_from(position.amount_base).ok() != Some(amount_base) {
+    let backing_lamports = u64::try_from(position.amount_lamports).map_err(ApiError::internal)?;
+    if backing_lamports != amount_lamports {
         return Err(ApiError::validation(format!(
-            "amount: this backing deposited {} base units, and a backing is withdrawn whole",
-            position.amount_base
+            "amount_sol: this backing is {} SOL, and a backing is withdrawn whole",
+            crate::values::sol_u64(backing_lamports)
         )));
     }
     prepare_open(state, position, wallet).await
