@@ -366,6 +366,13 @@ fn ui(base: u64, symbol: TokenSymbol) -> Result<UiAmount, ApiError> {
     UiAmount::parse(&format!("{whole}.{fraction}")).map_err(ApiError::validation)
 }
 
+/// A body's `amount_sol` in lamports: refused, not rounded, past nine decimals.
+fn lamports(amount_sol: UiAmount) -> Result<u64, ApiError> {
+    amount_sol
+        .to_base_units(TokenSymbol::Sol.decimals())
+        .map_err(|e| ApiError::validation(format!("amount_sol {e}")))
+}
+
 impl DefiApi {
     /// How long a read of `positions` stays true: their values follow the venues' rates, kept
     /// [`apys::RATE_CACHE_SECS`]; without positions, until the wallet's positions change.
@@ -658,16 +665,12 @@ impl DefiApi {
             .iter()
             .find(|p| p.backing_id == b.receipt.to_string())
             .map_or(0.0, |p| p.yield_earned_sol);
-        let lamports = b
-            .amount_sol
-            .to_base_units(TokenSymbol::Sol.decimals())
-            .map_err(|e| ApiError::validation(format!("amount_sol {e}")))?;
         let prepared = withdrawal::prepare_named(
             &self.state,
             b.receipt,
             b.wallet_address,
             VenueId::LendA,
-            lamports,
+            lamports(b.amount_sol)?,
         )
         .await?;
         Ok(Json(LendAWithdrawn {
@@ -753,16 +756,12 @@ impl DefiApi {
         body: Json<StakeBody>,
     ) -> Answer<Json<WithdrawalPrepared>, PrepareRefusals> {
         let b = body.0;
-        let lamports = b
-            .amount_sol
-            .to_base_units(TokenSymbol::Sol.decimals())
-            .map_err(|e| ApiError::validation(format!("amount_sol {e}")))?;
         let backing = withdrawal::backing_of_amount(
             &self.state,
             &b.wallet_address,
             VenueId::StakeB,
             TokenSymbol::Sol,
-            lamports,
+            lamports(b.amount_sol)?,
         )
         .await?;
         let prepared = withdrawal::prepare(&self.state, backing, b.wallet_address).await?;
