@@ -66,19 +66,10 @@ impl Lender {
             )
             .await;
         assert_eq!(status, StatusCode::OK, "{prepared}");
-        let mut signature = String::new();
-        for tx in prepared["transactions_to_sign"]
-            .as_array()
-            .expect("transactions_to_sign")
-        {
-            let signed = chain::sign(&json!({"transaction": tx}), &self.wallet);
-            signature = self
-                .ledger
-                .process(signed)
-                .await
-                .expect("the prepared transaction lands")
-                .to_string();
-        }
+        let signature = chain::sign_and_send_all(&self.ledger, &prepared, &self.wallet)
+            .await
+            .pop()
+            .expect("a transaction to sign");
         let (status, confirmed) = self
             .server
             .post(
