@@ -337,6 +337,88 @@ async fn a_deposit_earns_at_the_reserves_rate_and_comes_back_with_its_yield() {
     assert_eq!(status, StatusCode::CONFLICT, "{again}");
 }
 
+/// A wallet that confirms minutes after it sent (the app closed, a first confirm timed out)
+/// meets a node whose status cache no longer holds the signature. The deposit and the
+/// withdrawal are still recorded: confirm looks for the transaction itself, which the node
+/// finds however long ago it landed. A signature that never landed stays pending.
+#[tokio::test]
+async fn a_confirm_sent_after_the_nodes_recent_statuses_still_records_the_move() {
+    let f = Flow::start().await;
+    let wallet = f.wallet.pubkey().to_string();
+    let (status, prepared) = f
+        .server
+        .post(
+            "/v1/defi/deposit/prepare",
+            &json!({"wallet": wallet, "token_symbol": "SOL", "amount": 2, "protocol": "lend_a"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    let backing_id = prepared["backing_id"].as_str().unwrap().to_owned();
+    let signature = f.sign_and_send(&prepared, &f.wallet).await;
+
+    // Ten minutes on, the node answers no status for anything that landed back then.
+    f.ledger.forget_statuses();
+    f.clock.advance(600);
+    let (status, confirmed) = f
+        .server
+        .post(
+            "/v1/defi/deposit/confirm",
+            &json!({"backing_id": backing_id, "tx_signature": signature, "wallet": wallet}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    assert_eq!(
+        (&confirmed["status"], &confirmed["amount_sol"]),
+        (&json!("confirmed"), &json!(2.0))
+    );
+    assert_eq!(f.positions_recorded().await, 1);
+
+    // The withdrawal, confirmed as late.
+    let (status, withdrawal) = f
+        .server
+        .post(
+            "/v1/defi/withdrawal/prepare",
+            &json!({"backing_id": backing_id, "wallet": wallet}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{withdrawal}");
+    let signature = f.sign_and_send(&withdrawal, &f.wallet).await;
+    f.clock.advance(600);
+    let (status, done) = f
+        .server
+        .post(
+            "/v1/defi/withdrawal/confirm",
+            &json!({"backing_id": backing_id, "tx_signature": signature, "wallet": wallet}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+    assert_eq!(done["status"], "withdrawn");
+    assert_eq!(
+        done["withdrawn_base"], withdrawal["expected_amount_base"],
+        "{done}"
+    );
+
+    // A signature the ledger never saw is still pending, and records nothing.
+    let (_, prepared) = f
+        .server
+        .post(
+            "/v1/defi/deposit/prepare",
+            &json!({"wallet": wallet, "token_symbol": "SOL", "amount": 1, "protocol": "lend_a"}),
+        )
+        .await;
+    let unknown = bs58::encode([9u8; 64]).into_string();
+    let (status, body) = f
+        .server
+        .post(
+            "/v1/defi/deposit/confirm",
+            &json!({"backing_id": prepared["backing_id"], "tx_signature": unknown, "wallet": wallet}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"], "transaction_pending");
+    assert_eq!(f.positions_recorded().await, 1);
+}
+
 #[tokio::test]
 async fn bad_requests_and_unwired_venues_are_refused_in_the_envelope() {
     let f = Flow::start().await;

@@ -570,22 +570,22 @@ impl Chain {
     ) -> Result<Option<LandedTransaction>, ApiError> {
         let signature = signature.transaction();
         for attempt in 0..self.wait.attempts.max(1) {
-            // Poll the cheap status; fetch the whole transaction once it is confirmed.
-            if self
-                .ledger
-                .signature_status(&signature)
-                .await
-                .map_err(ApiError::from)?
-                .is_some()
-            {
-                if let Some(landed) = self
-                    .ledger
-                    .transaction(&signature)
-                    .await
-                    .map_err(ApiError::from)?
-                {
-                    return Ok(Some(landed));
+            // The first look asks for the transaction itself: a node answers signature
+            // statuses only for its recent slots (about 150, a minute or two), so a wallet
+            // confirming later than that would never see a status, while `getTransaction`
+            // finds a confirmed transaction however long ago it landed. Later looks poll the
+            // cheap status and fetch the transaction once it is confirmed.
+            let landed = if attempt == 0 {
+                self.ledger.transaction(&signature).await
+            } else {
+                match self.ledger.signature_status(&signature).await {
+                    Ok(Some(_)) => self.ledger.transaction(&signature).await,
+                    Ok(None) => Ok(None),
+                    Err(error) => Err(error),
                 }
+            };
+            if let Some(landed) = landed.map_err(ApiError::from)? {
+                return Ok(Some(landed));
             }
             if attempt + 1 < self.wait.attempts {
                 tokio::time::sleep(self.wait.interval).await;

@@ -29,6 +29,9 @@ pub struct BankLedger {
     recorded: std::sync::Mutex<HashMap<Signature, Recorded>>,
     /// While set, every read and send fails as an RPC node that does not answer would.
     offline: AtomicBool,
+    /// While set, `signature_status` knows no signature, as a node answers for those that
+    /// landed before its recent slots; `transaction` still finds them.
+    statuses_forgotten: AtomicBool,
 }
 
 /// A transaction as the indexer receives it.
@@ -50,6 +53,7 @@ impl BankLedger {
             landed: Default::default(),
             recorded: Default::default(),
             offline: Default::default(),
+            statuses_forgotten: Default::default(),
         })
     }
 
@@ -57,6 +61,13 @@ impl BankLedger {
     /// bank itself keeps running, so a test can still land transactions through `process`.
     pub fn set_offline(&self, offline: bool) {
         self.offline.store(offline, Ordering::SeqCst);
+    }
+
+    /// Makes `signature_status` answer as a node whose status cache no longer holds any
+    /// landed transaction (it keeps about 150 slots' worth, a minute or two): what a wallet
+    /// confirming minutes after it sent meets.
+    pub fn forget_statuses(&self) {
+        self.statuses_forgotten.store(true, Ordering::SeqCst);
     }
 
     fn answering(&self) -> Result<(), LedgerError> {
@@ -127,6 +138,9 @@ impl Ledger for BankLedger {
         signature: &Signature,
     ) -> Result<Option<SignatureStatus>, LedgerError> {
         self.answering()?;
+        if self.statuses_forgotten.load(Ordering::SeqCst) {
+            return Ok(None);
+        }
         Ok(self
             .landed
             .lock()

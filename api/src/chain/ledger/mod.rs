@@ -180,7 +180,9 @@ pub trait Ledger: Send + Sync {
     async fn latest_blockhash(&self) -> Result<Hash, LedgerError>;
 
     /// Where `signature` stands at `confirmed`: `None` while unknown, else its slot and, when
-    /// it failed, the error. Cheaper than [`Ledger::transaction`], so confirm polls this.
+    /// it failed, the error. Cheaper than [`Ledger::transaction`], so confirm polls this while
+    /// it waits; a node knows only its recent slots' statuses, so a confirm's first look is
+    /// [`Ledger::transaction`].
     async fn signature_status(
         &self,
         signature: &Signature,
