@@ -419,6 +419,156 @@ async fn a_confirm_sent_after_the_nodes_recent_statuses_still_records_the_move()
     assert_eq!(f.positions_recorded().await, 1);
 }
 
+/// Deposits a SOL `amount` (a decimal string) into lend_a for the flow's wallet, signed and
+/// sent: its backing id and the deposit's signature.
+async fn deposit_sent(f: &Flow, amount: &str) -> (String, String) {
+    let (status, prepared) = f
+        .server
+        .post(
+            "/v1/defi/deposit/prepare",
+            &json!({"wallet": f.wallet.pubkey().to_string(), "token_symbol": "SOL",
+                    "amount": amount, "protocol": "lend_a"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    let signature = f.sign_and_send(&prepared, &f.wallet).await;
+    (
+        prepared["backing_id"].as_str().unwrap().to_owned(),
+        signature,
+    )
+}
+
+/// [`deposit_sent`], confirmed: its backing id.
+async fn deposit_confirmed(f: &Flow, amount: &str) -> String {
+    let (backing_id, signature) = deposit_sent(f, amount).await;
+    let (status, confirmed) = f
+        .server
+        .post(
+            "/v1/defi/deposit/confirm",
+            &json!({"backing_id": backing_id, "tx_signature": signature,
+                    "wallet": f.wallet.pubkey().to_string()}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    backing_id
+}
+
+/// A wallet that prepared a withdrawal twice and signed the first: the two differ (a dust-sized
+/// deposit landed in between, which the wallet's last backing sweeps), and the confirm, which
+/// names only the backing, records the one that landed, with what it redeemed.
+#[tokio::test]
+async fn a_withdrawal_prepared_twice_is_confirmed_by_the_one_the_wallet_signed() {
+    let f = Flow::start().await;
+    let wallet = f.wallet.pubkey().to_string();
+    let backing_id = deposit_confirmed(&f, "20").await;
+    let withdraw = json!({"backing_id": backing_id, "wallet": wallet});
+    let (status, first) = f
+        .server
+        .post("/v1/defi/withdrawal/prepare", &withdraw)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    // 0.01 SOL more lands (not confirmed): a twentieth of a per cent of the backing, within
+    // the dust its last withdrawal sweeps, so a withdrawal prepared now redeems it too.
+    deposit_sent(&f, "0.01").await;
+    f.clock.advance(1);
+    let (status, second) = f
+        .server
+        .post("/v1/defi/withdrawal/prepare", &withdraw)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{second}");
+    let (first_base, second_base) = (
+        first["expected_amount_base"].as_u64().unwrap(),
+        second["expected_amount_base"].as_u64().unwrap(),
+    );
+    assert!(
+        second_base > first_base + SOL / 200,
+        "{first_base} {second_base}"
+    );
+
+    // The wallet signs the first.
+    let signature = f.sign_and_send(&first, &f.wallet).await;
+    let (status, done) = f
+        .server
+        .post(
+            "/v1/defi/withdrawal/confirm",
+            &json!({"backing_id": backing_id, "tx_signature": signature, "wallet": wallet}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+    assert_eq!(done["status"], "withdrawn");
+    assert_eq!(done["withdrawn_base"].as_u64(), Some(first_base), "{done}");
+}
+
+/// The wallet's last open backing at a venue redeems what it bought and its dust, not what the
+/// wallet holds beyond that: a later deposit that landed but is not confirmed yet keeps its
+/// receipt, and once confirmed it is withdrawn with it.
+#[tokio::test]
+async fn the_last_backings_withdrawal_leaves_a_later_deposits_receipt_alone() {
+    let f = Flow::start().await;
+    let wallet = f.wallet.pubkey().to_string();
+    let first = deposit_confirmed(&f, "2").await;
+    let (later, later_signature) = deposit_sent(&f, "1").await;
+    let collateral_account = associated_token_account(
+        &f.wallet.pubkey(),
+        &f.market.collateral_mint,
+        &TOKEN_PROGRAM,
+    );
+    let held = f.token_balance(collateral_account).await;
+
+    // The first backing is the wallet's only open one, yet it redeems only its own receipt.
+    let (status, withdrawal) = f
+        .server
+        .post(
+            "/v1/defi/withdrawal/prepare",
+            &json!({"backing_id": first, "wallet": wallet}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{withdrawal}");
+    let expected = withdrawal["expected_amount_base"].as_u64().unwrap();
+    assert!(
+        (2 * SOL..2 * SOL + SOL / 1_000).contains(&expected),
+        "{withdrawal}"
+    );
+    let signature = f.sign_and_send(&withdrawal, &f.wallet).await;
+    let (status, done) = f
+        .server
+        .post(
+            "/v1/defi/withdrawal/confirm",
+            &json!({"backing_id": first, "tx_signature": signature, "wallet": wallet}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+    let left = f.token_balance(collateral_account).await;
+    // About a third of what the wallet held: the later deposit's 1 SOL of the 3.
+    assert!(
+        left * 3 > held - held / 100 && left * 3 < held + held / 100,
+        "{left} of {held}"
+    );
+
+    // The later deposit, confirmed now, comes back whole, and nothing is left behind.
+    let backing = later.as_str();
+    let (status, _) = f
+        .server
+        .post(
+            "/v1/defi/deposit/confirm",
+            &json!({"backing_id": backing, "tx_signature": later_signature, "wallet": wallet}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, withdrawal) = f
+        .server
+        .post(
+            "/v1/defi/withdrawal/prepare",
+            &json!({"backing_id": backing, "wallet": wallet}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{withdrawal}");
+    let expected = withdrawal["expected_amount_base"].as_u64().unwrap();
+    assert!((SOL..SOL + SOL / 1_000).contains(&expected), "{withdrawal}");
+    f.sign_and_send(&withdrawal, &f.wallet).await;
+    assert_eq!(f.token_balance(collateral_account).await, 0);
+}
+
 #[tokio::test]
 async fn bad_requests_and_unwired_venues_are_refused_in_the_envelope() {
     let f = Flow::start().await;

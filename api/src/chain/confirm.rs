@@ -551,6 +551,27 @@ impl Chain {
         }
     }
 
+    /// Which of `rows` (prepared transactions, newest first) the transaction `signature`
+    /// landed is: the first that [`verify`] accepts, `None` while it has not landed or when
+    /// it carries none of them. For a confirm whose body does not name its prepared
+    /// transaction, when the wallet prepared the same move more than once.
+    pub async fn carried_by(
+        &self,
+        rows: &[prepared_transactions::Model],
+        signature: &Base58Signature,
+    ) -> Result<Option<usize>, ApiError> {
+        let Some(landed) = self.find_landed(signature).await? else {
+            return Ok(None);
+        };
+        for (i, row) in rows.iter().enumerate() {
+            let prepared = from_row::<serde_json::Value>(row.clone())?;
+            if verify(&prepared, &landed).is_ok() {
+                return Ok(Some(i));
+            }
+        }
+        Ok(None)
+    }
+
     /// The landed transaction, waiting up to the confirm wait for it to reach `confirmed`; 503
     /// `transaction_pending` when it does not.
     pub async fn landed(&self, signature: &Base58Signature) -> Result<LandedTransaction, ApiError> {

@@ -193,7 +193,8 @@ pub struct WithdrawalConfirmBody {
     pub backing_id: PreparedId,
     pub tx_signature: Base58Signature,
     pub wallet: Wallet,
-    /// The prepared withdrawal; the wallet's newest one of the backing when absent.
+    /// The prepared withdrawal; when absent, the wallet's one of the backing that the
+    /// signature landed, else its newest.
     pub withdrawal_id: Option<PreparedId>,
 }
 

@@ -156,7 +156,8 @@ pub struct P0WithdrawConfirmBody {
     pub wallet_address: Wallet,
     pub position_id: PreparedId,
     pub tx_signature: Base58Signature,
-    /// The prepared withdrawal; the wallet's newest one of the position when absent.
+    /// The prepared withdrawal; when absent, the wallet's one of the position that the
+    /// signature landed, else its newest.
     pub withdrawal_id: Option<PreparedId>,
 }
 

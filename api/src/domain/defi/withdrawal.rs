@@ -1,7 +1,8 @@
 //! Withdrawing a backing (spec 4.5): only its own wallet, only from a venue that takes
 //! withdrawals (`stake_a` answers 503 `jito_unstake_not_supported`), once. The receipt units
-//! redeemed are the ones the deposit bought; the wallet's last open position at a venue redeems
-//! everything the wallet holds there, so no rounding dust is left behind. Confirm verifies the
+//! redeemed are the ones the deposit bought; the wallet's last open position at a venue also
+//! redeems the dust its recorded receipt leaves (at most a tenth of a per cent more), never what
+//! the wallet holds beyond that. Confirm verifies the
 //! transaction on the ledger, then marks the position withdrawn with what it paid.
 
 use narrative_sdk::Pubkey;
@@ -95,6 +96,15 @@ pub async fn backing_of_amount(
         .map_err(ApiError::internal)
 }
 
+/// The most a wallet's last open backing at a venue redeems: what it bought, and a tenth of a
+/// per cent more. Its recorded receipt is the deposit at the rate read at its confirm, a little
+/// under what was minted when interest accrued in between, so the last withdrawal takes that
+/// dust too. Beyond it, what the wallet holds came from elsewhere (a later deposit not yet
+/// confirmed, receipt tokens bought outside) and is not this backing's to redeem.
+fn with_dust(bought: u64) -> u64 {
+    bought.saturating_add(bought / 1_000).saturating_add(1)
+}
+
 fn already_withdrawn() -> ApiError {
     ApiError::coded(
         StatusCode::CONFLICT,
@@ -169,7 +179,7 @@ async fn prepare_open(
         .count(state.store.db())
         .await?;
     let bought = u64::try_from(position.receipt_amount).map_err(ApiError::internal)?;
-    let receipt = if others_open == 0 {
+    let receipt = if others_open == 0 && held <= with_dust(bought) {
         held
     } else {
         bought.min(held)
@@ -216,8 +226,8 @@ async fn prepare_open(
 }
 
 /// Which prepared withdrawal a confirm names: the one given, else the one this signature
-/// confirmed already (a replay), else the wallet's newest unconfirmed withdrawal of the backing
-/// (spec 4.5's confirm body names only the backing).
+/// confirmed already (a replay), else the wallet's unconfirmed withdrawal of the backing that
+/// the signature landed, or its newest (spec 4.5's confirm body names only the backing).
 async fn withdrawal_for(
     state: &AppState,
     given: Option<PreparedId>,
@@ -233,8 +243,9 @@ async fn withdrawal_for(
 }
 
 /// The prepared `F` a confirm means when it may not name it: `given` when named; else the one
-/// `signature` confirmed already (a replay), else the wallet's newest unconfirmed one whose
-/// parameters `matches` (of its 50 newest).
+/// `signature` confirmed already (a replay); else, of the wallet's unconfirmed ones whose
+/// parameters `matches` (of its 50 newest), the one whose instructions `signature` landed,
+/// or the newest when none did (the runner then answers why).
 pub async fn prepared_of<F: MoneyFlow>(
     state: &AppState,
     given: Option<PreparedId>,
@@ -266,13 +277,28 @@ pub async fn prepared_of<F: MoneyFlow>(
                 .await?
         }
     };
-    candidates
+    let mut matching: Vec<_> = candidates
         .into_iter()
-        .find(|row| {
+        .filter(|row| {
             serde_json::from_value::<F::Params>(row.params.clone()).is_ok_and(|p| matches(&p))
         })
-        .map(|row| row.id.parse().map_err(ApiError::internal))
-        .transpose()
+        .collect();
+    // A wallet that prepared again (a retry, a second tab) may have signed an older one, and
+    // the two differ when a balance or a rate moved in between: the ledger says which.
+    let chosen = if matching.len() > 1 {
+        state
+            .chain
+            .carried_by(&matching, signature)
+            .await?
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    if matching.is_empty() {
+        return Ok(None);
+    }
+    let row = matching.swap_remove(chosen);
+    row.id.parse().map(Some).map_err(ApiError::internal)
 }
 
 /// Confirms a withdrawal of `backing_id` by `wallet` (the prepared one named, or found).

@@ -106,8 +106,9 @@ pub async fn prepare(
     Ok(PreparedWithdraw { withdrawal, params })
 }
 
-/// Confirms a withdrawal of `position_id` (the prepared one named, else the wallet's newest of
-/// that position): the wallet's own, of that position; then the runner verifies and records.
+/// Confirms a withdrawal of `position_id` (the prepared one named, else the wallet's one of that
+/// position the signature landed, or its newest): the wallet's own, of that position; then the
+/// runner verifies and records.
 pub async fn confirm(
     state: &AppState,
     withdrawal_id: Option<PreparedId>,
