@@ -93,6 +93,22 @@ impl Flow {
         chain::sign_and_send_all(&self.ledger, prepared, wallet).await
     }
 
+    /// `POST path` (a deposit or withdrawal step) naming `backing_id` for the flow's wallet and,
+    /// for a confirm, the `signature`.
+    async fn post_backing(
+        &self,
+        path: &str,
+        backing_id: &str,
+        signature: Option<&str>,
+    ) -> (StatusCode, Value) {
+        let mut body =
+            json!({"backing_id": backing_id, "wallet": self.wallet.pubkey().to_string()});
+        if let Some(signature) = signature {
+            body["tx_signature"] = json!(signature);
+        }
+        self.server.post(path, &body).await
+    }
+
     async fn kamino_collateral(&self, owner: &narrative_sdk::Pubkey) -> u64 {
         let obligation = klend::vanilla_obligation(owner, &self.kamino.market);
         let raw = self
@@ -345,26 +361,13 @@ async fn a_deposit_earns_at_the_reserves_rate_and_comes_back_with_its_yield() {
 async fn a_confirm_sent_after_the_nodes_recent_statuses_still_records_the_move() {
     let f = Flow::start().await;
     let wallet = f.wallet.pubkey().to_string();
-    let (status, prepared) = f
-        .server
-        .post(
-            "/v1/defi/deposit/prepare",
-            &json!({"wallet": wallet, "token_symbol": "SOL", "amount": 2, "protocol": "lend_a"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{prepared}");
-    let backing_id = prepared["backing_id"].as_str().unwrap().to_owned();
-    let signature = f.sign_and_send(&prepared, &f.wallet).await;
+    let (backing_id, signature) = deposit_sent(&f, "2").await;
 
     // Ten minutes on, the node answers no status for anything that landed back then.
     f.ledger.forget_statuses();
     f.clock.advance(600);
     let (status, confirmed) = f
-        .server
-        .post(
-            "/v1/defi/deposit/confirm",
-            &json!({"backing_id": backing_id, "tx_signature": signature, "wallet": wallet}),
-        )
+        .post_backing("/v1/defi/deposit/confirm", &backing_id, Some(&signature))
         .await;
     assert_eq!(status, StatusCode::OK, "{confirmed}");
     assert_eq!(
@@ -375,21 +378,13 @@ async fn a_confirm_sent_after_the_nodes_recent_statuses_still_records_the_move()
 
     // The withdrawal, confirmed as late.
     let (status, withdrawal) = f
-        .server
-        .post(
-            "/v1/defi/withdrawal/prepare",
-            &json!({"backing_id": backing_id, "wallet": wallet}),
-        )
+        .post_backing("/v1/defi/withdrawal/prepare", &backing_id, None)
         .await;
     assert_eq!(status, StatusCode::OK, "{withdrawal}");
     let signature = f.sign_and_send(&withdrawal, &f.wallet).await;
     f.clock.advance(600);
     let (status, done) = f
-        .server
-        .post(
-            "/v1/defi/withdrawal/confirm",
-            &json!({"backing_id": backing_id, "tx_signature": signature, "wallet": wallet}),
-        )
+        .post_backing("/v1/defi/withdrawal/confirm", &backing_id, Some(&signature))
         .await;
     assert_eq!(status, StatusCode::OK, "{done}");
     assert_eq!(done["status"], "withdrawn");
@@ -442,12 +437,7 @@ async fn deposit_sent(f: &Flow, amount: &str) -> (String, String) {
 async fn deposit_confirmed(f: &Flow, amount: &str) -> String {
     let (backing_id, signature) = deposit_sent(f, amount).await;
     let (status, confirmed) = f
-        .server
-        .post(
-            "/v1/defi/deposit/confirm",
-            &json!({"backing_id": backing_id, "tx_signature": signature,
-                    "wallet": f.wallet.pubkey().to_string()}),
-        )
+        .post_backing("/v1/defi/deposit/confirm", &backing_id, Some(&signature))
         .await;
     assert_eq!(status, StatusCode::OK, "{confirmed}");
     backing_id
@@ -459,12 +449,9 @@ async fn deposit_confirmed(f: &Flow, amount: &str) -> String {
 #[tokio::test]
 async fn a_withdrawal_prepared_twice_is_confirmed_by_the_one_the_wallet_signed() {
     let f = Flow::start().await;
-    let wallet = f.wallet.pubkey().to_string();
     let backing_id = deposit_confirmed(&f, "20").await;
-    let withdraw = json!({"backing_id": backing_id, "wallet": wallet});
     let (status, first) = f
-        .server
-        .post("/v1/defi/withdrawal/prepare", &withdraw)
+        .post_backing("/v1/defi/withdrawal/prepare", &backing_id, None)
         .await;
     assert_eq!(status, StatusCode::OK, "{first}");
     // 0.01 SOL more lands (not confirmed): a twentieth of a per cent of the backing, within
@@ -472,8 +459,7 @@ async fn a_withdrawal_prepared_twice_is_confirmed_by_the_one_the_wallet_signed()
     deposit_sent(&f, "0.01").await;
     f.clock.advance(1);
     let (status, second) = f
-        .server
-        .post("/v1/defi/withdrawal/prepare", &withdraw)
+        .post_backing("/v1/defi/withdrawal/prepare", &backing_id, None)
         .await;
     assert_eq!(status, StatusCode::OK, "{second}");
     let (first_base, second_base) = (
@@ -488,11 +474,7 @@ async fn a_withdrawal_prepared_twice_is_confirmed_by_the_one_the_wallet_signed()
     // The wallet signs the first.
     let signature = f.sign_and_send(&first, &f.wallet).await;
     let (status, done) = f
-        .server
-        .post(
-            "/v1/defi/withdrawal/confirm",
-            &json!({"backing_id": backing_id, "tx_signature": signature, "wallet": wallet}),
-        )
+        .post_backing("/v1/defi/withdrawal/confirm", &backing_id, Some(&signature))
         .await;
     assert_eq!(status, StatusCode::OK, "{done}");
     assert_eq!(done["status"], "withdrawn");
@@ -505,7 +487,6 @@ async fn a_withdrawal_prepared_twice_is_confirmed_by_the_one_the_wallet_signed()
 #[tokio::test]
 async fn the_last_backings_withdrawal_leaves_a_later_deposits_receipt_alone() {
     let f = Flow::start().await;
-    let wallet = f.wallet.pubkey().to_string();
     let first = deposit_confirmed(&f, "2").await;
     let (later, later_signature) = deposit_sent(&f, "1").await;
     let collateral_account = associated_token_account(
@@ -517,11 +498,7 @@ async fn the_last_backings_withdrawal_leaves_a_later_deposits_receipt_alone() {
 
     // The first backing is the wallet's only open one, yet it redeems only its own receipt.
     let (status, withdrawal) = f
-        .server
-        .post(
-            "/v1/defi/withdrawal/prepare",
-            &json!({"backing_id": first, "wallet": wallet}),
-        )
+        .post_backing("/v1/defi/withdrawal/prepare", &first, None)
         .await;
     assert_eq!(status, StatusCode::OK, "{withdrawal}");
     let expected = withdrawal["expected_amount_base"].as_u64().unwrap();
@@ -531,11 +508,7 @@ async fn the_last_backings_withdrawal_leaves_a_later_deposits_receipt_alone() {
     );
     let signature = f.sign_and_send(&withdrawal, &f.wallet).await;
     let (status, done) = f
-        .server
-        .post(
-            "/v1/defi/withdrawal/confirm",
-            &json!({"backing_id": first, "tx_signature": signature, "wallet": wallet}),
-        )
+        .post_backing("/v1/defi/withdrawal/confirm", &first, Some(&signature))
         .await;
     assert_eq!(status, StatusCode::OK, "{done}");
     let left = f.token_balance(collateral_account).await;
@@ -548,19 +521,11 @@ async fn the_last_backings_withdrawal_leaves_a_later_deposits_receipt_alone() {
     // The later deposit, confirmed now, comes back whole, and nothing is left behind.
     let backing = later.as_str();
     let (status, _) = f
-        .server
-        .post(
-            "/v1/defi/deposit/confirm",
-            &json!({"backing_id": backing, "tx_signature": later_signature, "wallet": wallet}),
-        )
+        .post_backing("/v1/defi/deposit/confirm", backing, Some(&later_signature))
         .await;
     assert_eq!(status, StatusCode::OK);
     let (status, withdrawal) = f
-        .server
-        .post(
-            "/v1/defi/withdrawal/prepare",
-            &json!({"backing_id": backing, "wallet": wallet}),
-        )
+        .post_backing("/v1/defi/withdrawal/prepare", backing, None)
         .await;
     assert_eq!(status, StatusCode::OK, "{withdrawal}");
     let expected = withdrawal["expected_amount_base"].as_u64().unwrap();
