@@ -190,21 +190,45 @@ fn jito_pool_account(pool_mint: Pubkey) -> Account {
     }
 }
 
-/// Marinade's `State` at the offsets the venue reads: 1.2 SOL an mSOL.
+/// Marinade's `State` at the offsets the venue reads: 1,000 mSOL backed by 1,200 SOL (1.2 SOL an
+/// mSOL), its liquidity pool targeting 100 SOL with a fee from 3 % (empty) to 0.3 % (at target).
 fn marinade_state_account(msol_mint: Pubkey) -> Account {
     use stake_b::state;
-    let mut data = vec![0u8; 600];
+    let mut data = vec![0u8; 620];
     let mut put = |at: usize, bytes: &[u8]| data[at..at + bytes.len()].copy_from_slice(bytes);
     put(0, &anchor_discriminator("account:State"));
     put(state::MSOL_MINT, msol_mint.as_ref());
     put(state::TREASURY_MSOL_ACCOUNT, Pubkey::new_unique().as_ref());
     put(state::LIQ_POOL_MSOL_LEG, Pubkey::new_unique().as_ref());
+    put(
+        state::RENT_EXEMPT_FOR_TOKEN_ACC,
+        &MARINADE_RENT.to_le_bytes(),
+    );
+    put(state::TOTAL_ACTIVE_BALANCE, &(1_200 * SOL).to_le_bytes());
+    put(state::MSOL_SUPPLY, &(1_000 * SOL).to_le_bytes());
     let price = (stake_b::PRICE_DENOMINATOR * 6 / 5) as u64;
     put(state::MSOL_PRICE, &price.to_le_bytes());
+    put(state::LP_LIQUIDITY_TARGET, &(100 * SOL).to_le_bytes());
+    put(state::LP_MAX_FEE, &300u32.to_le_bytes());
+    put(state::LP_MIN_FEE, &30u32.to_le_bytes());
     Account {
         lamports: SOL,
         data,
         owner: stake_b::PROGRAM,
+        executable: false,
+        rent_epoch: 0,
+    }
+}
+
+/// The lamports Marinade's SOL leg keeps back (`rent_exempt_for_token_acc`).
+const MARINADE_RENT: u64 = 2_039_280;
+
+/// Marinade's liquidity-pool SOL leg holding `lamports` beyond its rent reserve.
+fn marinade_sol_leg(lamports: u64) -> Account {
+    Account {
+        lamports: lamports + MARINADE_RENT,
+        data: vec![],
+        owner: anchor_lang::solana_program::system_program::ID,
         executable: false,
         rent_epoch: 0,
     }
@@ -328,4 +352,86 @@ impl StakingDeposit {
         let expected: Vec<Pubkey> = self.deposit.accounts.iter().map(|a| a.pubkey).collect();
         assert_eq!(instruction_accounts(&tx, 1), expected, "{}", self.path);
     }
+}
+
+/// A stake_b withdrawal is Marinade's liquid unstake, which keeps a fee that grows as the
+/// liquidity pool's SOL leg empties: the prepared withdrawal expects what Marinade will pay after
+/// that fee (and the confirm records that), not the receipt's value at the rate; an unstake
+/// the pool could not pay is refused before the wallet signs it.
+#[tokio::test]
+async fn on_mainnet_a_stake_b_withdrawal_expects_the_payout_after_marinades_fee() {
+    use narrative_store::entities::defi_positions;
+    use sea_orm::{ActiveModelTrait, ActiveValue::Set};
+
+    let msol = Pubkey::new_unique();
+    let marinade = marinade_state_account(msol);
+    let options = HarnessOptions {
+        accounts: vec![
+            (stake_b::STATE, marinade.clone()),
+            // 50 SOL stay after a 12 SOL unstake: half the target, a fee of 1.65 %.
+            (stake_b::liq_pool_sol_leg(), marinade_sol_leg(62 * SOL)),
+        ],
+        ..Default::default()
+    };
+    let (server, ledger) = chain::start_on_bank_with(options, |_, c| {
+        c.solana_cluster = "mainnet-beta".into();
+    })
+    .await;
+    let wallet = ledger.harness.lock().await.wallets[0].pubkey();
+    let msol_account = associated_token_account(&wallet, &msol, &TOKEN_PROGRAM);
+    ledger.harness.lock().await.plant_account(
+        msol_account,
+        integration_tests::venues::token_account(msol, wallet, 10 * SOL),
+    );
+    // The backing as the stake_b deposit's confirm records it: 12 SOL bought 10 mSOL.
+    defi_positions::ActiveModel {
+        id: Set(uuid::Uuid::new_v4().to_string()),
+        wallet: Set(wallet.to_string()),
+        protocol: Set("stake_b".into()),
+        token_symbol: Set("SOL".into()),
+        mint: Set(NATIVE_MINT.to_string()),
+        amount_base: Set(12 * SOL as i64),
+        amount_lamports: Set(12 * SOL as i64),
+        receipt_amount: Set(10 * SOL as i64),
+        rate_liquidity: Set("6".into()),
+        rate_receipt: Set("5".into()),
+        narrative_id: Set(None),
+        status: Set("confirmed".into()),
+        deposit_signature: Set("1".repeat(64)),
+        withdraw_signature: Set(None),
+        withdrawn_base: Set(None),
+        created_at: Set(server.clock.now()),
+        withdrawn_at: Set(None),
+    }
+    .insert(server.db.store.db())
+    .await
+    .unwrap();
+
+    let body = json!({"wallet_address": wallet.to_string(), "amount_sol": 12});
+    let (status, prepared) = server.post("/v1/defi/stake_b/withdraw", &body).await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    // 10 mSOL less 1.65 % (0.165 mSOL) at 1.2 SOL: 11.802 SOL, not the 12 the rate says.
+    assert_eq!(
+        prepared["expected_amount_base"].as_u64(),
+        Some(11_802_000_000),
+        "{prepared}"
+    );
+    let (tx, programs) = legacy_transaction(&prepared);
+    assert_eq!(programs, [stake_b::PROGRAM]);
+    let state = stake_b::State::decode(&marinade.data).unwrap();
+    let unstake = stake_b::liquid_unstake(&state, &wallet, &msol_account, 10 * SOL);
+    assert_eq!(tx.message.instructions[0].data, unstake.data);
+    let accounts: Vec<Pubkey> = unstake.accounts.iter().map(|a| a.pubkey).collect();
+    assert_eq!(instruction_accounts(&tx, 0), accounts);
+
+    // With 11 SOL in the leg Marinade could not pay even at its 3 % fee (11.64 SOL): the
+    // wallet is told now, rather than after signing a transaction that fails.
+    ledger
+        .harness
+        .lock()
+        .await
+        .plant_account(stake_b::liq_pool_sol_leg(), marinade_sol_leg(11 * SOL));
+    let (status, refused) = server.post("/v1/defi/stake_b/withdraw", &body).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    assert_eq!(refused["error"], "venue_liquidity_insufficient");
 }

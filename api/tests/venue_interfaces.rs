@@ -174,7 +174,7 @@ fn fixture() -> Value {
         msol_mint: key(20),
         treasury_msol_account: key(21),
         liq_pool_msol_leg: key(22),
-        msol_price: 0,
+        ..Default::default()
     };
     let jupiter = lend_c::LendingAccounts {
         program: lend_c::MAINNET_PROGRAM,

@@ -270,6 +270,18 @@ pub trait Venue: Send + Sync {
         receipt: u64,
     ) -> Result<Transactions, ApiError>;
 
+    /// The base units of `token` redeeming `receipt` units pays now: the receipt at the
+    /// market's rate, less what the venue keeps on the way out (Marinade's liquidity-pool
+    /// fee). A venue that would refuse the redemption as its state stands answers why.
+    async fn payout(
+        &self,
+        ledger: &dyn Ledger,
+        token: &VenueToken,
+        receipt: u64,
+    ) -> Result<u64, ApiError> {
+        Ok(self.market(ledger, token).await?.rate.value_of(receipt))
+    }
+
     /// The receipt units `wallet` holds at the venue for `token`.
     async fn receipt_balance(
         &self,

@@ -10,10 +10,12 @@ use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
 use anchor_lang::solana_program::system_program;
 use narrative_sdk::Pubkey;
 
+use poem::http::StatusCode;
+
 use super::{
-    anchor_data, anchor_discriminator, key_at, le_u64, read, receipt_account, token_balance,
-    unreadable, Cluster, Deposit, ExchangeRate, MarketRead, Transactions, Venue, VenueToken,
-    NATIVE_MINT,
+    anchor_data, anchor_discriminator, key_at, le_u64, mul_div, read, receipt_account,
+    token_balance, unreadable, Cluster, Deposit, ExchangeRate, MarketRead, Transactions, Venue,
+    VenueToken, NATIVE_MINT,
 };
 use crate::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
 use crate::chain::ledger::Ledger;
@@ -23,45 +25,152 @@ use crate::values::{TokenSymbol, VenueId};
 pub const PROGRAM: Pubkey = Pubkey::from_str_const("MarBmsSgKXdrN1egZf5sqe1TMai9K1rChYNDJgjq7aD");
 pub const STATE: Pubkey = Pubkey::from_str_const("8szGkuLTAux9XMgZ2vtY39jVSowEcpBfFfD8hXSEqdGC");
 
-/// `State` offsets.
+/// `State` offsets (docs/venues-research.md §4.4).
 pub mod state {
     pub const MSOL_MINT: usize = 8;
     pub const TREASURY_MSOL_ACCOUNT: usize = 104;
+    pub const RENT_EXEMPT_FOR_TOKEN_ACC: usize = 138;
+    pub const DELAYED_UNSTAKE_COOLING_DOWN: usize = 226;
+    pub const TOTAL_ACTIVE_BALANCE: usize = 376;
     pub const LIQ_POOL_MSOL_LEG: usize = 420;
-    /// SOL per mSOL × 2^32 (`PRICE_DENOMINATOR`).
+    pub const LP_LIQUIDITY_TARGET: usize = 452;
+    /// `Fee { basis_points: u32 }`.
+    pub const LP_MAX_FEE: usize = 460;
+    pub const LP_MIN_FEE: usize = 464;
+    pub const AVAILABLE_RESERVE_BALANCE: usize = 496;
+    pub const MSOL_SUPPLY: usize = 504;
+    /// SOL per mSOL × 2^32 (`PRICE_DENOMINATOR`), for display: Marinade's own conversions use
+    /// the totals below.
     pub const MSOL_PRICE: usize = 512;
+    pub const CIRCULATING_TICKET_BALANCE: usize = 528;
+    pub const MIN_WITHDRAW: usize = 552;
+    pub const EMERGENCY_COOLING_DOWN: usize = 568;
+    pub const PAUSED: usize = 608;
 }
 pub const PRICE_DENOMINATOR: u128 = 1 << 32;
+const MAX_BASIS_POINTS: u64 = 10_000;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct State {
     pub msol_mint: Pubkey,
     pub treasury_msol_account: Pubkey,
     pub liq_pool_msol_leg: Pubkey,
     pub msol_price: u64,
+    /// Lamports the SOL leg keeps back as its rent reserve.
+    pub rent_exempt_for_token_acc: u64,
+    /// SOL backing every mSOL: active stake, cooling down and in reserve, less what unclaimed
+    /// delayed-unstake tickets are owed (`State::total_virtual_staked_lamports`).
+    pub total_virtual_staked: u64,
+    pub msol_supply: u64,
+    pub lp_liquidity_target: u64,
+    pub lp_max_fee_bps: u32,
+    pub lp_min_fee_bps: u32,
+    pub min_withdraw: u64,
+    pub paused: bool,
+}
+
+/// Why Marinade would refuse a liquid unstake as the state stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnstakeRefusal {
+    Paused,
+    /// The liquidity pool's SOL leg holds less than the payout (`InsufficientLiquidity`).
+    InsufficientLiquidity,
+    /// The payout is below `min_withdraw` (`WithdrawAmountIsTooLow`).
+    BelowMinimum {
+        min_withdraw: u64,
+    },
 }
 
 impl State {
     pub fn decode(data: &[u8]) -> Option<State> {
+        use state::*;
         if data.get(..8)? != anchor_discriminator("account:State") {
             return None;
         }
+        let le_u32 = |at: usize| Some(u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?));
+        let under_control = le_u64(data, TOTAL_ACTIVE_BALANCE)?
+            .checked_add(le_u64(data, DELAYED_UNSTAKE_COOLING_DOWN)?)?
+            .checked_add(le_u64(data, EMERGENCY_COOLING_DOWN)?)?
+            .checked_add(le_u64(data, AVAILABLE_RESERVE_BALANCE)?)?;
         Some(State {
-            msol_mint: key_at(data, state::MSOL_MINT)?,
-            treasury_msol_account: key_at(data, state::TREASURY_MSOL_ACCOUNT)?,
-            liq_pool_msol_leg: key_at(data, state::LIQ_POOL_MSOL_LEG)?,
-            msol_price: le_u64(data, state::MSOL_PRICE)?,
+            msol_mint: key_at(data, MSOL_MINT)?,
+            treasury_msol_account: key_at(data, TREASURY_MSOL_ACCOUNT)?,
+            liq_pool_msol_leg: key_at(data, LIQ_POOL_MSOL_LEG)?,
+            msol_price: le_u64(data, MSOL_PRICE)?,
+            rent_exempt_for_token_acc: le_u64(data, RENT_EXEMPT_FOR_TOKEN_ACC)?,
+            total_virtual_staked: under_control
+                .saturating_sub(le_u64(data, CIRCULATING_TICKET_BALANCE)?),
+            msol_supply: le_u64(data, MSOL_SUPPLY)?,
+            lp_liquidity_target: le_u64(data, LP_LIQUIDITY_TARGET)?,
+            lp_max_fee_bps: le_u32(LP_MAX_FEE)?,
+            lp_min_fee_bps: le_u32(LP_MIN_FEE)?,
+            min_withdraw: le_u64(data, MIN_WITHDRAW)?,
+            paused: *data.get(PAUSED)? != 0,
         })
     }
 
+    /// What an mSOL is worth, as Marinade converts (`State::msol_to_sol`: the staked total
+    /// over the supply); 1:1 before any mSOL exists, as the program has it.
     pub fn rate(&self) -> ExchangeRate {
-        if self.msol_price == 0 {
+        if self.msol_supply == 0 {
             return ExchangeRate::PAR;
         }
         ExchangeRate {
-            liquidity: self.msol_price as u128,
-            receipt: PRICE_DENOMINATOR,
+            liquidity: u128::from(self.total_virtual_staked),
+            receipt: u128::from(self.msol_supply),
         }
+    }
+
+    /// The liquidity pool's fee in basis points when `left` lamports stay in its SOL leg after
+    /// the unstake: `lp_max_fee` for an empty leg, falling linearly to `lp_min_fee` at the
+    /// liquidity target (`LiqPool::linear_fee`).
+    fn linear_fee_bps(&self, left: u64) -> u64 {
+        if left >= self.lp_liquidity_target {
+            return u64::from(self.lp_min_fee_bps);
+        }
+        let delta = u64::from(self.lp_max_fee_bps.saturating_sub(self.lp_min_fee_bps));
+        let off = mul_div(
+            u128::from(delta),
+            u128::from(left),
+            u128::from(self.lp_liquidity_target),
+        );
+        u64::from(self.lp_max_fee_bps).saturating_sub(off)
+    }
+
+    /// The lamports `liquid_unstake` of `msol_amount` pays when the pool's SOL leg holds
+    /// `sol_leg_lamports`, computed as the program computes it (`liquid_unstake.rs`): the fee
+    /// is taken in mSOL at the rate the leg is left at, and the rest converted, rounded down.
+    pub fn liquid_unstake_payout(
+        &self,
+        msol_amount: u64,
+        sol_leg_lamports: u64,
+    ) -> Result<u64, UnstakeRefusal> {
+        if self.paused {
+            return Err(UnstakeRefusal::Paused);
+        }
+        let rate = self.rate();
+        let available = sol_leg_lamports.saturating_sub(self.rent_exempt_for_token_acc);
+        let removed = rate.value_of(msol_amount);
+        let fee_bps = if removed >= available {
+            u64::from(self.lp_max_fee_bps)
+        } else {
+            self.linear_fee_bps(available - removed)
+        };
+        let msol_fee = mul_div(
+            u128::from(msol_amount),
+            u128::from(fee_bps),
+            u128::from(MAX_BASIS_POINTS),
+        );
+        let paid = rate.value_of(msol_amount.saturating_sub(msol_fee));
+        if paid.saturating_add(self.rent_exempt_for_token_acc) > sol_leg_lamports {
+            return Err(UnstakeRefusal::InsufficientLiquidity);
+        }
+        if paid < self.min_withdraw {
+            return Err(UnstakeRefusal::BelowMinimum {
+                min_withdraw: self.min_withdraw,
+            });
+        }
+        Ok(paid)
     }
 }
 
@@ -141,6 +250,28 @@ impl StakeB {
     }
 }
 
+/// The answer to a liquid unstake Marinade would refuse now: the wallet is told before it
+/// signs a transaction that would fail.
+fn refused(refusal: UnstakeRefusal) -> ApiError {
+    match refusal {
+        UnstakeRefusal::Paused => ApiError::unavailable(
+            "venue_paused",
+            "Marinade is paused; its liquid unstake refuses every withdrawal until it resumes",
+        ),
+        UnstakeRefusal::InsufficientLiquidity => ApiError::unavailable(
+            "venue_liquidity_insufficient",
+            "Marinade's liquidity pool holds too little SOL for this unstake now; retry later",
+        ),
+        UnstakeRefusal::BelowMinimum { min_withdraw } => ApiError::coded(
+            StatusCode::BAD_REQUEST,
+            "amount_below_minimum",
+            format!(
+                "this unstake would pay less than Marinade's minimum withdrawal of {min_withdraw} lamports"
+            ),
+        ),
+    }
+}
+
 #[async_trait::async_trait]
 impl Venue for StakeB {
     fn id(&self) -> VenueId {
@@ -200,6 +331,27 @@ impl Venue for StakeB {
         Ok(vec![vec![liquid_unstake(&state, wallet, &from, receipt)]])
     }
 
+    /// What `liquid_unstake` pays: the receipt's value less the liquidity pool's fee (0.3 % to
+    /// 3 % on mainnet as the pool stands), read from the state and the pool's SOL leg together.
+    async fn payout(
+        &self,
+        ledger: &dyn Ledger,
+        _: &VenueToken,
+        receipt: u64,
+    ) -> Result<u64, ApiError> {
+        let [state, sol_leg] =
+            <[_; 2]>::try_from(read(ledger, &[STATE, liq_pool_sol_leg()]).await?)
+                .map_err(|_| unreadable(VenueId::StakeB, "state"))?;
+        let state = state
+            .filter(|a| a.owner == PROGRAM)
+            .and_then(|a| State::decode(&a.data))
+            .ok_or_else(|| unreadable(VenueId::StakeB, "state"))?;
+        let sol_leg_lamports = sol_leg.map_or(0, |a| a.lamports);
+        state
+            .liquid_unstake_payout(receipt, sol_leg_lamports)
+            .map_err(refused)
+    }
+
     async fn receipt_balance(
         &self,
         ledger: &dyn Ledger,
@@ -215,6 +367,90 @@ impl Venue for StakeB {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const SOL: u64 = 1_000_000_000;
+    const RENT: u64 = 2_039_280;
+
+    /// A `State` of 1,000 mSOL backed by 1,200 SOL (1,000 active, 100 and 50 cooling down,
+    /// 100 in reserve, 50 owed to tickets), a pool targeting 100 SOL at 3 % to 0.3 %.
+    fn state_data() -> Vec<u8> {
+        use state::*;
+        let mut data = vec![0u8; 620];
+        let mut put = |at: usize, bytes: &[u8]| data[at..at + bytes.len()].copy_from_slice(bytes);
+        put(0, &anchor_discriminator("account:State"));
+        put(RENT_EXEMPT_FOR_TOKEN_ACC, &RENT.to_le_bytes());
+        put(TOTAL_ACTIVE_BALANCE, &(1_000 * SOL).to_le_bytes());
+        put(DELAYED_UNSTAKE_COOLING_DOWN, &(100 * SOL).to_le_bytes());
+        put(EMERGENCY_COOLING_DOWN, &(50 * SOL).to_le_bytes());
+        put(AVAILABLE_RESERVE_BALANCE, &(100 * SOL).to_le_bytes());
+        put(CIRCULATING_TICKET_BALANCE, &(50 * SOL).to_le_bytes());
+        put(MSOL_SUPPLY, &(1_000 * SOL).to_le_bytes());
+        put(LP_LIQUIDITY_TARGET, &(100 * SOL).to_le_bytes());
+        put(LP_MAX_FEE, &300u32.to_le_bytes());
+        put(LP_MIN_FEE, &30u32.to_le_bytes());
+        data
+    }
+
+    #[test]
+    fn the_rate_is_the_staked_total_over_the_supply() {
+        let state = State::decode(&state_data()).unwrap();
+        assert_eq!(state.total_virtual_staked, 1_200 * SOL);
+        assert_eq!(state.rate().value_of(10 * SOL), 12 * SOL);
+        let empty = State {
+            msol_supply: 0,
+            ..state
+        };
+        assert_eq!(empty.rate(), ExchangeRate::PAR);
+    }
+
+    #[test]
+    fn a_liquid_unstake_pays_the_value_less_the_pools_fee() {
+        let state = State::decode(&state_data()).unwrap();
+        // 10 mSOL (12 SOL) from a leg of 1,000 SOL: 988 SOL stay, above the target, so the
+        // minimum fee of 0.3 %: 0.03 mSOL, and 9.97 mSOL paid at 1.2.
+        assert_eq!(
+            state.liquid_unstake_payout(10 * SOL, 1_000 * SOL + RENT),
+            Ok(11_964_000_000)
+        );
+        // From a leg of 62 SOL: 50 stay, half the target, so 3 % − 2.7 % × 50/100 = 1.65 %.
+        assert_eq!(
+            state.liquid_unstake_payout(10 * SOL, 62 * SOL + RENT),
+            Ok(11_802_000_000)
+        );
+        // From a leg of exactly 12 SOL: nothing stays, the maximum fee of 3 %.
+        assert_eq!(
+            state.liquid_unstake_payout(10 * SOL, 12 * SOL + RENT),
+            Ok(11_640_000_000)
+        );
+        // From 11 SOL the leg cannot pay even after the fee.
+        assert_eq!(
+            state.liquid_unstake_payout(10 * SOL, 11 * SOL + RENT),
+            Err(UnstakeRefusal::InsufficientLiquidity)
+        );
+    }
+
+    #[test]
+    fn a_liquid_unstake_is_refused_as_marinade_refuses_it() {
+        let state = State::decode(&state_data()).unwrap();
+        let floor = State {
+            min_withdraw: 12 * SOL,
+            ..state.clone()
+        };
+        assert_eq!(
+            floor.liquid_unstake_payout(10 * SOL, 1_000 * SOL),
+            Err(UnstakeRefusal::BelowMinimum {
+                min_withdraw: 12 * SOL
+            })
+        );
+        let paused = State {
+            paused: true,
+            ..state
+        };
+        assert_eq!(
+            paused.liquid_unstake_payout(10 * SOL, 1_000 * SOL),
+            Err(UnstakeRefusal::Paused)
+        );
+    }
 
     #[test]
     fn the_published_discriminators() {

@@ -27,7 +27,8 @@ pub struct Params {
     pub protocol: VenueId,
     pub token_symbol: TokenSymbol,
     pub receipt_amount: u64,
-    /// What the receipt was worth at the venue's rate when prepared, in base units.
+    /// What redeeming the receipt paid when prepared, in base units: its value at the venue's
+    /// rate less the venue's exit fee (`Venue::payout`).
     pub expected_base: u64,
 }
 
@@ -191,7 +192,7 @@ async fn prepare_open(
             "the wallet holds none of this venue's receipt any more",
         ));
     }
-    let rate = venue.market(ledger, &token).await?.rate;
+    let expected_base = venue.payout(ledger, &token, receipt).await?;
     let mut transactions = venue
         .withdraw(ledger, &wallet.pubkey(), &token, receipt)
         .await?;
@@ -203,7 +204,7 @@ async fn prepare_open(
         protocol,
         token_symbol: symbol,
         receipt_amount: receipt,
-        expected_base: rate.value_of(receipt),
+        expected_base,
     };
     let blockhash = state.chain.blockhash().await?;
     let setup = super::venues::unsigned_setup(&transactions, &wallet.pubkey(), blockhash);
