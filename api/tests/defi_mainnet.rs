@@ -169,10 +169,12 @@ async fn on_mainnet_lend_c_prepares_a_versioned_deposit_over_its_derived_account
     assert_eq!(body["error"], "venue_state_unreadable");
 }
 
-/// Jito's stake pool as the stake-pool program lays it out: 1,100 SOL staked for 1,000 jitoSOL.
+/// Jito's stake pool as the stake-pool program lays it out: 1,100 SOL staked for 1,000 jitoSOL,
+/// updated in epoch 1,000 (the bank is in an earlier one), no deposit fee.
 fn jito_pool_account(pool_mint: Pubkey) -> Account {
     use stake_a::pool;
-    let mut data = vec![0u8; 400];
+    // 611 bytes, as the program sizes it; every optional field after `epoch_fee` is absent.
+    let mut data = vec![0u8; 611];
     data[pool::ACCOUNT_TYPE] = 1;
     let mut put = |at: usize, bytes: &[u8]| data[at..at + bytes.len()].copy_from_slice(bytes);
     put(pool::RESERVE_STAKE, Pubkey::new_unique().as_ref());
@@ -181,6 +183,7 @@ fn jito_pool_account(pool_mint: Pubkey) -> Account {
     put(pool::TOKEN_PROGRAM, TOKEN_PROGRAM.as_ref());
     put(pool::TOTAL_LAMPORTS, &(1_100 * SOL).to_le_bytes());
     put(pool::POOL_TOKEN_SUPPLY, &(1_000 * SOL).to_le_bytes());
+    put(pool::LAST_UPDATE_EPOCH, &1_000u64.to_le_bytes());
     Account {
         lamports: SOL,
         data,
@@ -434,4 +437,34 @@ async fn on_mainnet_a_stake_b_withdrawal_expects_the_payout_after_marinades_fee(
     let (status, refused) = server.post("/v1/defi/stake_b/withdraw", &body).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
     assert_eq!(refused["error"], "venue_liquidity_insufficient");
+}
+
+/// The stake-pool program refuses every SOL deposit in an epoch the pool has not been updated
+/// in (until a permissionless crank runs, minutes after each boundary): the prepare says so
+/// instead of giving the wallet a transaction that fails.
+#[tokio::test]
+async fn on_mainnet_a_stake_a_deposit_waits_for_the_pools_epoch_update() {
+    let jitosol = Pubkey::new_unique();
+    let options = HarnessOptions {
+        accounts: vec![(stake_a::JITO_POOL, jito_pool_account(jitosol))],
+        ..Default::default()
+    };
+    let (server, ledger) = chain::start_on_bank_with(options, |_, c| {
+        c.solana_cluster = "mainnet-beta".into();
+    })
+    .await;
+    let wallet = ledger.harness.lock().await.wallets[0].pubkey();
+    let body = json!({"wallet_address": wallet.to_string(), "amount_sol": 2.5});
+    let (status, prepared) = server.post("/v1/defi/stake_a/deposit", &body).await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+
+    // The ledger moves to epoch 1,001; the pool still says 1,000.
+    ledger.harness.lock().await.set_epoch(1_001).await;
+    let (status, refused) = server.post("/v1/defi/stake_a/deposit", &body).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    assert_eq!(refused["error"], "venue_not_updated");
+    assert!(
+        refused["message"].as_str().unwrap().contains("epoch 1000"),
+        "{refused}"
+    );
 }

@@ -349,6 +349,13 @@ impl Harness {
         self.ctx.set_sysvar(&clock);
     }
 
+    /// Sets the clock's epoch, keeping its slot and time (a program that acts per epoch).
+    pub async fn set_epoch(&mut self, epoch: u64) {
+        let mut clock = self.clock().await;
+        clock.epoch = epoch;
+        self.ctx.set_sysvar(&clock);
+    }
+
     pub async fn warp_by(&mut self, seconds: i64) {
         let now = self.now().await;
         self.warp_to(now + seconds).await;

@@ -112,6 +112,13 @@ pub(crate) fn mul_div(a: u128, b: u128, c: u128) -> u64 {
     u64::try_from(quotient).unwrap_or(u64::MAX)
 }
 
+/// What a deposit bought: the receipt units credited, and the rate they were read at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bought {
+    pub rate: ExchangeRate,
+    pub receipt: u64,
+}
+
 /// A venue's market for one token, as read from the ledger.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MarketRead {
@@ -260,6 +267,22 @@ pub trait Venue: Send + Sync {
         token: &VenueToken,
         amount: u64,
     ) -> Result<Deposit, ApiError>;
+
+    /// The receipt units a deposit of `amount` base units of `token` was credited, read after
+    /// it landed: the amount at the market's rate, rounded down as the venues mint, less what
+    /// the venue keeps on the way in (a stake pool's SOL deposit fee).
+    async fn bought(
+        &self,
+        ledger: &dyn Ledger,
+        token: &VenueToken,
+        amount: u64,
+    ) -> Result<Bought, ApiError> {
+        let rate = self.market(ledger, token).await?.rate;
+        Ok(Bought {
+            rate,
+            receipt: rate.receipt_for(amount),
+        })
+    }
 
     /// The transactions redeeming `receipt` units for `token` back to `wallet`.
     async fn withdraw(

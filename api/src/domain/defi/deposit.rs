@@ -11,7 +11,7 @@ use poem::http::StatusCode;
 use sea_orm::{ActiveValue::Set, DatabaseConnection, DatabaseTransaction, EntityTrait};
 use serde::{Deserialize, Serialize};
 
-use super::venues::{Deposit, ExchangeRate, VenueToken};
+use super::venues::{Bought, Deposit, VenueToken};
 use super::{ensure_minimum, lamports_of, rate_strings};
 use crate::chain::{MoneyFlow, Prepared, Unsigned};
 use crate::error::ApiError;
@@ -55,10 +55,10 @@ pub struct Recorded {
     pub position: defi_positions::Model,
 }
 
-/// The deposit flow; `rate` is the venue's rate read before the confirm records, `versioned`
-/// whether the venue takes versioned transactions (at prepare).
+/// The deposit flow; `bought` is what the venue credited, read before the confirm records,
+/// `versioned` whether the venue takes versioned transactions (at prepare).
 pub struct DefiDeposit {
-    pub rate: Option<ExchangeRate>,
+    pub bought: Option<Bought>,
     pub versioned: bool,
 }
 
@@ -111,7 +111,7 @@ pub async fn prepare(
         .chain
         .prepare(
             &DefiDeposit {
-                rate: None,
+                bought: None,
                 versioned: venue.versioned(),
             },
             &request.wallet,
@@ -143,16 +143,15 @@ pub async fn confirm(
     if prepared.wallet != *wallet {
         return Err(not_yours());
     }
-    let rate = match opened {
+    let bought = match opened {
         crate::chain::confirm::Opened::Replay(_) => None,
         crate::chain::confirm::Opened::Unconfirmed(ref p) => {
             let venue = state.defi.live(p.params.protocol)?;
             let token = state.defi.token(venue, p.params.token_symbol)?;
             Some(
                 venue
-                    .market(state.chain.ledger.as_ref(), &token)
-                    .await?
-                    .rate,
+                    .bought(state.chain.ledger.as_ref(), &token, p.params.amount_base)
+                    .await?,
             )
         }
     };
@@ -160,7 +159,7 @@ pub async fn confirm(
         .chain
         .confirm(
             &DefiDeposit {
-                rate,
+                bought,
                 versioned: false,
             },
             backing_id,
@@ -204,9 +203,9 @@ impl MoneyFlow for DefiDeposit {
         signature: &Base58Signature,
         now: i64,
     ) -> Result<(), ApiError> {
-        let rate = self
-            .rate
-            .ok_or_else(|| ApiError::internal("a deposit recorded without its rate"))?;
+        let Bought { rate, receipt } = self
+            .bought
+            .ok_or_else(|| ApiError::internal("a deposit recorded without its receipt"))?;
         let p = &prepared.params;
         let (rate_liquidity, rate_receipt) = rate_strings(&rate);
         let int = |v: u64| i64::try_from(v).map_err(ApiError::internal);
@@ -218,7 +217,7 @@ impl MoneyFlow for DefiDeposit {
             mint: Set(p.mint.to_string()),
             amount_base: Set(int(p.amount_base)?),
             amount_lamports: Set(int(p.amount_lamports)?),
-            receipt_amount: Set(int(rate.receipt_for(p.amount_base))?),
+            receipt_amount: Set(int(receipt)?),
             rate_liquidity: Set(rate_liquidity),
             rate_receipt: Set(rate_receipt),
             narrative_id: Set(p.narrative_id.map(|n| n.to_string())),
