@@ -437,6 +437,20 @@ async fn on_mainnet_a_stake_b_withdrawal_expects_the_payout_after_marinades_fee(
     let (status, refused) = server.post("/v1/defi/stake_b/withdraw", &body).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
     assert_eq!(refused["error"], "venue_liquidity_insufficient");
+
+    // Paused, Marinade takes neither deposits nor unstakes.
+    let mut paused = marinade;
+    paused.data[stake_b::state::PAUSED] = 1;
+    ledger
+        .harness
+        .lock()
+        .await
+        .plant_account(stake_b::STATE, paused);
+    for path in ["/v1/defi/stake_b/withdraw", "/v1/defi/stake_b/deposit"] {
+        let (status, refused) = server.post(path, &body).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{path}: {refused}");
+        assert_eq!(refused["error"], "venue_paused", "{path}");
+    }
 }
 
 /// The stake-pool program refuses every SOL deposit in an epoch the pool has not been updated

@@ -43,6 +43,7 @@ pub mod state {
     /// the totals below.
     pub const MSOL_PRICE: usize = 512;
     pub const CIRCULATING_TICKET_BALANCE: usize = 528;
+    pub const MIN_DEPOSIT: usize = 544;
     pub const MIN_WITHDRAW: usize = 552;
     pub const EMERGENCY_COOLING_DOWN: usize = 568;
     pub const PAUSED: usize = 608;
@@ -65,18 +66,23 @@ pub struct State {
     pub lp_liquidity_target: u64,
     pub lp_max_fee_bps: u32,
     pub lp_min_fee_bps: u32,
+    pub min_deposit: u64,
     pub min_withdraw: u64,
     pub paused: bool,
 }
 
-/// Why Marinade would refuse a liquid unstake as the state stands.
+/// Why Marinade would refuse a deposit or a liquid unstake as the state stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UnstakeRefusal {
+pub enum Refusal {
     Paused,
+    /// The deposit is below `min_deposit` (`DepositAmountIsTooLow`).
+    BelowMinimumDeposit {
+        min_deposit: u64,
+    },
     /// The liquidity pool's SOL leg holds less than the payout (`InsufficientLiquidity`).
     InsufficientLiquidity,
     /// The payout is below `min_withdraw` (`WithdrawAmountIsTooLow`).
-    BelowMinimum {
+    BelowMinimumWithdrawal {
         min_withdraw: u64,
     },
 }
@@ -104,6 +110,7 @@ impl State {
             lp_liquidity_target: le_u64(data, LP_LIQUIDITY_TARGET)?,
             lp_max_fee_bps: le_u32(LP_MAX_FEE)?,
             lp_min_fee_bps: le_u32(LP_MIN_FEE)?,
+            min_deposit: le_u64(data, MIN_DEPOSIT)?,
             min_withdraw: le_u64(data, MIN_WITHDRAW)?,
             paused: *data.get(PAUSED)? != 0,
         })
@@ -137,6 +144,21 @@ impl State {
         u64::from(self.lp_max_fee_bps).saturating_sub(off)
     }
 
+    /// Refuses a `deposit` of `lamports` as the program's first checks would (`deposit.rs`):
+    /// paused, or below `min_deposit`. Its staking cap is not checked here: what the pool's
+    /// mSOL leg fills does not count against it, and the leg is not read.
+    pub fn check_deposit(&self, lamports: u64) -> Result<(), Refusal> {
+        if self.paused {
+            return Err(Refusal::Paused);
+        }
+        if lamports < self.min_deposit {
+            return Err(Refusal::BelowMinimumDeposit {
+                min_deposit: self.min_deposit,
+            });
+        }
+        Ok(())
+    }
+
     /// The lamports `liquid_unstake` of `msol_amount` pays when the pool's SOL leg holds
     /// `sol_leg_lamports`, computed as the program computes it (`liquid_unstake.rs`): the fee
     /// is taken in mSOL at the rate the leg is left at, and the rest converted, rounded down.
@@ -144,9 +166,9 @@ impl State {
         &self,
         msol_amount: u64,
         sol_leg_lamports: u64,
-    ) -> Result<u64, UnstakeRefusal> {
+    ) -> Result<u64, Refusal> {
         if self.paused {
-            return Err(UnstakeRefusal::Paused);
+            return Err(Refusal::Paused);
         }
         let rate = self.rate();
         let available = sol_leg_lamports.saturating_sub(self.rent_exempt_for_token_acc);
@@ -163,10 +185,10 @@ impl State {
         );
         let paid = rate.value_of(msol_amount.saturating_sub(msol_fee));
         if paid.saturating_add(self.rent_exempt_for_token_acc) > sol_leg_lamports {
-            return Err(UnstakeRefusal::InsufficientLiquidity);
+            return Err(Refusal::InsufficientLiquidity);
         }
         if paid < self.min_withdraw {
-            return Err(UnstakeRefusal::BelowMinimum {
+            return Err(Refusal::BelowMinimumWithdrawal {
                 min_withdraw: self.min_withdraw,
             });
         }
@@ -250,19 +272,24 @@ impl StakeB {
     }
 }
 
-/// The answer to a liquid unstake Marinade would refuse now: the wallet is told before it
+/// The answer to a deposit or liquid unstake Marinade would refuse now: the wallet is told before it
 /// signs a transaction that would fail.
-fn refused(refusal: UnstakeRefusal) -> ApiError {
+fn refused(refusal: Refusal) -> ApiError {
     match refusal {
-        UnstakeRefusal::Paused => ApiError::unavailable(
+        Refusal::Paused => ApiError::unavailable(
             "venue_paused",
-            "Marinade is paused; its liquid unstake refuses every withdrawal until it resumes",
+            "Marinade is paused; it refuses every deposit and withdrawal until it resumes",
         ),
-        UnstakeRefusal::InsufficientLiquidity => ApiError::unavailable(
+        Refusal::BelowMinimumDeposit { min_deposit } => ApiError::coded(
+            StatusCode::BAD_REQUEST,
+            "amount_below_minimum",
+            format!("a Marinade deposit is at least {min_deposit} lamports"),
+        ),
+        Refusal::InsufficientLiquidity => ApiError::unavailable(
             "venue_liquidity_insufficient",
             "Marinade's liquidity pool holds too little SOL for this unstake now; retry later",
         ),
-        UnstakeRefusal::BelowMinimum { min_withdraw } => ApiError::coded(
+        Refusal::BelowMinimumWithdrawal { min_withdraw } => ApiError::coded(
             StatusCode::BAD_REQUEST,
             "amount_below_minimum",
             format!(
@@ -310,6 +337,7 @@ impl Venue for StakeB {
         amount: u64,
     ) -> Result<Deposit, ApiError> {
         let state = self.read_state(ledger).await?;
+        state.check_deposit(amount).map_err(refused)?;
         let (to, create) = receipt_account(ledger, wallet, &state.msol_mint).await?;
         let mut ixs: Vec<Instruction> = create.into_iter().collect();
         ixs.push(deposit(&state, wallet, &to, amount));
@@ -425,12 +453,12 @@ mod tests {
         // From 11 SOL the leg cannot pay even after the fee.
         assert_eq!(
             state.liquid_unstake_payout(10 * SOL, 11 * SOL + RENT),
-            Err(UnstakeRefusal::InsufficientLiquidity)
+            Err(Refusal::InsufficientLiquidity)
         );
     }
 
     #[test]
-    fn a_liquid_unstake_is_refused_as_marinade_refuses_it() {
+    fn deposits_and_unstakes_are_refused_as_marinade_refuses_them() {
         let state = State::decode(&state_data()).unwrap();
         let floor = State {
             min_withdraw: 12 * SOL,
@@ -438,18 +466,30 @@ mod tests {
         };
         assert_eq!(
             floor.liquid_unstake_payout(10 * SOL, 1_000 * SOL),
-            Err(UnstakeRefusal::BelowMinimum {
+            Err(Refusal::BelowMinimumWithdrawal {
                 min_withdraw: 12 * SOL
             })
         );
         let paused = State {
             paused: true,
-            ..state
+            ..state.clone()
         };
         assert_eq!(
             paused.liquid_unstake_payout(10 * SOL, 1_000 * SOL),
-            Err(UnstakeRefusal::Paused)
+            Err(Refusal::Paused)
         );
+        assert_eq!(paused.check_deposit(SOL), Err(Refusal::Paused));
+        let minimum = State {
+            min_deposit: SOL / 100 + 1,
+            ..state
+        };
+        assert_eq!(
+            minimum.check_deposit(SOL / 100),
+            Err(Refusal::BelowMinimumDeposit {
+                min_deposit: SOL / 100 + 1
+            })
+        );
+        assert_eq!(minimum.check_deposit(SOL / 100 + 1), Ok(()));
     }
 
     #[test]
