@@ -14,9 +14,9 @@ use anchor_lang::solana_program::system_program;
 use narrative_sdk::Pubkey;
 
 use super::{
-    anchor_data, anchor_discriminator, key_at, le_u128, le_u64, no_collateral, not_configured,
-    read, unreadable, Cluster, Deposit, ExchangeRate, Lender, Loan, MarketRead, TokenLeg,
-    Transactions, Venue, VenueToken, INSTRUCTIONS_SYSVAR, RENT_SYSVAR,
+    anchor_data, anchor_discriminator, key_at, le_u128, le_u32, le_u64, no_collateral,
+    not_configured, read, unreadable, Cluster, Deposit, ExchangeRate, Lender, Loan, MarketRead,
+    TokenLeg, Transactions, Venue, VenueToken, INSTRUCTIONS_SYSVAR, RENT_SYSVAR,
 };
 use crate::chain::holdings::TOKEN_PROGRAM;
 use crate::chain::ledger::Ledger;
@@ -100,10 +100,6 @@ pub struct Reserve {
     pub curve: Vec<(u32, u32)>,
     /// Pyth, Switchboard price, Switchboard TWAP, Scope (zero = none).
     pub oracles: [Pubkey; 4],
-}
-
-fn le_u32(data: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?))
 }
 
 impl Reserve {

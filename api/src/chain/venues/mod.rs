@@ -17,7 +17,7 @@ use narrative_sdk::Pubkey;
 use poem::http::StatusCode;
 
 use crate::chain::holdings::{associated_token_account, ASSOCIATED_TOKEN_PROGRAM, TOKEN_PROGRAM};
-use crate::chain::ledger::{Ledger, LedgerAccount};
+use crate::chain::ledger::{Ledger, LedgerAccount, LedgerError};
 use crate::error::ApiError;
 use crate::values::{TokenSymbol, VenueId};
 
@@ -343,7 +343,25 @@ pub async fn read(
     Ok(ledger.accounts(addresses).await?.1)
 }
 
+/// Reads `addresses` in one call, one answer each, in their order.
+pub async fn read_each<const N: usize>(
+    ledger: &dyn Ledger,
+    addresses: [Pubkey; N],
+) -> Result<[Option<LedgerAccount>; N], ApiError> {
+    <[_; N]>::try_from(read(ledger, &addresses).await?).map_err(|answered| {
+        LedgerError::Malformed(format!(
+            "{} accounts answered for {N} asked",
+            answered.len()
+        ))
+        .into()
+    })
+}
+
 /// A little-endian integer field of an account's data.
+pub fn le_u32(data: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?))
+}
+
 pub fn le_u64(data: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(data.get(at..at + 8)?.try_into().ok()?))
 }

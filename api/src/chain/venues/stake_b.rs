@@ -13,12 +13,12 @@ use narrative_sdk::Pubkey;
 use poem::http::StatusCode;
 
 use super::{
-    anchor_data, anchor_discriminator, key_at, le_u64, mul_div, read, receipt_account,
-    token_balance, unreadable, Cluster, Deposit, ExchangeRate, MarketRead, Transactions, Venue,
-    VenueToken, NATIVE_MINT,
+    anchor_data, anchor_discriminator, key_at, le_u32, le_u64, mul_div, read, read_each,
+    receipt_account, token_balance, unreadable, Cluster, Deposit, ExchangeRate, MarketRead,
+    Transactions, Venue, VenueToken, NATIVE_MINT,
 };
 use crate::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
-use crate::chain::ledger::Ledger;
+use crate::chain::ledger::{Ledger, LedgerAccount};
 use crate::error::ApiError;
 use crate::values::{TokenSymbol, VenueId};
 
@@ -93,7 +93,6 @@ impl State {
         if data.get(..8)? != anchor_discriminator("account:State") {
             return None;
         }
-        let le_u32 = |at: usize| Some(u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?));
         let under_control = le_u64(data, TOTAL_ACTIVE_BALANCE)?
             .checked_add(le_u64(data, DELAYED_UNSTAKE_COOLING_DOWN)?)?
             .checked_add(le_u64(data, EMERGENCY_COOLING_DOWN)?)?
@@ -108,8 +107,8 @@ impl State {
                 .saturating_sub(le_u64(data, CIRCULATING_TICKET_BALANCE)?),
             msol_supply: le_u64(data, MSOL_SUPPLY)?,
             lp_liquidity_target: le_u64(data, LP_LIQUIDITY_TARGET)?,
-            lp_max_fee_bps: le_u32(LP_MAX_FEE)?,
-            lp_min_fee_bps: le_u32(LP_MIN_FEE)?,
+            lp_max_fee_bps: le_u32(data, LP_MAX_FEE)?,
+            lp_min_fee_bps: le_u32(data, LP_MIN_FEE)?,
             min_deposit: le_u64(data, MIN_DEPOSIT)?,
             min_withdraw: le_u64(data, MIN_WITHDRAW)?,
             paused: *data.get(PAUSED)? != 0,
@@ -263,13 +262,18 @@ pub struct StakeB;
 
 impl StakeB {
     async fn read_state(&self, ledger: &dyn Ledger) -> Result<State, ApiError> {
-        read(ledger, &[STATE])
-            .await?
-            .remove(0)
-            .filter(|a| a.owner == PROGRAM)
-            .and_then(|a| State::decode(&a.data))
-            .ok_or_else(|| unreadable(VenueId::StakeB, "state"))
+        let [state] = read_each(ledger, [STATE]).await?;
+        decode_state(state)
     }
+}
+
+/// Marinade's state from its account as read: 503 `venue_state_unreadable` when it is missing,
+/// owned by another program or not a `State`.
+fn decode_state(account: Option<LedgerAccount>) -> Result<State, ApiError> {
+    account
+        .filter(|a| a.owner == PROGRAM)
+        .and_then(|a| State::decode(&a.data))
+        .ok_or_else(|| unreadable(VenueId::StakeB, "state"))
 }
 
 /// The answer to a deposit or liquid unstake Marinade would refuse now: the wallet is told before it
@@ -367,13 +371,8 @@ impl Venue for StakeB {
         _: &VenueToken,
         receipt: u64,
     ) -> Result<u64, ApiError> {
-        let [state, sol_leg] =
-            <[_; 2]>::try_from(read(ledger, &[STATE, liq_pool_sol_leg()]).await?)
-                .map_err(|_| unreadable(VenueId::StakeB, "state"))?;
-        let state = state
-            .filter(|a| a.owner == PROGRAM)
-            .and_then(|a| State::decode(&a.data))
-            .ok_or_else(|| unreadable(VenueId::StakeB, "state"))?;
+        let [state, sol_leg] = read_each(ledger, [STATE, liq_pool_sol_leg()]).await?;
+        let state = decode_state(state)?;
         let sol_leg_lamports = sol_leg.map_or(0, |a| a.lamports);
         state
             .liquid_unstake_payout(receipt, sol_leg_lamports)
