@@ -13,8 +13,9 @@ use narrative_sdk::Pubkey;
 use poem::http::StatusCode;
 
 use super::{
-    key_at, le_u64, mul_div, read, receipt_account, token_balance, unreadable, Bought, Cluster,
-    Deposit, ExchangeRate, MarketRead, Transactions, Venue, VenueToken, Withdrawals, NATIVE_MINT,
+    key_at, le_u64, mul_div, read, read_each, receipt_account, token_balance, unreadable, Bought,
+    Cluster, Deposit, ExchangeRate, MarketRead, Transactions, Venue, VenueToken, Withdrawals,
+    NATIVE_MINT,
 };
 use crate::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
 use crate::chain::ledger::{decode_clock, Ledger, LedgerAccount, CLOCK_SYSVAR};
@@ -182,12 +183,14 @@ impl StakePool {
     /// The pool tokens a `DepositSol` of `lamports` credits the depositor whose account is
     /// also the referrer (as [`deposit_sol`] builds it), computed as `process_deposit_sol`
     /// does: the tokens the lamports are worth, less the SOL deposit fee (rounded up), plus
-    /// the referrer's share of that fee (rounded down).
-    pub fn sol_deposit_tokens(&self, lamports: u64) -> u64 {
+    /// the referrer's share of that fee (rounded down). `None` where the program refuses the
+    /// deposit as too small: the fee leaves the depositor nothing.
+    pub fn sol_deposit_tokens(&self, lamports: u64) -> Option<u64> {
         let minted = self.rate().receipt_for(lamports);
-        let fee = self.sol_deposit_fee.apply(minted).unwrap_or(minted);
+        let fee = self.sol_deposit_fee.apply(minted)?;
+        let kept = minted.checked_sub(fee).filter(|kept| *kept > 0)?;
         let referral = mul_div(u128::from(fee), u128::from(self.sol_referral_fee), 100);
-        minted.saturating_sub(fee).saturating_add(referral)
+        Some(kept.saturating_add(referral))
     }
 
     /// [`StakePool::sol_deposit_tokens`] of a deposit made in `epoch`, or why the program
@@ -202,11 +205,8 @@ impl StakePool {
         if self.sol_deposit_authority.is_some() {
             return Err(DepositRefusal::Restricted);
         }
-        let minted = self.rate().receipt_for(lamports);
-        match self.sol_deposit_fee.apply(minted) {
-            Some(fee) if fee < minted => Ok(self.sol_deposit_tokens(lamports)),
-            _ => Err(DepositRefusal::TooSmall),
-        }
+        self.sol_deposit_tokens(lamports)
+            .ok_or(DepositRefusal::TooSmall)
     }
 }
 
@@ -258,13 +258,13 @@ impl StakeA {
     }
 
     async fn read_pool(&self, ledger: &dyn Ledger) -> Result<StakePool, ApiError> {
-        self.decode_pool(read(ledger, &[self.pool]).await?.remove(0))
+        let [pool] = read_each(ledger, [self.pool]).await?;
+        self.decode_pool(pool)
     }
 
     /// The pool and the ledger's epoch, in one read.
     async fn read_pool_in_epoch(&self, ledger: &dyn Ledger) -> Result<(StakePool, u64), ApiError> {
-        let [pool, clock] = <[_; 2]>::try_from(read(ledger, &[self.pool, CLOCK_SYSVAR]).await?)
-            .map_err(|_| unreadable(VenueId::StakeA, "stake pool"))?;
+        let [pool, clock] = read_each(ledger, [self.pool, CLOCK_SYSVAR]).await?;
         let epoch = decode_clock(&clock)
             .map_err(|_| unreadable(VenueId::StakeA, "clock"))?
             .epoch;
@@ -369,7 +369,9 @@ impl Venue for StakeA {
         let pool = self.read_pool(ledger).await?;
         Ok(Bought {
             rate: pool.rate(),
-            receipt: pool.sol_deposit_tokens(amount),
+            // The program refused a deposit its fee left nothing of, so a landed one is
+            // credited; 0 only if the pool's fee rose that far since.
+            receipt: pool.sol_deposit_tokens(amount).unwrap_or(0),
         })
     }
 
@@ -461,13 +463,13 @@ mod tests {
         // 1.1 SOL buys 1 pool token (1e9 units); a fee of 0.1 %, rounded up, is 1e6 units,
         // and a quarter of it comes back to the depositor as its own referrer.
         let pool = StakePool::decode(&pool_data(true, (1, 1_000), 25)).unwrap();
-        assert_eq!(pool.sol_deposit_tokens(1_100_000_000), 999_250_000);
+        assert_eq!(pool.sol_deposit_tokens(1_100_000_000), Some(999_250_000));
         assert_eq!(pool.check_sol_deposit(1_100_000_000, 7), Ok(999_250_000));
         // 3 units of lamports buy 2 units; the fee rounds up to 1.
-        assert_eq!(pool.sol_deposit_tokens(3), 1);
+        assert_eq!(pool.sol_deposit_tokens(3), Some(1));
         // No fee: the tokens the lamports are worth.
         let free = StakePool::decode(&pool_data(false, (0, 0), 0)).unwrap();
-        assert_eq!(free.sol_deposit_tokens(1_100_000_000), SOL);
+        assert_eq!(free.sol_deposit_tokens(1_100_000_000), Some(SOL));
     }
 
     #[test]
