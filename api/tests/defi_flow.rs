@@ -402,12 +402,9 @@ async fn a_confirm_sent_after_the_nodes_recent_statuses_still_records_the_move()
         )
         .await;
     let unknown = bs58::encode([9u8; 64]).into_string();
+    let backing_id = prepared["backing_id"].as_str().unwrap();
     let (status, body) = f
-        .server
-        .post(
-            "/v1/defi/deposit/confirm",
-            &json!({"backing_id": prepared["backing_id"], "tx_signature": unknown, "wallet": wallet}),
-        )
+        .post_backing("/v1/defi/deposit/confirm", backing_id, Some(&unknown))
         .await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(body["error"], "transaction_pending");
@@ -609,12 +606,9 @@ async fn bad_requests_and_unwired_venues_are_refused_in_the_envelope() {
     let (_, prepared) =
         prepare(json!({"wallet": wallet, "token_symbol": "SOL", "amount": 1})).await;
     let unknown = bs58::encode([7u8; 64]).into_string();
+    let backing_id = prepared["backing_id"].as_str().unwrap();
     let (status, body) = f
-        .server
-        .post(
-            "/v1/defi/deposit/confirm",
-            &json!({"backing_id": prepared["backing_id"], "tx_signature": unknown, "wallet": wallet}),
-        )
+        .post_backing("/v1/defi/deposit/confirm", backing_id, Some(&unknown))
         .await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
     assert_eq!(body["error"], "transaction_pending");
