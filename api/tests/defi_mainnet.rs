@@ -194,15 +194,22 @@ fn jito_pool_account(pool_mint: Pubkey) -> Account {
 }
 
 /// Marinade's `State` at the offsets the venue reads: 1,000 mSOL backed by 1,200 SOL (1.2 SOL an
-/// mSOL), its liquidity pool targeting 100 SOL with a fee from 3 % (empty) to 0.3 % (at target).
+/// mSOL), its liquidity pool targeting 100 SOL with a fee from 3 % (empty) to 0.3 % (at target),
+/// and no staking cap in reach.
 fn marinade_state_account(msol_mint: Pubkey) -> Account {
+    marinade_state_capped(msol_mint, Pubkey::new_unique(), u64::MAX)
+}
+
+/// The same with the pool's mSOL leg at `msol_leg` and a staking cap of `cap` lamports.
+fn marinade_state_capped(msol_mint: Pubkey, msol_leg: Pubkey, cap: u64) -> Account {
     use stake_b::state;
     let mut data = vec![0u8; 620];
     let mut put = |at: usize, bytes: &[u8]| data[at..at + bytes.len()].copy_from_slice(bytes);
     put(0, &anchor_discriminator("account:State"));
     put(state::MSOL_MINT, msol_mint.as_ref());
     put(state::TREASURY_MSOL_ACCOUNT, Pubkey::new_unique().as_ref());
-    put(state::LIQ_POOL_MSOL_LEG, Pubkey::new_unique().as_ref());
+    put(state::LIQ_POOL_MSOL_LEG, msol_leg.as_ref());
+    put(state::STAKING_SOL_CAP, &cap.to_le_bytes());
     put(
         state::RENT_EXEMPT_FOR_TOKEN_ACC,
         &MARINADE_RENT.to_le_bytes(),
@@ -481,4 +488,54 @@ async fn on_mainnet_a_stake_a_deposit_waits_for_the_pools_epoch_update() {
         refused["message"].as_str().unwrap().contains("epoch 1000"),
         "{refused}"
     );
+}
+
+/// Marinade stakes only what its liquidity pool's mSOL leg does not sell the depositor, and
+/// refuses a deposit whose staked part passes `staking_sol_cap`: the prepare refuses it before
+/// the wallet signs, naming the most that still goes through, and stores nothing.
+#[tokio::test]
+async fn on_mainnet_a_stake_b_deposit_past_marinades_staking_cap_is_refused_before_signing() {
+    let (msol, leg) = (Pubkey::new_unique(), Pubkey::new_unique());
+    // 1,200 SOL under control and a cap 3 SOL above it; the leg holds 2 mSOL (2.4 SOL).
+    let marinade = marinade_state_capped(msol, leg, 1_203 * SOL);
+    let options = HarnessOptions {
+        accounts: vec![
+            (stake_b::STATE, marinade),
+            (
+                leg,
+                integration_tests::venues::token_account(msol, Pubkey::new_unique(), 2 * SOL),
+            ),
+        ],
+        ..Default::default()
+    };
+    let (server, ledger) = chain::start_on_bank_with(options, |_, c| {
+        c.solana_cluster = "mainnet-beta".into();
+    })
+    .await;
+    let wallet = ledger.harness.lock().await.wallets[0].pubkey();
+    let deposit =
+        |amount_sol: f64| json!({"wallet_address": wallet.to_string(), "amount_sol": amount_sol});
+    let rows = || async {
+        use sea_orm::{EntityTrait, PaginatorTrait};
+        narrative_store::entities::prepared_transactions::Entity::find()
+            .count(server.db.store.db())
+            .await
+            .unwrap()
+    };
+    // 6 SOL: the leg sells 2.4 SOL's worth, the 3.6 SOL left would pass the cap.
+    let (status, refused) = server.post("/v1/defi/stake_b/deposit", &deposit(6.0)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(refused["error"], "amount_above_deposit_limit", "{refused}");
+    assert_eq!(refused["room_base"], 5_400_000_000u64, "{refused}");
+    assert_eq!(rows().await, 0);
+    // 5.4 SOL fits exactly (2.4 sold, 3 staked), through the generic prepare too.
+    let (status, prepared) = server
+        .post(
+            "/v1/defi/deposit/prepare",
+            &json!({"wallet": wallet.to_string(), "token_symbol": "SOL", "amount": "5.4",
+                    "protocol": "stake_b"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    assert_eq!(rows().await, 1);
 }

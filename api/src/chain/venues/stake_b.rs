@@ -45,6 +45,7 @@ pub mod state {
     pub const CIRCULATING_TICKET_BALANCE: usize = 528;
     pub const MIN_DEPOSIT: usize = 544;
     pub const MIN_WITHDRAW: usize = 552;
+    pub const STAKING_SOL_CAP: usize = 560;
     pub const EMERGENCY_COOLING_DOWN: usize = 568;
     pub const PAUSED: usize = 608;
 }
@@ -69,6 +70,11 @@ pub struct State {
     pub min_deposit: u64,
     pub min_withdraw: u64,
     pub paused: bool,
+    /// Active, cooling down and in reserve (`State::total_lamports_under_control`): what the
+    /// staking cap is measured against.
+    pub under_control: u64,
+    /// The most lamports Marinade keeps under control (`staking_sol_cap`).
+    pub staking_sol_cap: u64,
 }
 
 /// Why Marinade would refuse a deposit or a liquid unstake as the state stands.
@@ -84,6 +90,11 @@ pub enum Refusal {
     /// The payout is below `min_withdraw` (`WithdrawAmountIsTooLow`).
     BelowMinimumWithdrawal {
         min_withdraw: u64,
+    },
+    /// The lamports the deposit stakes would pass `staking_sol_cap` (`StakingIsCapped`);
+    /// a deposit of at most `room` lamports still goes through.
+    StakingCapped {
+        room: u64,
     },
 }
 
@@ -112,6 +123,8 @@ impl State {
             min_deposit: le_u64(data, MIN_DEPOSIT)?,
             min_withdraw: le_u64(data, MIN_WITHDRAW)?,
             paused: *data.get(PAUSED)? != 0,
+            under_control,
+            staking_sol_cap: le_u64(data, STAKING_SOL_CAP)?,
         })
     }
 
@@ -143,9 +156,38 @@ impl State {
         u64::from(self.lp_max_fee_bps).saturating_sub(off)
     }
 
+    /// Whether a deposit of `lamports` is within the staking cap whatever the liquidity pool's
+    /// mSOL leg fills of it (the leg then need not be read).
+    pub fn within_cap_alone(&self, lamports: u64) -> bool {
+        self.under_control
+            .checked_add(lamports)
+            .is_some_and(|after| after <= self.staking_sol_cap)
+    }
+
+    /// Refuses a `deposit` of `lamports` that would pass the staking cap when the pool's mSOL
+    /// leg holds `msol_leg` (`deposit.rs`): the leg sells the depositor what it holds first
+    /// (no fee), and only the lamports left after that are staked and checked against
+    /// `staking_sol_cap`. The room is what the leg sells plus what the cap leaves.
+    pub fn check_staking_cap(&self, lamports: u64, msol_leg: u64) -> Result<(), Refusal> {
+        let rate = self.rate();
+        let buy_order = rate.receipt_for(lamports);
+        let sold = buy_order.min(msol_leg);
+        let staked = if sold == buy_order {
+            0
+        } else {
+            lamports.saturating_sub(rate.value_of(sold))
+        };
+        let cap_room = self.staking_sol_cap.saturating_sub(self.under_control);
+        if staked > cap_room {
+            return Err(Refusal::StakingCapped {
+                room: rate.value_of(msol_leg).saturating_add(cap_room),
+            });
+        }
+        Ok(())
+    }
+
     /// Refuses a `deposit` of `lamports` as the program's first checks would (`deposit.rs`):
-    /// paused, or below `min_deposit`. Its staking cap is not checked here: what the pool's
-    /// mSOL leg fills does not count against it, and the leg is not read.
+    /// paused, or below `min_deposit` (the staking cap: [`State::check_staking_cap`]).
     pub fn check_deposit(&self, lamports: u64) -> Result<(), Refusal> {
         if self.paused {
             return Err(Refusal::Paused);
@@ -293,6 +335,14 @@ fn refused(refusal: Refusal) -> ApiError {
             "venue_liquidity_insufficient",
             "Marinade's liquidity pool holds too little SOL for this unstake now; retry later",
         ),
+        Refusal::StakingCapped { room } => ApiError::coded(
+            StatusCode::BAD_REQUEST,
+            "amount_above_deposit_limit",
+            format!(
+                "this deposit would pass Marinade's staking cap; it takes at most {room} lamports now"
+            ),
+        )
+        .with("room_base", room),
         Refusal::BelowMinimumWithdrawal { min_withdraw } => ApiError::coded(
             StatusCode::BAD_REQUEST,
             "amount_below_minimum",
@@ -342,6 +392,14 @@ impl Venue for StakeB {
     ) -> Result<Deposit, ApiError> {
         let state = self.read_state(ledger).await?;
         state.check_deposit(amount).map_err(refused)?;
+        if !state.within_cap_alone(amount) {
+            // Near the cap (never on mainnet as it stands): what the pool's mSOL leg sells
+            // decides.
+            let [leg] = read_each(ledger, [state.liq_pool_msol_leg]).await?;
+            state
+                .check_staking_cap(amount, token_balance(&leg))
+                .map_err(refused)?;
+        }
         let (to, create) = receipt_account(ledger, wallet, &state.msol_mint).await?;
         let mut ixs: Vec<Instruction> = create.into_iter().collect();
         ixs.push(deposit(&state, wallet, &to, amount));
@@ -454,6 +512,42 @@ mod tests {
             state.liquid_unstake_payout(10 * SOL, 11 * SOL + RENT),
             Err(Refusal::InsufficientLiquidity)
         );
+    }
+
+    #[test]
+    fn the_staking_cap_counts_only_what_the_pools_msol_leg_does_not_sell() {
+        // 1,250 SOL under control, a cap 3 SOL above it; the mSOL leg holds 2 mSOL (2.4 SOL).
+        let mut data = state_data();
+        data[state::STAKING_SOL_CAP..][..8].copy_from_slice(&(1_253 * SOL).to_le_bytes());
+        let s = State::decode(&data).unwrap();
+        assert_eq!(s.under_control, 1_250 * SOL);
+        assert!(s.within_cap_alone(3 * SOL));
+        assert!(!s.within_cap_alone(3 * SOL + 1));
+        let leg = 2 * SOL;
+        // 6 SOL: the leg sells 2 mSOL for 2.4 SOL, the other 3.6 would be staked past the cap.
+        let room = 5 * SOL + 4 * SOL / 10;
+        assert_eq!(
+            s.check_staking_cap(6 * SOL, leg),
+            Err(Refusal::StakingCapped { room })
+        );
+        // 5.4 SOL stakes exactly the 3 SOL left; one lamport more does not fit.
+        assert_eq!(s.check_staking_cap(room, leg), Ok(()));
+        assert_eq!(
+            s.check_staking_cap(room + 1, leg),
+            Err(Refusal::StakingCapped { room })
+        );
+        // A leg that fills the whole order stakes nothing.
+        assert_eq!(s.check_staking_cap(6 * SOL, 10 * SOL), Ok(()));
+        // Past the cap already (lowered below what is under control): only the leg's sale.
+        data[state::STAKING_SOL_CAP..][..8].copy_from_slice(&(1_000 * SOL).to_le_bytes());
+        let capped = State::decode(&data).unwrap();
+        assert_eq!(
+            capped.check_staking_cap(3 * SOL, leg),
+            Err(Refusal::StakingCapped {
+                room: 2_400_000_000
+            })
+        );
+        assert_eq!(capped.check_staking_cap(2_400_000_000, leg), Ok(()));
     }
 
     #[test]
