@@ -16,6 +16,7 @@ use integration_tests::harness::{HarnessOptions, SOL};
 use integration_tests::venues::klend::{self, KaminoMarket};
 use integration_tests::venues::{LendingMarket, TOKEN_LENDING};
 use narrative_api::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
+use narrative_api::chain::venues::anchor_discriminator;
 use narrative_api::clock::{ManualClock, SharedClock};
 use narrative_store::entities::defi_positions;
 use reqwest::StatusCode;
@@ -155,6 +156,22 @@ impl Flow {
             data: vec![3],
         };
         h.process(&[refresh], &[]).await.expect("refresh");
+    }
+
+    /// Edits the Kamino SOL reserve's data in place, as its market's admin would change its
+    /// config.
+    async fn edit_kamino_reserve(&self, edit: impl FnOnce(&mut [u8])) {
+        let mut h = self.ledger.harness.lock().await;
+        let mut reserve = h.raw_account(self.kamino.sol_reserve).await.unwrap();
+        edit(&mut reserve.data);
+        h.plant_account(self.kamino.sol_reserve, reserve);
+    }
+
+    async fn prepared_rows(&self) -> u64 {
+        narrative_store::entities::prepared_transactions::Entity::find()
+            .count(self.server.db.store.db())
+            .await
+            .unwrap()
     }
 
     /// The same for the Kamino reserve (its refresh is public too).
@@ -850,4 +867,133 @@ async fn a_kamino_deposit_sets_up_the_obligation_once_and_comes_back_with_its_in
     );
     let (_, allocation) = f.server.get(&path).await;
     assert_eq!(allocation["empty"], true, "{allocation}");
+}
+
+#[tokio::test]
+async fn a_kamino_deposit_the_reserve_would_refuse_is_refused_before_the_wallet_signs() {
+    let f = Flow::start().await;
+    let wallet = f.wallet.pubkey();
+    let deposit = |amount: u64| {
+        json!({"wallet": wallet.to_string(), "token_symbol": "SOL", "amount": amount,
+               "protocol": "lend_b"})
+    };
+
+    // Prepared while the reserve has room: the wallet's set-up, then the deposit.
+    let (status, early) = f
+        .server
+        .post("/v1/defi/deposit/prepare", &deposit(10))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{early}");
+    assert_eq!(early["transactions"], 2);
+
+    // The market's admin lowers the deposit limit to 5 SOL above the reserve's supply (2,000
+    // SOL as installed, not refreshed since).
+    let supply = klend::START_AVAILABLE + klend::START_BORROWED;
+    f.edit_kamino_reserve(|data| klend::set_deposit_limit(data, supply + 5 * SOL))
+        .await;
+
+    // What was prepared before fails on chain at the deposit, as the program refuses it: the
+    // double checks the limit too.
+    let txs = early["transactions_to_sign"].as_array().unwrap();
+    let signed = |tx: &Value| chain::sign(&json!({"transaction": tx}), &f.wallet);
+    f.ledger
+        .process(signed(&txs[0]))
+        .await
+        .expect("the set-up lands");
+    let failed = f.ledger.process(signed(&txs[1])).await;
+    let deposit_at = narrative_sdk::tx::from_base64(txs[1].as_str().unwrap())
+        .unwrap()
+        .message
+        .instructions
+        .iter()
+        .position(|ix| {
+            ix.data.starts_with(&anchor_discriminator(
+                "global:deposit_reserve_liquidity_and_obligation_collateral_v2",
+            ))
+        })
+        .expect("the deposit instruction");
+    assert_eq!(
+        failed,
+        Err(format!("InstructionError({deposit_at}, InvalidArgument)")),
+        "the deposit instruction fails"
+    );
+    assert_eq!(f.kamino_collateral(&wallet).await, 0);
+
+    // Asked now, the prepare refuses it before the wallet signs, naming the room left; nothing
+    // is stored.
+    let rows = f.prepared_rows().await;
+    let (status, refused) = f
+        .server
+        .post("/v1/defi/deposit/prepare", &deposit(10))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(refused["error"], "amount_above_deposit_limit", "{refused}");
+    assert_eq!(refused["room_base"], 5 * SOL, "{refused}");
+    let (status, refused) = f
+        .server
+        .post(
+            "/v1/defi/lend_b/deposit",
+            &json!({"wallet_address": wallet.to_string(), "symbol": "SOL", "amount_base": 5 * SOL + 1}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(refused["error"], "amount_above_deposit_limit", "{refused}");
+    assert_eq!(f.prepared_rows().await, rows);
+
+    // Within the room (less the interest the deposit's own refresh accrues) it lands.
+    let (status, within) = f.server.post("/v1/defi/deposit/prepare", &deposit(4)).await;
+    assert_eq!(status, StatusCode::OK, "{within}");
+    let signature = f.sign_and_send(&within, &f.wallet).await;
+    let (status, confirmed) = f
+        .post_backing(
+            "/v1/defi/deposit/confirm",
+            within["backing_id"].as_str().unwrap(),
+            Some(&signature),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    assert_eq!(f.positions_recorded().await, 1);
+
+    // An obsolete reserve takes nothing: 503 without a retry (it will not come back), and
+    // nothing stored.
+    f.edit_kamino_reserve(|data| klend::set_status(data, klend::STATUS_OBSOLETE))
+        .await;
+    let rows = f.prepared_rows().await;
+    let response = f
+        .server
+        .http
+        .post(f.server.url("/v1/defi/deposit/prepare"))
+        .json(&deposit(1))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(response.headers().get("retry-after").is_none());
+    let refused: Value = response.json().await.unwrap();
+    assert_eq!(refused["error"], "venue_reserve_obsolete", "{refused}");
+    assert_eq!(f.prepared_rows().await, rows);
+    assert_eq!(f.positions_recorded().await, 1);
+
+    // Automatic routing passes a venue that would refuse the deposit on to the next. lend_b,
+    // active again, is made the better venue (75 % lent out: a 15 % borrow APR, about 11 %
+    // supply APR against lend_a's 5.8 %) but is still full.
+    f.edit_kamino_reserve(|data| {
+        klend::set_status(data, 0);
+        klend::set_borrowed(data, 3 * klend::START_BORROWED);
+    })
+    .await;
+    f.clock.advance(61); // past the APY read's 60 s
+    let (_, apys) = f.server.get("/v1/defi/apys").await;
+    let apy = |venue: &str| apys["apys"][venue].as_f64().unwrap();
+    assert!(apy("lend_b") > 2.0 * apy("lend_a"), "{apys}");
+    let routed = json!({"wallet": wallet.to_string(), "token_symbol": "SOL", "amount": 1});
+    let (status, prepared) = f.server.post("/v1/defi/deposit/prepare", &routed).await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    assert_eq!(prepared["protocol"], "lend_a", "{prepared}");
+    // With room again, the better venue takes it.
+    f.edit_kamino_reserve(|data| klend::set_deposit_limit(data, u64::MAX))
+        .await;
+    let (status, prepared) = f.server.post("/v1/defi/deposit/prepare", &routed).await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    assert_eq!(prepared["protocol"], "lend_b", "{prepared}");
 }

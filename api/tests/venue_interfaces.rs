@@ -91,6 +91,8 @@ fn kamino_reserve() -> lend_b::Reserve {
         curve: vec![],
         // Pyth and Scope set, the Switchboard pair absent.
         oracles: [key(6), Pubkey::default(), Pubkey::default(), key(7)],
+        obsolete: false,
+        deposit_limit: u64::MAX,
     }
 }
 

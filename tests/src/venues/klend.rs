@@ -89,7 +89,11 @@ mod reserve {
     pub const COLLATERAL_MINT: usize = 2560;
     pub const COLLATERAL_TOTAL: usize = 2592;
     pub const COLLATERAL_SUPPLY: usize = 2600;
+    /// `config.status`: 0 Active, 1 Obsolete, 2 Hidden.
+    pub const STATUS: usize = 4856;
     pub const BORROW_RATE_CURVE: usize = 4920;
+    /// `config.deposit_limit`: the most liquidity the reserve takes in all.
+    pub const DEPOSIT_LIMIT: usize = 5016;
     /// Pyth, Switchboard price, Switchboard TWAP, Scope.
     pub const ORACLES: [usize; 4] = [5224, 5160, 5192, 5112];
 }
@@ -159,6 +163,7 @@ struct ReserveSetup {
     borrowed: u64,
     collateral: u64,
     price_usd: u64,
+    deposit_limit: u64,
 }
 
 /// The SOL reserve starts with 1,000 SOL available and 1,000 lent out (utilisation 50 %) and
@@ -173,6 +178,12 @@ pub const USDC_START_AVAILABLE: u64 = 1_000_000 * USDC;
 /// The double's loan-to-value limit in percent (the program reads each reserve's config; the
 /// double prices collateral and debt in one reserve, so no oracle is needed).
 pub const LOAN_TO_VALUE_PCT: u128 = 75;
+/// Each reserve's deposit limit as installed: ten times its starting supply (a test lowers it
+/// with [`set_deposit_limit`]).
+pub const SOL_DEPOSIT_LIMIT: u64 = 10 * (START_AVAILABLE + START_BORROWED);
+pub const USDC_DEPOSIT_LIMIT: u64 = 10 * USDC_START_AVAILABLE;
+/// `ReserveStatus::Obsolete`: the program refuses deposits.
+pub const STATUS_OBSOLETE: u8 = 1;
 /// The borrow rate curve: 0 % at no utilisation to 20 % at full, linear (so 10 % at 50 %).
 pub const CURVE: [(u32, u32); 2] = [(0, 0), (10_000, 2_000)];
 
@@ -251,6 +262,7 @@ pub fn install_klend(pt: &mut ProgramTest) -> KaminoMarket {
                     borrowed: 0,
                     collateral: 0,
                     price_usd: 1,
+                    deposit_limit: USDC_DEPOSIT_LIMIT,
                 },
             ),
         ),
@@ -271,6 +283,7 @@ pub fn reserve_account(m: &KaminoMarket) -> Account {
         borrowed: START_BORROWED,
         collateral: START_COLLATERAL,
         price_usd: SOL_PRICE_USD,
+        deposit_limit: SOL_DEPOSIT_LIMIT,
     };
     owned_by(KLEND, RENT, reserve_data(m, &setup))
 }
@@ -309,6 +322,7 @@ fn reserve_data(m: &KaminoMarket, r: &ReserveSetup) -> Vec<u8> {
     put(&mut data, COLLATERAL_MINT, r.collateral_mint.as_ref());
     put(&mut data, COLLATERAL_TOTAL, &r.collateral.to_le_bytes());
     put(&mut data, COLLATERAL_SUPPLY, r.collateral_vault.as_ref());
+    put(&mut data, DEPOSIT_LIMIT, &r.deposit_limit.to_le_bytes());
     // Eleven points; the program pads a shorter curve with its last point.
     for i in 0..11 {
         let (u, rate) = CURVE[i.min(CURVE.len() - 1)];
@@ -329,6 +343,25 @@ pub fn set_price(reserve_data: &mut [u8], price_usd_sf: u128) {
         reserve::MARKET_PRICE_SF,
         &price_usd_sf.to_le_bytes(),
     );
+}
+
+/// Sets a reserve's deposit limit in its data (as its market's admin would).
+pub fn set_deposit_limit(reserve_data: &mut [u8], limit: u64) {
+    put(reserve_data, reserve::DEPOSIT_LIMIT, &limit.to_le_bytes());
+}
+
+/// Sets what a reserve has lent out (whole base units) in its data, as borrowers would have.
+pub fn set_borrowed(reserve_data: &mut [u8], amount: u64) {
+    put(
+        reserve_data,
+        reserve::BORROWED_SF,
+        &(u128::from(amount) << FRACTION_SHIFT).to_le_bytes(),
+    );
+}
+
+/// Sets a reserve's status in its data (as its market's admin would).
+pub fn set_status(reserve_data: &mut [u8], status: u8) {
+    reserve_data[reserve::STATUS] = status;
 }
 
 /// USD (a fraction over 2^60) of `amount` base units of a reserve's token at its market price.
@@ -939,6 +972,19 @@ fn move_collateral(
     let seeds: &[&[u8]] = &[b"lma", market.key.as_ref(), &[bump]];
     let (liquidity_moved, collateral_moved) = match way {
         Way::Deposit => {
+            {
+                // `deposit_reserve_liquidity_checks` and `deposit_reserve_liquidity`.
+                let data = reserve.data.borrow();
+                check(
+                    data[reserve::STATUS] != STATUS_OBSOLETE,
+                    "the reserve is obsolete",
+                )?;
+                check(
+                    liquidity + u128::from(amount)
+                        <= u128::from(u64_at(&data, reserve::DEPOSIT_LIMIT)),
+                    "the deposit passes the reserve's deposit limit",
+                )?;
+            }
             let minted = if liquidity == 0 || collateral_total == 0 {
                 u128::from(amount)
             } else {

@@ -12,6 +12,7 @@
 use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
 use anchor_lang::solana_program::system_program;
 use narrative_sdk::Pubkey;
+use poem::http::StatusCode;
 
 use super::{
     anchor_data, anchor_discriminator, key_at, le_u128, le_u32, le_u64, no_collateral,
@@ -52,7 +53,11 @@ pub mod reserve {
     pub const COLLATERAL_MINT_TOTAL_SUPPLY: usize = 2592;
     pub const COLLATERAL_SUPPLY: usize = 2600;
     pub const PROTOCOL_TAKE_RATE_PCT: usize = 4870;
+    /// `config.status`: `ReserveStatus` (0 Active, 1 Obsolete, 2 Hidden).
+    pub const STATUS: usize = 4856;
     pub const BORROW_RATE_CURVE: usize = 4920;
+    /// `config.deposit_limit`: the most liquidity the reserve takes in all, in base units.
+    pub const DEPOSIT_LIMIT: usize = 5016;
     pub const SCOPE_PRICE_FEED: usize = 5112;
     pub const SWITCHBOARD_PRICE: usize = 5160;
     pub const SWITCHBOARD_TWAP: usize = 5192;
@@ -100,6 +105,23 @@ pub struct Reserve {
     pub curve: Vec<(u32, u32)>,
     /// Pyth, Switchboard price, Switchboard TWAP, Scope (zero = none).
     pub oracles: [Pubkey; 4],
+    /// `ReserveStatus::Obsolete`: the program refuses deposits (`ReserveObsolete`).
+    pub obsolete: bool,
+    /// The most liquidity the reserve takes in all (`config.deposit_limit`, base units).
+    pub deposit_limit: u64,
+}
+
+/// `ReserveStatus::Obsolete`.
+const STATUS_OBSOLETE: u8 = 1;
+
+/// Why Kamino would refuse a deposit into a reserve as it stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// The reserve is marked obsolete (`ReserveObsolete`).
+    Obsolete,
+    /// The deposit would take the reserve's supply past its deposit limit
+    /// (`DepositLimitExceeded`); `room` base units still fit.
+    AboveDepositLimit { room: u64 },
 }
 
 impl Reserve {
@@ -139,7 +161,31 @@ impl Reserve {
                 key_at(data, SWITCHBOARD_TWAP)?,
                 key_at(data, SCOPE_PRICE_FEED)?,
             ],
+            obsolete: *data.get(STATUS)? == STATUS_OBSOLETE,
+            deposit_limit: le_u64(data, DEPOSIT_LIMIT)?,
         })
+    }
+
+    /// Refuses a deposit of `amount` as `deposit_reserve_liquidity` would against the reserve
+    /// as read: an obsolete reserve, or a supply past the deposit limit
+    /// (`lending_operations.rs`: amount + total supply > limit, compared in fractions). The
+    /// refresh in the same transaction adds the interest accrued since, so a deposit at the
+    /// very edge of the limit can still be refused on chain.
+    pub fn check_deposit(&self, amount: u64) -> Result<(), Refusal> {
+        if self.obsolete {
+            return Err(Refusal::Obsolete);
+        }
+        let limit_sf = u128::from(self.deposit_limit).saturating_mul(FRACTION_ONE);
+        let after_sf = self
+            .total_supply_sf()
+            .saturating_add(u128::from(amount).saturating_mul(FRACTION_ONE));
+        if after_sf > limit_sf {
+            let room = limit_sf.saturating_sub(self.total_supply_sf()) / FRACTION_ONE;
+            return Err(Refusal::AboveDepositLimit {
+                room: u64::try_from(room).unwrap_or(u64::MAX),
+            });
+        }
+        Ok(())
     }
 
     /// Total supply in fractions: available plus borrowed, less the fees owed out of it
@@ -612,6 +658,27 @@ fn decode_reserve(
         .ok_or_else(|| unreadable(VenueId::LendB, "reserve"))
 }
 
+/// The answer to a deposit Kamino would refuse now: the wallet is told before it signs (and
+/// before a first deposit's set-up transaction spends rent on accounts it would not use).
+fn refused(refusal: Refusal) -> ApiError {
+    match refusal {
+        // Not transient: no retry-after.
+        Refusal::Obsolete => ApiError::coded(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "venue_reserve_obsolete",
+            "Kamino has marked this reserve obsolete; it takes no deposits",
+        ),
+        Refusal::AboveDepositLimit { room } => ApiError::coded(
+            StatusCode::BAD_REQUEST,
+            "amount_above_deposit_limit",
+            format!(
+                "this deposit would take the Kamino reserve past its deposit limit; it takes at most {room} base units more"
+            ),
+        )
+        .with("room_base", room),
+    }
+}
+
 struct Accounts {
     address: Pubkey,
     reserve: Reserve,
@@ -692,6 +759,7 @@ impl Venue for LendB {
         amount: u64,
     ) -> Result<Deposit, ApiError> {
         let accounts = self.accounts(ledger, wallet, token).await?;
+        accounts.reserve.check_deposit(amount).map_err(refused)?;
         let mut transactions = Vec::new();
         let mut setup = Vec::new();
         if !accounts.metadata_exists {
@@ -948,5 +1016,54 @@ mod tests {
         assert!((reserve.borrow_apr_pct() - 10.0).abs() < 1e-9);
         data[0] ^= 1;
         assert!(Reserve::decode(&data).is_none(), "another account type");
+    }
+
+    /// A reserve of 500 available and 500.25 lent out (fees 0.25 of it), so a supply of 1,000.
+    fn reserve_of_1000(limit: u64, status: u8) -> Reserve {
+        let mut data = vec![0u8; reserve::LEN];
+        data[..8].copy_from_slice(&anchor_discriminator("account:Reserve"));
+        data[reserve::AVAILABLE_AMOUNT..][..8].copy_from_slice(&500u64.to_le_bytes());
+        data[reserve::BORROWED_AMOUNT_SF..][..16]
+            .copy_from_slice(&(500 * FRACTION_ONE + FRACTION_ONE / 4).to_le_bytes());
+        data[reserve::ACCUMULATED_PROTOCOL_FEES_SF..][..16]
+            .copy_from_slice(&(FRACTION_ONE / 4).to_le_bytes());
+        data[reserve::DEPOSIT_LIMIT..][..8].copy_from_slice(&limit.to_le_bytes());
+        data[reserve::STATUS] = status;
+        Reserve::decode(&data).unwrap()
+    }
+
+    #[test]
+    fn deposits_are_refused_as_kamino_refuses_them() {
+        let reserve = reserve_of_1000(1_500, 0);
+        assert_eq!(reserve.deposit_limit, 1_500);
+        assert!(!reserve.obsolete);
+        // Up to the limit exactly: 1,000 + 500.
+        assert_eq!(reserve.check_deposit(500), Ok(()));
+        assert_eq!(
+            reserve.check_deposit(501),
+            Err(Refusal::AboveDepositLimit { room: 500 })
+        );
+        // A supply already past its limit (the limit lowered) has no room at all.
+        assert_eq!(
+            reserve_of_1000(900, 0).check_deposit(1),
+            Err(Refusal::AboveDepositLimit { room: 0 })
+        );
+        // Obsolete refuses any deposit; Hidden (2) still takes them.
+        assert_eq!(
+            reserve_of_1000(1_500, 1).check_deposit(1),
+            Err(Refusal::Obsolete)
+        );
+        assert_eq!(reserve_of_1000(1_500, 2).check_deposit(1), Ok(()));
+        // The largest deposit against the largest limit does not overflow.
+        assert_eq!(
+            reserve_of_1000(u64::MAX, 0).check_deposit(u64::MAX - 1_000),
+            Ok(())
+        );
+        assert_eq!(
+            reserve_of_1000(u64::MAX, 0).check_deposit(u64::MAX),
+            Err(Refusal::AboveDepositLimit {
+                room: u64::MAX - 1_000
+            })
+        );
     }
 }

@@ -24,7 +24,7 @@ use crate::values::{TokenSymbol, VenueId};
 pub mod board;
 mod registry;
 
-pub use registry::{unstake_refused, unsupported, Venues};
+pub use registry::{refuses_as_it_stands, unstake_refused, unsupported, Venues, DEPOSIT_REFUSALS};
 
 pub mod lend_a;
 pub mod lend_b;

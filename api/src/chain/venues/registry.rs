@@ -82,34 +82,52 @@ impl Venues {
         }
     }
 
-    /// Automatic routing (docs/decisions.md, "DeFi routing"): among the venues live on this
-    /// cluster that take the token, the one whose supply APY is highest (`apys` from the APY
-    /// read), ties and unknown APYs going to the earlier venue of spec 4.5's order.
-    pub fn route(
+    /// Automatic routing (docs/decisions.md, "DeFi routing"): the venues live on this cluster
+    /// that take the token, best first: highest supply APY (`apy_of`, from the APY read), ties
+    /// and unknown APYs in spec 4.5's order. A deposit goes to the first that takes it as it
+    /// stands ([`refuses_as_it_stands`]).
+    pub fn ranked(
         &self,
         symbol: TokenSymbol,
         apy_of: impl Fn(VenueId) -> Option<f64>,
-    ) -> Result<&SharedVenue, ApiError> {
-        let mut best: Option<(&SharedVenue, f64)> = None;
+    ) -> Result<Vec<&SharedVenue>, ApiError> {
         // Taking the token implies a configured market: `is_wired` and this check are `is_live`
         // without listing the venue's tokens twice a prepare.
-        for venue in self.venues.iter().filter(|v| self.is_wired(v)) {
-            if !venue.tokens().iter().any(|t| t.symbol == symbol) {
-                continue;
-            }
-            let apy = apy_of(venue.id()).unwrap_or(f64::MIN);
-            if best.is_none_or(|(_, b)| apy > b) {
-                best = Some((venue, apy));
-            }
-        }
-        best.map(|(v, _)| v).ok_or_else(|| {
-            ApiError::coded(
+        let mut ranked: Vec<(&SharedVenue, f64)> = self
+            .venues
+            .iter()
+            .filter(|v| self.is_wired(v) && v.tokens().iter().any(|t| t.symbol == symbol))
+            .map(|v| (v, apy_of(v.id()).unwrap_or(f64::MIN)))
+            .collect();
+        if ranked.is_empty() {
+            return Err(ApiError::coded(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "no_venue_available",
                 format!("no venue takes {symbol} on this cluster"),
-            )
-        })
+            ));
+        }
+        // Stable: equal APYs keep the venues' order.
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        Ok(ranked.into_iter().map(|(v, _)| v).collect())
     }
+}
+
+/// The codes a venue answers for a deposit it would refuse as it stands (paused, not yet
+/// updated for the epoch, restricted, obsolete, full, or the amount outside what it takes),
+/// before the wallet signs. Automatic routing then tries the next venue; a deposit that named
+/// its venue gets the refusal.
+pub const DEPOSIT_REFUSALS: [&str; 6] = [
+    "venue_paused",
+    "venue_not_updated",
+    "venue_deposits_restricted",
+    "venue_reserve_obsolete",
+    "amount_above_deposit_limit",
+    "amount_below_minimum",
+];
+
+/// Whether `error` is a venue's refusal of a deposit as it stands ([`DEPOSIT_REFUSALS`]).
+pub fn refuses_as_it_stands(error: &ApiError) -> bool {
+    DEPOSIT_REFUSALS.contains(&error.code())
 }
 
 /// 400 `unsupported_protocol` (spec 7): `venue` does not support `what`.

@@ -11,7 +11,7 @@ use poem::http::StatusCode;
 use sea_orm::{ActiveValue::Set, DatabaseConnection, DatabaseTransaction, EntityTrait};
 use serde::{Deserialize, Serialize};
 
-use super::venues::{Bought, Deposit, VenueToken};
+use super::venues::{refuses_as_it_stands, Bought, Deposit, SharedVenue, VenueToken};
 use super::{ensure_minimum, lamports_of, rate_strings};
 use crate::chain::{MoneyFlow, Prepared, Unsigned};
 use crate::error::ApiError;
@@ -67,17 +67,18 @@ pub async fn prepare(
     request: DepositRequest,
 ) -> Result<PreparedDeposit, ApiError> {
     let venues = &state.defi;
-    let venue = match request.protocol {
-        Some(id) => venues.live(id)?,
+    let candidates = match request.protocol {
+        Some(id) => vec![venues.live(id)?],
         None => {
             let board = super::apys::read(state).await;
-            venues.route(request.token, |id| board.apy(id))?
+            venues.ranked(request.token, |id| board.apy(id))?
         }
     };
-    let token: VenueToken = venues.token(venue, request.token)?;
+    // Every venue's token of a symbol has the mint's decimals; the best venue's is parsed with.
+    let decimals = venues.token(candidates[0], request.token)?.decimals;
     let amount_base = request
         .amount
-        .to_base_units(token.decimals)
+        .to_base_units(decimals)
         .map_err(|e| ApiError::validation(format!("amount {e}")))?;
     let sol_usd =
         state.prices.sol_usd().await.map_err(|e| {
@@ -88,12 +89,12 @@ pub async fn prepare(
         crate::domain::narratives::feed::get(state, narrative).await?;
     }
     let wallet = request.wallet.pubkey();
+    let (venue, token, built) =
+        first_taking(state, &candidates, request.token, &wallet, amount_base).await?;
     let Deposit {
         mut transactions,
         receipt_account,
-    } = venue
-        .deposit(state.chain.ledger.as_ref(), &wallet, &token, amount_base)
-        .await?;
+    } = built;
     let money = transactions
         .pop()
         .ok_or_else(|| ApiError::internal("a venue built no deposit"))?;
@@ -125,6 +126,34 @@ pub async fn prepare(
         params,
         receipt_account,
     })
+}
+
+/// The deposit built at the first of `candidates` (best first) that takes it as it stands: a
+/// venue that would refuse it (full, paused, ...) passes it to the next, and when every one
+/// refuses, the best one's refusal is the answer. Any other failure (the node, the wallet's
+/// funds) is answered at once.
+async fn first_taking<'v>(
+    state: &AppState,
+    candidates: &[&'v SharedVenue],
+    symbol: TokenSymbol,
+    wallet: &Pubkey,
+    amount_base: u64,
+) -> Result<(&'v SharedVenue, VenueToken, Deposit), ApiError> {
+    let mut first_refusal = None;
+    for venue in candidates {
+        let token = state.defi.token(venue, symbol)?;
+        match venue
+            .deposit(state.chain.ledger.as_ref(), wallet, &token, amount_base)
+            .await
+        {
+            Ok(built) => return Ok((venue, token, built)),
+            Err(refused) if refuses_as_it_stands(&refused) => {
+                first_refusal.get_or_insert(refused);
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    Err(first_refusal.unwrap_or_else(|| ApiError::internal("no venue to deposit into")))
 }
 
 /// Confirms a deposit: reads the venue's rate (the deposit has landed by now), then the runner
