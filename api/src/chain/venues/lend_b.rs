@@ -15,9 +15,9 @@ use narrative_sdk::Pubkey;
 use poem::http::StatusCode;
 
 use super::{
-    anchor_data, anchor_discriminator, key_at, le_u128, le_u32, le_u64, no_collateral,
-    not_configured, read, unreadable, Cluster, Deposit, ExchangeRate, Lender, Loan, MarketRead,
-    TokenLeg, Transactions, Venue, VenueToken, INSTRUCTIONS_SYSVAR, RENT_SYSVAR,
+    above_deposit_limit, anchor_data, anchor_discriminator, key_at, le_u128, le_u32, le_u64,
+    no_collateral, not_configured, read, unreadable, Cluster, Deposit, ExchangeRate, Lender, Loan,
+    MarketRead, TokenLeg, Transactions, Venue, VenueToken, INSTRUCTIONS_SYSVAR, RENT_SYSVAR,
 };
 use crate::chain::holdings::TOKEN_PROGRAM;
 use crate::chain::ledger::Ledger;
@@ -668,14 +668,10 @@ fn refused(refusal: Refusal) -> ApiError {
             "venue_reserve_obsolete",
             "Kamino has marked this reserve obsolete; it takes no deposits",
         ),
-        Refusal::AboveDepositLimit { room } => ApiError::coded(
-            StatusCode::BAD_REQUEST,
-            "amount_above_deposit_limit",
-            format!(
-                "this deposit would take the Kamino reserve past its deposit limit; it takes at most {room} base units more"
-            ),
-        )
-        .with("room_base", room),
+        Refusal::AboveDepositLimit { room } => above_deposit_limit(
+            "this deposit would take the Kamino reserve past its deposit limit",
+            room,
+        ),
     }
 }
 

@@ -335,6 +335,17 @@ pub fn unreadable(venue: VenueId, what: &str) -> ApiError {
     )
 }
 
+/// 400 `amount_above_deposit_limit` with `room_base`: the venue would refuse the deposit
+/// because of `why`, and takes at most `room` base units more as it stands.
+pub fn above_deposit_limit(why: &str, room: u64) -> ApiError {
+    ApiError::coded(
+        StatusCode::BAD_REQUEST,
+        "amount_above_deposit_limit",
+        format!("{why}; it takes at most {room} base units more now"),
+    )
+    .with("room_base", room)
+}
+
 /// Reads `addresses` in one call.
 pub async fn read(
     ledger: &dyn Ledger,

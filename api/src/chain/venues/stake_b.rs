@@ -13,9 +13,9 @@ use narrative_sdk::Pubkey;
 use poem::http::StatusCode;
 
 use super::{
-    anchor_data, anchor_discriminator, key_at, le_u32, le_u64, mul_div, read, read_each,
-    receipt_account, token_balance, unreadable, Cluster, Deposit, ExchangeRate, MarketRead,
-    Transactions, Venue, VenueToken, NATIVE_MINT,
+    above_deposit_limit, anchor_data, anchor_discriminator, key_at, le_u32, le_u64, mul_div, read,
+    read_each, receipt_account, token_balance, unreadable, Cluster, Deposit, ExchangeRate,
+    MarketRead, Transactions, Venue, VenueToken, NATIVE_MINT,
 };
 use crate::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
 use crate::chain::ledger::{Ledger, LedgerAccount};
@@ -335,14 +335,9 @@ fn refused(refusal: Refusal) -> ApiError {
             "venue_liquidity_insufficient",
             "Marinade's liquidity pool holds too little SOL for this unstake now; retry later",
         ),
-        Refusal::StakingCapped { room } => ApiError::coded(
-            StatusCode::BAD_REQUEST,
-            "amount_above_deposit_limit",
-            format!(
-                "this deposit would pass Marinade's staking cap; it takes at most {room} lamports now"
-            ),
-        )
-        .with("room_base", room),
+        Refusal::StakingCapped { room } => {
+            above_deposit_limit("this deposit would pass Marinade's staking cap", room)
+        }
         Refusal::BelowMinimumWithdrawal { min_withdraw } => ApiError::coded(
             StatusCode::BAD_REQUEST,
             "amount_below_minimum",
