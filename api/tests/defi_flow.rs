@@ -997,3 +997,61 @@ async fn a_kamino_deposit_the_reserve_would_refuse_is_refused_before_the_wallet_
     assert_eq!(status, StatusCode::OK, "{prepared}");
     assert_eq!(prepared["protocol"], "lend_b", "{prepared}");
 }
+
+/// A Kamino reserve whose liquidity is lent out cannot pay a withdrawal (the program refuses
+/// with `InsufficientLiquidity`): the prepare says so before the wallet signs, with a retry, and
+/// stores nothing; once liquidity is back the same withdrawal is prepared.
+#[tokio::test]
+async fn a_withdrawal_the_reserve_cannot_pay_now_is_refused_before_the_wallet_signs() {
+    let f = Flow::start().await;
+    let wallet = f.wallet.pubkey();
+    let (status, prepared) = f
+        .server
+        .post(
+            "/v1/defi/deposit/prepare",
+            &json!({"wallet": wallet.to_string(), "token_symbol": "SOL", "amount": 10,
+                    "protocol": "lend_b"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    let signature = f.sign_and_send(&prepared, &f.wallet).await;
+    let backing_id = prepared["backing_id"].as_str().unwrap();
+    let (status, confirmed) = f
+        .post_backing("/v1/defi/deposit/confirm", backing_id, Some(&signature))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+
+    // Borrowers take all but 1 SOL of the reserve's liquidity.
+    f.edit_kamino_reserve(|data| klend::set_available(data, SOL))
+        .await;
+    let rows = f.prepared_rows().await;
+    let response = f
+        .server
+        .http
+        .post(f.server.url("/v1/defi/withdrawal/prepare"))
+        .json(&json!({"backing_id": backing_id, "wallet": wallet.to_string()}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(response.headers().get("retry-after").is_some());
+    let refused: Value = response.json().await.unwrap();
+    assert_eq!(
+        refused["error"], "venue_liquidity_insufficient",
+        "{refused}"
+    );
+    assert_eq!(f.prepared_rows().await, rows);
+
+    // Liquidity back (repaid), the withdrawal is prepared and pays the 10 SOL.
+    f.edit_kamino_reserve(|data| klend::set_available(data, klend::START_AVAILABLE + 10 * SOL))
+        .await;
+    let (status, withdrawal) = f
+        .post_backing("/v1/defi/withdrawal/prepare", backing_id, None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{withdrawal}");
+    let expected = withdrawal["expected_amount_base"].as_u64().unwrap();
+    assert!(
+        (10 * SOL - 10..=10 * SOL).contains(&expected),
+        "{withdrawal}"
+    );
+}

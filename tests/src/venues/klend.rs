@@ -359,6 +359,12 @@ pub fn set_borrowed(reserve_data: &mut [u8], amount: u64) {
     );
 }
 
+/// Sets a reserve's available (unlent) liquidity in its data, as borrowers taking the rest
+/// would leave it.
+pub fn set_available(reserve_data: &mut [u8], amount: u64) {
+    put(reserve_data, reserve::AVAILABLE, &amount.to_le_bytes());
+}
+
 /// Sets a reserve's status in its data (as its market's admin would).
 pub fn set_status(reserve_data: &mut [u8], status: u8) {
     reserve_data[reserve::STATUS] = status;

@@ -807,6 +807,7 @@ impl Venue for LendA {
             rate: reserve.rate(),
             supply_apy_pct: Some(reserve.supply_apy_pct()),
             borrow_apr_pct: Some(reserve.borrow_apr_pct()),
+            available: Some(reserve.available),
         })
     }
 

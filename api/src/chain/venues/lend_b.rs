@@ -744,6 +744,7 @@ impl Venue for LendB {
             rate: reserve.rate(),
             supply_apy_pct: Some(reserve.supply_apy_pct()),
             borrow_apr_pct: Some(reserve.borrow_apr_pct()),
+            available: Some(reserve.available),
         })
     }
 

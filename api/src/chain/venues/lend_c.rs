@@ -315,6 +315,8 @@ impl Venue for LendC {
             // the configured value.
             supply_apy_pct: None,
             borrow_apr_pct: None,
+            // The liquidity sits in the liquidity program's reserve, which is not read here.
+            available: None,
         })
     }
 

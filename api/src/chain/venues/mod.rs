@@ -128,6 +128,9 @@ pub struct MarketRead {
     /// Borrow APR in percent at the current utilisation, for a lending venue whose reserve
     /// carries its rate curve (None otherwise).
     pub borrow_apr_pct: Option<f64>,
+    /// What the venue can pay out now: a lending reserve's available liquidity, the part not
+    /// lent out (None where its state sets no such bound).
+    pub available: Option<u64>,
 }
 
 /// The transactions of a flow, in the order the wallet signs and sends them; the last one
@@ -295,14 +298,21 @@ pub trait Venue: Send + Sync {
 
     /// The base units of `token` redeeming `receipt` units pays now: the receipt at the
     /// market's rate, less what the venue keeps on the way out (Marinade's liquidity-pool
-    /// fee). A venue that would refuse the redemption as its state stands answers why.
+    /// fee). A venue that would refuse the redemption as its state stands answers why: by
+    /// default, a lending reserve whose available liquidity is below the payout (its program
+    /// refuses with `InsufficientLiquidity` until borrowers repay or others deposit).
     async fn payout(
         &self,
         ledger: &dyn Ledger,
         token: &VenueToken,
         receipt: u64,
     ) -> Result<u64, ApiError> {
-        Ok(self.market(ledger, token).await?.rate.value_of(receipt))
+        let market = self.market(ledger, token).await?;
+        let payout = market.rate.value_of(receipt);
+        if market.available.is_some_and(|available| payout > available) {
+            return Err(liquidity_insufficient(self.id()));
+        }
+        Ok(payout)
     }
 
     /// The receipt units `wallet` holds at the venue for `token`.
@@ -332,6 +342,17 @@ pub fn unreadable(venue: VenueId, what: &str) -> ApiError {
         StatusCode::SERVICE_UNAVAILABLE,
         "venue_state_unreadable",
         format!("{venue}'s {what} could not be read from the ledger"),
+    )
+}
+
+/// 503 `venue_liquidity_insufficient`: the venue cannot pay the withdrawal out now; the wallet
+/// retries later.
+pub fn liquidity_insufficient(venue: VenueId) -> ApiError {
+    ApiError::unavailable(
+        "venue_liquidity_insufficient",
+        format!(
+            "{venue} holds too little unlent liquidity to pay this withdrawal now; retry later"
+        ),
     )
 }
 

@@ -329,6 +329,8 @@ impl Venue for StakeA {
             rate: self.read_pool(ledger).await?.rate(),
             supply_apy_pct: None,
             borrow_apr_pct: None,
+            // Not withdrawn through the service (jito_unstake_not_supported).
+            available: None,
         })
     }
 

@@ -375,6 +375,8 @@ impl Venue for StakeB {
             rate: self.read_state(ledger).await?.rate(),
             supply_apy_pct: None,
             borrow_apr_pct: None,
+            // The liquid unstake's own bound is the pool's SOL leg (`payout`).
+            available: None,
         })
     }
 
