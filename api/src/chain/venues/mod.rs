@@ -24,7 +24,7 @@ use crate::values::{TokenSymbol, VenueId};
 pub mod board;
 mod registry;
 
-pub use registry::{refuses_as_it_stands, unstake_refused, unsupported, Venues, DEPOSIT_REFUSALS};
+pub use registry::{refuses_as_it_stands, unstake_refused, unsupported, Venues};
 
 pub mod lend_a;
 pub mod lend_b;
@@ -310,7 +310,10 @@ pub trait Venue: Send + Sync {
         let market = self.market(ledger, token).await?;
         let payout = market.rate.value_of(receipt);
         if market.available.is_some_and(|available| payout > available) {
-            return Err(liquidity_insufficient(self.id()));
+            return Err(liquidity_insufficient(&format!(
+                "{} holds too little unlent liquidity to pay this withdrawal now",
+                self.id()
+            )));
         }
         Ok(payout)
     }
@@ -345,14 +348,12 @@ pub fn unreadable(venue: VenueId, what: &str) -> ApiError {
     )
 }
 
-/// 503 `venue_liquidity_insufficient`: the venue cannot pay the withdrawal out now; the wallet
-/// retries later.
-pub fn liquidity_insufficient(venue: VenueId) -> ApiError {
+/// 503 `venue_liquidity_insufficient` (with a retry-after): the venue cannot pay the
+/// withdrawal out now, because of `why`; the wallet retries later.
+pub fn liquidity_insufficient(why: &str) -> ApiError {
     ApiError::unavailable(
         "venue_liquidity_insufficient",
-        format!(
-            "{venue} holds too little unlent liquidity to pay this withdrawal now; retry later"
-        ),
+        format!("{why}; retry later"),
     )
 }
 

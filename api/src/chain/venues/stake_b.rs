@@ -13,9 +13,9 @@ use narrative_sdk::Pubkey;
 use poem::http::StatusCode;
 
 use super::{
-    above_deposit_limit, anchor_data, anchor_discriminator, key_at, le_u32, le_u64, mul_div, read,
-    read_each, receipt_account, token_balance, unreadable, Cluster, Deposit, ExchangeRate,
-    MarketRead, Transactions, Venue, VenueToken, NATIVE_MINT,
+    above_deposit_limit, anchor_data, anchor_discriminator, key_at, le_u32, le_u64,
+    liquidity_insufficient, mul_div, read, read_each, receipt_account, token_balance, unreadable,
+    Cluster, Deposit, ExchangeRate, MarketRead, Transactions, Venue, VenueToken, NATIVE_MINT,
 };
 use crate::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
 use crate::chain::ledger::{Ledger, LedgerAccount};
@@ -331,9 +331,8 @@ fn refused(refusal: Refusal) -> ApiError {
             "amount_below_minimum",
             format!("a Marinade deposit is at least {min_deposit} lamports"),
         ),
-        Refusal::InsufficientLiquidity => ApiError::unavailable(
-            "venue_liquidity_insufficient",
-            "Marinade's liquidity pool holds too little SOL for this unstake now; retry later",
+        Refusal::InsufficientLiquidity => liquidity_insufficient(
+            "Marinade's liquidity pool holds too little SOL for this unstake now",
         ),
         Refusal::StakingCapped { room } => {
             above_deposit_limit("this deposit would pass Marinade's staking cap", room)
