@@ -1015,6 +1015,16 @@ mod tests {
         assert!(Reserve::decode(&data).is_none(), "another account type");
     }
 
+    #[test]
+    fn automatic_routing_passes_over_every_deposit_refusal() {
+        for refusal in [Refusal::Obsolete, Refusal::AboveDepositLimit { room: 1 }] {
+            assert!(
+                crate::chain::venues::refuses_as_it_stands(&refused(refusal)),
+                "{refusal:?}"
+            );
+        }
+    }
+
     /// A reserve of 500 available and 500.25 lent out (fees 0.25 of it), so a supply of 1,000.
     fn reserve_of_1000(limit: u64, status: u8) -> Reserve {
         let mut data = vec![0u8; reserve::LEN];

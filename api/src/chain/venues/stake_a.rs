@@ -403,6 +403,23 @@ impl Venue for StakeA {
 mod tests {
     use super::*;
 
+    #[test]
+    fn automatic_routing_passes_over_every_deposit_refusal() {
+        for refusal in [
+            DepositRefusal::NotUpdated {
+                last_update_epoch: 1,
+                epoch: 2,
+            },
+            DepositRefusal::Restricted,
+            DepositRefusal::TooSmall,
+        ] {
+            assert!(
+                crate::chain::venues::refuses_as_it_stands(&refused(refusal)),
+                "{refusal:?}"
+            );
+        }
+    }
+
     const SOL: u64 = 1_000_000_000;
 
     /// A pool of 1,100 SOL for 1,000 pool tokens, updated in epoch 7, whose optional fields

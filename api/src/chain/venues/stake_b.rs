@@ -582,6 +582,20 @@ mod tests {
     }
 
     #[test]
+    fn automatic_routing_passes_over_every_deposit_refusal() {
+        for refusal in [
+            Refusal::Paused,
+            Refusal::BelowMinimumDeposit { min_deposit: 1 },
+            Refusal::StakingCapped { room: 1 },
+        ] {
+            assert!(
+                crate::chain::venues::refuses_as_it_stands(&refused(refusal)),
+                "{refusal:?}"
+            );
+        }
+    }
+
+    #[test]
     fn the_published_discriminators() {
         assert_eq!(
             hex::encode(anchor_discriminator("global:liquid_unstake")),
