@@ -94,6 +94,9 @@ mod reserve {
     pub const BORROW_RATE_CURVE: usize = 4920;
     /// `config.deposit_limit`: the most liquidity the reserve takes in all.
     pub const DEPOSIT_LIMIT: usize = 5016;
+    /// `config.deposit_withdrawal_cap`: capacity (i64), current total (i64), interval start
+    /// (u64, unix seconds), interval length (u64 seconds; 0: no cap).
+    pub const DEPOSIT_WITHDRAWAL_CAP: usize = 5416;
     /// Pyth, Switchboard price, Switchboard TWAP, Scope.
     pub const ORACLES: [usize; 4] = [5224, 5160, 5192, 5112];
 }
@@ -363,6 +366,79 @@ pub fn set_borrowed(reserve_data: &mut [u8], amount: u64) {
 /// would leave it.
 pub fn set_available(reserve_data: &mut [u8], amount: u64) {
     put(reserve_data, reserve::AVAILABLE, &amount.to_le_bytes());
+}
+
+/// Sets a reserve's deposit withdrawal cap in its data (as its market's admin would):
+/// `capacity` base units an interval of `interval_secs` that started at `interval_start`, with
+/// `current_total` out already.
+pub fn set_withdrawal_cap(
+    reserve_data: &mut [u8],
+    capacity: i64,
+    current_total: i64,
+    interval_start: u64,
+    interval_secs: u64,
+) {
+    let at = reserve::DEPOSIT_WITHDRAWAL_CAP;
+    put(reserve_data, at, &capacity.to_le_bytes());
+    put(reserve_data, at + 8, &current_total.to_le_bytes());
+    put(reserve_data, at + 16, &interval_start.to_le_bytes());
+    put(reserve_data, at + 24, &interval_secs.to_le_bytes());
+}
+
+/// A reserve's withdrawal cap total and the start of its interval.
+pub fn withdrawal_cap_total(reserve_data: &[u8]) -> (i64, u64) {
+    let at = reserve::DEPOSIT_WITHDRAWAL_CAP;
+    (
+        u64_at(reserve_data, at + 8) as i64,
+        u64_at(reserve_data, at + 16),
+    )
+}
+
+/// Counts `amount` of liquidity leaving (a withdrawal) or entering (a deposit) against the
+/// reserve's deposit withdrawal cap at unix time `now`, as klend's `withdrawal_cap_operations`
+/// do: with an interval set, one that is over starts again from 0 here, and a withdrawal that
+/// would take the total past the capacity (or any, with a negative capacity) is refused; with
+/// none, the total only saturates.
+fn count_against_cap(data: &mut [u8], amount: u64, way: Way, now: i64) -> ProgramResult {
+    let at = reserve::DEPOSIT_WITHDRAWAL_CAP;
+    let capacity = u64_at(data, at) as i64;
+    let mut total = u64_at(data, at + 8) as i64;
+    let start = u64_at(data, at + 16);
+    let interval = u64_at(data, at + 24);
+    let amount = i64::try_from(amount).map_err(|_| fail("amount beyond i64"))?;
+    let now = u64::try_from(now).map_err(|_| fail("clock before 1970"))?;
+    if interval == 0 {
+        total = match way {
+            Way::Withdraw => total.saturating_add(amount),
+            Way::Deposit => total.saturating_sub(amount),
+        };
+    } else {
+        check(start <= now, "the cap's interval starts after the clock")?;
+        let mut start = start;
+        if now - start >= interval {
+            total = 0;
+            start = now;
+        }
+        total = match way {
+            Way::Withdraw => {
+                check(capacity >= 0, "withdrawals capped at nothing")?;
+                let after = total
+                    .checked_add(amount)
+                    .ok_or_else(|| fail("cap total overflows"))?;
+                check(
+                    after <= capacity,
+                    "the withdrawal passes the reserve's withdrawal cap",
+                )?;
+                after
+            }
+            Way::Deposit => total
+                .checked_sub(amount)
+                .ok_or_else(|| fail("cap total overflows"))?,
+        };
+        put(data, at + 16, &start.to_le_bytes());
+    }
+    put(data, at + 8, &total.to_le_bytes());
+    Ok(())
 }
 
 /// Sets a reserve's status in its data (as its market's admin would).
@@ -1090,6 +1166,12 @@ fn move_collateral(
     };
     {
         let mut data = reserve.data.borrow_mut();
+        count_against_cap(
+            &mut data,
+            liquidity_moved,
+            way,
+            Clock::get()?.unix_timestamp,
+        )?;
         let available = u64_at(&data, reserve::AVAILABLE);
         let total = u64_at(&data, reserve::COLLATERAL_TOTAL);
         let (available, total) = match way {
