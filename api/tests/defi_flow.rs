@@ -16,7 +16,7 @@ use integration_tests::harness::{HarnessOptions, SOL};
 use integration_tests::venues::klend::{self, KaminoMarket};
 use integration_tests::venues::{LendingMarket, TOKEN_LENDING};
 use narrative_api::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
-use narrative_api::chain::venues::anchor_discriminator;
+use narrative_api::chain::venues::{anchor_discriminator, lend_b};
 use narrative_api::clock::{ManualClock, SharedClock};
 use narrative_store::entities::defi_positions;
 use reqwest::StatusCode;
@@ -996,6 +996,136 @@ async fn a_kamino_deposit_the_reserve_would_refuse_is_refused_before_the_wallet_
     let (status, prepared) = f.server.post("/v1/defi/deposit/prepare", &routed).await;
     assert_eq!(status, StatusCode::OK, "{prepared}");
     assert_eq!(prepared["protocol"], "lend_b", "{prepared}");
+}
+
+/// Kamino caps the liquidity that may leave a reserve in an interval (`WithdrawalCapReached`).
+/// A withdrawal prepared before the cap tightened fails on chain; asked now, the prepare refuses
+/// it before the wallet signs, with a retry-after at the interval's end, and stores nothing; once
+/// the interval is over the same withdrawal is prepared, lands and counts against the cap.
+#[tokio::test]
+async fn a_withdrawal_past_kaminos_withdrawal_cap_is_refused_until_the_interval_ends() {
+    let f = Flow::start().await;
+    let wallet = f.wallet.pubkey();
+    let (status, prepared) = f
+        .server
+        .post(
+            "/v1/defi/deposit/prepare",
+            &json!({"wallet": wallet.to_string(), "token_symbol": "SOL", "amount": 10,
+                    "protocol": "lend_b"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    let signature = f.sign_and_send(&prepared, &f.wallet).await;
+    let backing_id = prepared["backing_id"].as_str().unwrap();
+    let (status, confirmed) = f
+        .post_backing("/v1/defi/deposit/confirm", backing_id, Some(&signature))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    let (status, early) = f
+        .post_backing("/v1/defi/withdrawal/prepare", backing_id, None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{early}");
+
+    // The market's admin caps withdrawals at 12 SOL an hour; the hour began ten minutes ago and
+    // 9 SOL have left since, so 3 SOL may go until it ends in 50 minutes.
+    let now = f.ledger.harness.lock().await.now().await;
+    let start = u64::try_from(now - 600).unwrap();
+    f.edit_kamino_reserve(|data| {
+        klend::set_withdrawal_cap(data, 12 * SOL as i64, 9 * SOL as i64, start, 3_600)
+    })
+    .await;
+
+    // What was prepared before fails on chain at the withdrawal: the double counts the cap too.
+    let withdraw_at = narrative_sdk::tx::from_base64(early["transaction"].as_str().unwrap())
+        .unwrap()
+        .message
+        .instructions
+        .iter()
+        .position(|ix| {
+            ix.data.starts_with(&anchor_discriminator(
+                "global:withdraw_obligation_collateral_and_redeem_reserve_collateral_v2",
+            ))
+        })
+        .expect("the withdrawal instruction");
+    let failed = f.ledger.process(chain::sign(&early, &f.wallet)).await;
+    assert_eq!(
+        failed,
+        Err(format!("InstructionError({withdraw_at}, InvalidArgument)")),
+        "the withdrawal instruction fails"
+    );
+
+    // Asked now, refused before signing: retry when the interval ends; nothing stored.
+    let rows = f.prepared_rows().await;
+    let response = f
+        .server
+        .http
+        .post(f.server.url("/v1/defi/withdrawal/prepare"))
+        .json(&json!({"backing_id": backing_id, "wallet": wallet.to_string()}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(
+        response.headers().get("retry-after").unwrap(),
+        "3000",
+        "the interval's end"
+    );
+    let refused: Value = response.json().await.unwrap();
+    assert_eq!(
+        refused["error"], "venue_liquidity_insufficient",
+        "{refused}"
+    );
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{} base units are left", 3 * SOL)),
+        "{refused}"
+    );
+    assert_eq!(f.prepared_rows().await, rows);
+
+    // The hour over, the withdrawal is prepared, lands and is recorded; the cap's new interval
+    // starts at the withdrawal and counts the liquidity it took out of the reserve.
+    f.ledger.harness.lock().await.warp_by(3_000).await;
+    let (status, withdrawal) = f
+        .post_backing("/v1/defi/withdrawal/prepare", backing_id, None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{withdrawal}");
+    let expected = withdrawal["expected_amount_base"].as_u64().unwrap();
+    assert!(
+        (10 * SOL - 10..=10 * SOL).contains(&expected),
+        "{withdrawal}"
+    );
+    let reserve = || async {
+        let raw = f
+            .ledger
+            .harness
+            .lock()
+            .await
+            .raw_account(f.kamino.sol_reserve)
+            .await
+            .unwrap();
+        (
+            lend_b::Reserve::decode(&raw.data).unwrap().available,
+            klend::withdrawal_cap_total(&raw.data),
+        )
+    };
+    let (available_before, _) = reserve().await;
+    let landed_at = f.ledger.harness.lock().await.now().await;
+    let signature = f.sign_and_send(&withdrawal, &f.wallet).await;
+    let (status, done) = f
+        .post_backing("/v1/defi/withdrawal/confirm", backing_id, Some(&signature))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+    assert_eq!(done["status"], "withdrawn", "{done}");
+    let (available_after, cap) = reserve().await;
+    let taken = available_before - available_after;
+    // The refresh in the withdrawal's transaction accrued the interest of the hour.
+    assert!(
+        (expected..expected + SOL / 1_000).contains(&taken),
+        "{taken}"
+    );
+    assert_eq!(cap, (taken as i64, u64::try_from(landed_at).unwrap()));
 }
 
 /// A Kamino reserve whose liquidity is lent out cannot pay a withdrawal (the program refuses

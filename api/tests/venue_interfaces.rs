@@ -93,6 +93,7 @@ fn kamino_reserve() -> lend_b::Reserve {
         oracles: [key(6), Pubkey::default(), Pubkey::default(), key(7)],
         obsolete: false,
         deposit_limit: u64::MAX,
+        withdrawal_cap: lend_b::WithdrawalCap::default(),
     }
 }
 

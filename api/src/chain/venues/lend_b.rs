@@ -15,12 +15,13 @@ use narrative_sdk::Pubkey;
 use poem::http::StatusCode;
 
 use super::{
-    above_deposit_limit, anchor_data, anchor_discriminator, key_at, le_u128, le_u32, le_u64,
-    no_collateral, not_configured, read, unreadable, Cluster, Deposit, ExchangeRate, Lender, Loan,
-    MarketRead, TokenLeg, Transactions, Venue, VenueToken, INSTRUCTIONS_SYSVAR, RENT_SYSVAR,
+    above_deposit_limit, anchor_data, anchor_discriminator, key_at, le_i64, le_u128, le_u32,
+    le_u64, liquidity_insufficient, no_collateral, not_configured, read, read_each, unreadable,
+    Cluster, Deposit, ExchangeRate, Lender, Loan, MarketRead, TokenLeg, Transactions, Venue,
+    VenueToken, CLOCK_SYSVAR, INSTRUCTIONS_SYSVAR, RENT_SYSVAR,
 };
 use crate::chain::holdings::TOKEN_PROGRAM;
-use crate::chain::ledger::Ledger;
+use crate::chain::ledger::{decode_clock, Ledger};
 use crate::error::ApiError;
 use crate::values::VenueId;
 
@@ -58,6 +59,10 @@ pub mod reserve {
     pub const BORROW_RATE_CURVE: usize = 4920;
     /// `config.deposit_limit`: the most liquidity the reserve takes in all, in base units.
     pub const DEPOSIT_LIMIT: usize = 5016;
+    /// `config.deposit_withdrawal_cap` (`WithdrawalCaps`): `config_capacity` (i64),
+    /// `current_total` (i64), `last_interval_start_timestamp` (u64) and
+    /// `config_interval_length_seconds` (u64), in that order.
+    pub const DEPOSIT_WITHDRAWAL_CAP: usize = 5416;
     pub const SCOPE_PRICE_FEED: usize = 5112;
     pub const SWITCHBOARD_PRICE: usize = 5160;
     pub const SWITCHBOARD_TWAP: usize = 5192;
@@ -109,6 +114,56 @@ pub struct Reserve {
     pub obsolete: bool,
     /// The most liquidity the reserve takes in all (`config.deposit_limit`, base units).
     pub deposit_limit: u64,
+    /// How much liquidity may leave the reserve through withdrawals in an interval.
+    pub withdrawal_cap: WithdrawalCap,
+}
+
+/// A reserve's `deposit_withdrawal_cap`: withdrawals add the liquidity they take to
+/// `current_total`, deposits take theirs off it, and a withdrawal that would bring it past
+/// `capacity` within the interval is refused (`WithdrawalCapReached`). The total starts again at
+/// 0 with the first withdrawal or deposit once the interval is over. An interval of 0 seconds
+/// sets no cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WithdrawalCap {
+    pub capacity: i64,
+    pub current_total: i64,
+    pub interval_start: u64,
+    pub interval_secs: u64,
+}
+
+/// What a withdrawal cap leaves at a moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CapWindow {
+    /// The most liquidity a withdrawal may take now (base units).
+    pub room: u64,
+    /// Seconds until the interval is over and the total starts again.
+    pub resets_in: u64,
+}
+
+impl WithdrawalCap {
+    /// The window as the program would see it at `now` (the ledger's unix time): None when the
+    /// cap is off. As `check_and_update_withdrawal_caps` does, an interval that is over counts
+    /// from 0 again; a negative capacity lets nothing out. A start after `now` (a clock read
+    /// behind the program's) counts as the current interval.
+    pub fn window(&self, now: i64) -> Option<CapWindow> {
+        if self.interval_secs == 0 {
+            return None;
+        }
+        let now = u64::try_from(now).unwrap_or(0);
+        let over = now >= self.interval_start && now - self.interval_start >= self.interval_secs;
+        let (total, resets_in) = if over {
+            (0, self.interval_secs)
+        } else {
+            let ends = self.interval_start.saturating_add(self.interval_secs);
+            (self.current_total, ends.saturating_sub(now))
+        };
+        let room = if self.capacity < 0 {
+            0
+        } else {
+            u64::try_from(i128::from(self.capacity) - i128::from(total)).unwrap_or(0)
+        };
+        Some(CapWindow { room, resets_in })
+    }
 }
 
 /// `ReserveStatus::Obsolete`.
@@ -122,6 +177,15 @@ pub enum Refusal {
     /// The deposit would take the reserve's supply past its deposit limit
     /// (`DepositLimitExceeded`); `room` base units still fit.
     AboveDepositLimit { room: u64 },
+}
+
+/// Why Kamino would refuse a withdrawal from a reserve as it stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WithdrawalRefusal {
+    /// Too little of its liquidity is unlent.
+    Illiquid,
+    /// The withdrawal cap leaves less than the payout until the interval is over.
+    Capped(CapWindow),
 }
 
 impl Reserve {
@@ -163,6 +227,12 @@ impl Reserve {
             ],
             obsolete: *data.get(STATUS)? == STATUS_OBSOLETE,
             deposit_limit: le_u64(data, DEPOSIT_LIMIT)?,
+            withdrawal_cap: WithdrawalCap {
+                capacity: le_i64(data, DEPOSIT_WITHDRAWAL_CAP)?,
+                current_total: le_i64(data, DEPOSIT_WITHDRAWAL_CAP + 8)?,
+                interval_start: le_u64(data, DEPOSIT_WITHDRAWAL_CAP + 16)?,
+                interval_secs: le_u64(data, DEPOSIT_WITHDRAWAL_CAP + 24)?,
+            },
         })
     }
 
@@ -186,6 +256,19 @@ impl Reserve {
             });
         }
         Ok(())
+    }
+
+    /// Refuses a withdrawal paying `payout` base units as `redeem_reserve_collateral` would at
+    /// the ledger's time `now`: more than the reserve holds unlent (`InsufficientLiquidity`), or
+    /// past its withdrawal cap for the interval (`WithdrawalCapReached`).
+    pub fn check_withdrawal(&self, payout: u64, now: i64) -> Result<(), WithdrawalRefusal> {
+        if payout > self.available {
+            return Err(WithdrawalRefusal::Illiquid);
+        }
+        match self.withdrawal_cap.window(now) {
+            Some(window) if payout > window.room => Err(WithdrawalRefusal::Capped(window)),
+            _ => Ok(()),
+        }
     }
 
     /// Total supply in fractions: available plus borrowed, less the fees owed out of it
@@ -675,6 +758,22 @@ fn refused(refusal: Refusal) -> ApiError {
     }
 }
 
+/// The answer to a withdrawal Kamino would refuse now: 503 with a retry-after, the end of the
+/// cap's interval where that is what holds it back.
+fn withdrawal_refused(refusal: WithdrawalRefusal) -> ApiError {
+    match refusal {
+        WithdrawalRefusal::Illiquid => liquidity_insufficient(
+            "lend_b holds too little unlent liquidity to pay this withdrawal now",
+        ),
+        WithdrawalRefusal::Capped(window) => liquidity_insufficient(&format!(
+            "Kamino caps this reserve's withdrawals per interval and {} base units are left \
+             until it starts again in {} s",
+            window.room, window.resets_in
+        ))
+        .retry_after(window.resets_in.max(1)),
+    }
+}
+
 struct Accounts {
     address: Pubkey,
     reserve: Reserve,
@@ -805,6 +904,27 @@ impl Venue for LendB {
         );
         let ixs = accounts.around(&self.market, destination, op);
         Ok(vec![ixs])
+    }
+
+    /// The payout at the reserve's rate, refused as Kamino would refuse it at the ledger's
+    /// time: the reserve and the clock are read in one call.
+    async fn payout(
+        &self,
+        ledger: &dyn Ledger,
+        token: &VenueToken,
+        receipt: u64,
+    ) -> Result<u64, ApiError> {
+        let address = self.reserve_of(token)?;
+        let [reserve, clock] = read_each(ledger, [address, CLOCK_SYSVAR]).await?;
+        let reserve = decode_reserve(reserve, token)?;
+        let now = decode_clock(&clock)
+            .map_err(|_| unreadable(VenueId::LendB, "clock"))?
+            .unix_timestamp;
+        let payout = reserve.rate().value_of(receipt);
+        reserve
+            .check_withdrawal(payout, now)
+            .map_err(withdrawal_refused)?;
+        Ok(payout)
     }
 
     async fn receipt_balance(
@@ -1072,5 +1192,96 @@ mod tests {
                 room: u64::MAX - 1_000
             })
         );
+    }
+
+    fn capped(capacity: i64, current_total: i64, start: u64, secs: u64) -> Reserve {
+        let mut data = vec![0u8; reserve::LEN];
+        data[..8].copy_from_slice(&anchor_discriminator("account:Reserve"));
+        data[reserve::AVAILABLE_AMOUNT..][..8].copy_from_slice(&1_000u64.to_le_bytes());
+        let at = reserve::DEPOSIT_WITHDRAWAL_CAP;
+        data[at..][..8].copy_from_slice(&capacity.to_le_bytes());
+        data[at + 8..][..8].copy_from_slice(&current_total.to_le_bytes());
+        data[at + 16..][..8].copy_from_slice(&start.to_le_bytes());
+        data[at + 24..][..8].copy_from_slice(&secs.to_le_bytes());
+        Reserve::decode(&data).unwrap()
+    }
+
+    #[test]
+    fn withdrawals_are_refused_as_kamino_caps_them() {
+        // 600 an hour, 450 out already in the interval that started at 10,000.
+        let reserve = capped(600, 450, 10_000, 3_600);
+        assert_eq!(
+            reserve.withdrawal_cap,
+            WithdrawalCap {
+                capacity: 600,
+                current_total: 450,
+                interval_start: 10_000,
+                interval_secs: 3_600
+            }
+        );
+        // 15 minutes in: 150 may go, and the interval starts again in 45 minutes.
+        let now = 10_900;
+        assert_eq!(reserve.check_withdrawal(150, now), Ok(()));
+        assert_eq!(
+            reserve.check_withdrawal(151, now),
+            Err(WithdrawalRefusal::Capped(CapWindow {
+                room: 150,
+                resets_in: 2_700
+            }))
+        );
+        // The last second of the interval still counts the 450; at its end the total is 0.
+        assert_eq!(
+            reserve.withdrawal_cap.window(13_599),
+            Some(CapWindow {
+                room: 150,
+                resets_in: 1
+            })
+        );
+        assert_eq!(
+            reserve.withdrawal_cap.window(13_600),
+            Some(CapWindow {
+                room: 600,
+                resets_in: 3_600
+            })
+        );
+        assert_eq!(reserve.check_withdrawal(600, 13_600), Ok(()));
+        // What the reserve holds unlent bounds it first.
+        assert_eq!(
+            reserve.check_withdrawal(1_001, 13_600),
+            Err(WithdrawalRefusal::Illiquid)
+        );
+        // Deposits in the interval can take the total below 0: more room than the capacity.
+        assert_eq!(
+            capped(600, -400, 10_000, 3_600).check_withdrawal(1_000, now),
+            Ok(())
+        );
+        // A total already past a lowered capacity leaves nothing; so does a negative capacity,
+        // even in a new interval.
+        assert_eq!(
+            capped(100, 450, 10_000, 3_600).withdrawal_cap.window(now),
+            Some(CapWindow {
+                room: 0,
+                resets_in: 2_700
+            })
+        );
+        assert_eq!(
+            capped(-1, 0, 10_000, 3_600).withdrawal_cap.window(20_000),
+            Some(CapWindow {
+                room: 0,
+                resets_in: 3_600
+            })
+        );
+        // A clock read behind the interval's start counts it as the current one.
+        assert_eq!(
+            reserve.withdrawal_cap.window(9_000),
+            Some(CapWindow {
+                room: 150,
+                resets_in: 4_600
+            })
+        );
+        // An interval of 0 seconds: no cap, whatever the totals say.
+        let uncapped = capped(0, 450, 10_000, 0);
+        assert_eq!(uncapped.withdrawal_cap.window(now), None);
+        assert_eq!(uncapped.check_withdrawal(1_000, now), Ok(()));
     }
 }

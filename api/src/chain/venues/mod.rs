@@ -399,6 +399,10 @@ pub fn le_u64(data: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(data.get(at..at + 8)?.try_into().ok()?))
 }
 
+pub fn le_i64(data: &[u8], at: usize) -> Option<i64> {
+    Some(i64::from_le_bytes(data.get(at..at + 8)?.try_into().ok()?))
+}
+
 pub fn le_u128(data: &[u8], at: usize) -> Option<u128> {
     Some(u128::from_le_bytes(data.get(at..at + 16)?.try_into().ok()?))
 }
