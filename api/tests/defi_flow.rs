@@ -1031,7 +1031,14 @@ async fn a_withdrawal_past_kaminos_withdrawal_cap_is_refused_until_the_interval_
     let now = f.ledger.harness.lock().await.now().await;
     let start = u64::try_from(now - 600).unwrap();
     f.edit_kamino_reserve(|data| {
-        klend::set_withdrawal_cap(data, 12 * SOL as i64, 9 * SOL as i64, start, 3_600)
+        klend::set_cap(
+            data,
+            klend::Cap::Withdrawals,
+            12 * SOL as i64,
+            9 * SOL as i64,
+            start,
+            3_600,
+        )
     })
     .await;
 
@@ -1107,7 +1114,7 @@ async fn a_withdrawal_past_kaminos_withdrawal_cap_is_refused_until_the_interval_
             .unwrap();
         (
             lend_b::Reserve::decode(&raw.data).unwrap().available,
-            klend::withdrawal_cap_total(&raw.data),
+            klend::cap_total(&raw.data, klend::Cap::Withdrawals),
         )
     };
     let (available_before, _) = reserve().await;

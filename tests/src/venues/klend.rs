@@ -97,6 +97,10 @@ mod reserve {
     /// `config.deposit_withdrawal_cap`: capacity (i64), current total (i64), interval start
     /// (u64, unix seconds), interval length (u64 seconds; 0: no cap).
     pub const DEPOSIT_WITHDRAWAL_CAP: usize = 5416;
+    /// `config.debt_withdrawal_cap`: the same, for what borrows take and repayments return.
+    pub const DEBT_WITHDRAWAL_CAP: usize = 5448;
+    /// `config.borrow_limit`: the most liquidity the reserve lends in all.
+    pub const BORROW_LIMIT: usize = 5024;
     /// Pyth, Switchboard price, Switchboard TWAP, Scope.
     pub const ORACLES: [usize; 4] = [5224, 5160, 5192, 5112];
 }
@@ -326,6 +330,8 @@ fn reserve_data(m: &KaminoMarket, r: &ReserveSetup) -> Vec<u8> {
     put(&mut data, COLLATERAL_TOTAL, &r.collateral.to_le_bytes());
     put(&mut data, COLLATERAL_SUPPLY, r.collateral_vault.as_ref());
     put(&mut data, DEPOSIT_LIMIT, &r.deposit_limit.to_le_bytes());
+    // It lends up to what it may take in.
+    put(&mut data, BORROW_LIMIT, &r.deposit_limit.to_le_bytes());
     // Eleven points; the program pads a shorter curve with its last point.
     for i in 0..11 {
         let (u, rate) = CURVE[i.min(CURVE.len() - 1)];
@@ -368,39 +374,63 @@ pub fn set_available(reserve_data: &mut [u8], amount: u64) {
     put(reserve_data, reserve::AVAILABLE, &amount.to_le_bytes());
 }
 
-/// Sets a reserve's deposit withdrawal cap in its data (as its market's admin would):
-/// `capacity` base units an interval of `interval_secs` that started at `interval_start`, with
-/// `current_total` out already.
-pub fn set_withdrawal_cap(
+/// A reserve's two caps on what leaves it in an interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cap {
+    /// `deposit_withdrawal_cap`: withdrawals count, deposits count back.
+    Withdrawals,
+    /// `debt_withdrawal_cap`: borrows count, repayments count back.
+    Debt,
+}
+
+impl Cap {
+    fn offset(self) -> usize {
+        match self {
+            Cap::Withdrawals => reserve::DEPOSIT_WITHDRAWAL_CAP,
+            Cap::Debt => reserve::DEBT_WITHDRAWAL_CAP,
+        }
+    }
+}
+
+/// Sets one of a reserve's caps in its data (as its market's admin would): `capacity` base
+/// units an interval of `interval_secs` that started at `interval_start`, with `current_total`
+/// out already.
+pub fn set_cap(
     reserve_data: &mut [u8],
+    cap: Cap,
     capacity: i64,
     current_total: i64,
     interval_start: u64,
     interval_secs: u64,
 ) {
-    let at = reserve::DEPOSIT_WITHDRAWAL_CAP;
+    let at = cap.offset();
     put(reserve_data, at, &capacity.to_le_bytes());
     put(reserve_data, at + 8, &current_total.to_le_bytes());
     put(reserve_data, at + 16, &interval_start.to_le_bytes());
     put(reserve_data, at + 24, &interval_secs.to_le_bytes());
 }
 
-/// A reserve's withdrawal cap total and the start of its interval.
-pub fn withdrawal_cap_total(reserve_data: &[u8]) -> (i64, u64) {
-    let at = reserve::DEPOSIT_WITHDRAWAL_CAP;
+/// One of a reserve's cap totals and the start of its interval.
+pub fn cap_total(reserve_data: &[u8], cap: Cap) -> (i64, u64) {
+    let at = cap.offset();
     (
         u64_at(reserve_data, at + 8) as i64,
         u64_at(reserve_data, at + 16),
     )
 }
 
-/// Counts `amount` of liquidity leaving (a withdrawal) or entering (a deposit) against the
-/// reserve's deposit withdrawal cap at unix time `now`, as klend's `withdrawal_cap_operations`
-/// do: with an interval set, one that is over starts again from 0 here, and a withdrawal that
-/// would take the total past the capacity (or any, with a negative capacity) is refused; with
-/// none, the total only saturates.
-fn count_against_cap(data: &mut [u8], amount: u64, way: Way, now: i64) -> ProgramResult {
-    let at = reserve::DEPOSIT_WITHDRAWAL_CAP;
+/// Sets a reserve's borrow limit in its data (as its market's admin would).
+pub fn set_borrow_limit(reserve_data: &mut [u8], limit: u64) {
+    put(reserve_data, reserve::BORROW_LIMIT, &limit.to_le_bytes());
+}
+
+/// Counts `amount` of liquidity leaving (`Way::Withdraw`: a withdrawal or a borrow) or
+/// entering (`Way::Deposit`: a deposit or a repayment) against one of the reserve's caps at
+/// unix time `now`, as klend's `withdrawal_cap_operations` do: with an interval set, one that is
+/// over starts again from 0 here, and an outflow that would take the total past the capacity
+/// (or any, with a negative capacity) is refused; with none, the total only saturates.
+fn count_against_cap(data: &mut [u8], cap: Cap, amount: u64, way: Way, now: i64) -> ProgramResult {
+    let at = cap.offset();
     let capacity = u64_at(data, at) as i64;
     let mut total = u64_at(data, at + 8) as i64;
     let start = u64_at(data, at + 16);
@@ -1168,6 +1198,7 @@ fn move_collateral(
         let mut data = reserve.data.borrow_mut();
         count_against_cap(
             &mut data,
+            Cap::Withdrawals,
             liquidity_moved,
             way,
             Clock::get()?.unix_timestamp,
@@ -1385,6 +1416,13 @@ fn borrow(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Program
             amount <= u64_at(&data, reserve::AVAILABLE),
             "not enough liquidity available",
         )?;
+        // `borrow_obligation_liquidity`: the amount and what is lent, against the limit.
+        check(
+            u128_at(&data, reserve::BORROWED_SF)
+                .saturating_add(u128::from(amount) << FRACTION_SHIFT)
+                <= u128::from(u64_at(&data, reserve::BORROW_LIMIT)) << FRACTION_SHIFT,
+            "the borrow passes the reserve's borrow limit",
+        )?;
         (
             usd_sf(&data, u128::from(amount))?,
             u128_at(&data, reserve::CUMULATIVE_BORROW_RATE),
@@ -1422,6 +1460,13 @@ fn borrow(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Program
     let lent = u128::from(amount) << FRACTION_SHIFT;
     {
         let mut data = reserve.data.borrow_mut();
+        count_against_cap(
+            &mut data,
+            Cap::Debt,
+            amount,
+            Way::Withdraw,
+            Clock::get()?.unix_timestamp,
+        )?;
         let available = u64_at(&data, reserve::AVAILABLE) - amount;
         let total = u128_at(&data, reserve::BORROWED_SF)
             .checked_add(lent)
@@ -1520,6 +1565,13 @@ fn repay(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramR
     let settled = (u128::from(paid) << FRACTION_SHIFT).min(debt);
     {
         let mut data = reserve.data.borrow_mut();
+        count_against_cap(
+            &mut data,
+            Cap::Debt,
+            paid,
+            Way::Deposit,
+            Clock::get()?.unix_timestamp,
+        )?;
         let available = u64_at(&data, reserve::AVAILABLE)
             .checked_add(paid)
             .ok_or_else(|| fail("available beyond u64"))?;
