@@ -14,6 +14,7 @@ use common::bank::BankLedger;
 use common::{chain, TestServer};
 use integration_tests::harness::{HarnessOptions, SOL};
 use integration_tests::venues::klend::{self, KaminoMarket};
+use narrative_api::chain::venues::{anchor_discriminator, lend_b};
 use narrative_api::clock::{Clock, ManualClock, SharedClock};
 use narrative_api::domain::borrow::alerts;
 use narrative_api::providers::prices::{PriceFeed, PriceQuote};
@@ -192,6 +193,19 @@ impl Borrower {
         let mut reserve = h.raw_account(self.kamino.sol_reserve).await.unwrap();
         klend::set_price(&mut reserve.data, (usd * (1u128 << 60) as f64) as u128);
         h.plant_account(self.kamino.sol_reserve, reserve);
+    }
+
+    /// Edits the SOL reserve's data as its market's admin (or its borrowers) would.
+    async fn edit_reserve(&self, edit: impl FnOnce(&mut [u8])) {
+        let mut h = self.ledger.harness.lock().await;
+        let mut reserve = h.raw_account(self.kamino.sol_reserve).await.unwrap();
+        edit(&mut reserve.data);
+        h.plant_account(self.kamino.sol_reserve, reserve);
+    }
+
+    async fn reserve_data(&self) -> Vec<u8> {
+        let mut h = self.ledger.harness.lock().await;
+        h.raw_account(self.kamino.sol_reserve).await.unwrap().data
     }
 
     async fn prepared_rows(&self) -> u64 {
@@ -860,5 +874,132 @@ async fn a_falling_sol_price_alerts_a_usdc_borrow_at_each_level_it_crosses() {
     let row = level_after(125.0, minute).await;
     assert_eq!(row.alert_level.as_deref(), Some("urgent"));
     assert_eq!(counts().await, vec![1, 2, 1]);
+    b.server.stop().await;
+}
+
+/// Kamino refuses a borrow past the reserve's borrow limit (`BorrowLimitExceeded`), past its
+/// unlent liquidity (`InsufficientLiquidity`) and past what its debt cap leaves in the interval
+/// (`WithdrawalCapReached`). The prepare refuses each before the wallet signs and stores
+/// nothing; a borrow prepared before the cap tightened fails on chain; once the interval is over
+/// the borrow is prepared, lands and counts against the cap.
+#[tokio::test]
+async fn a_borrow_kamino_would_refuse_is_refused_before_the_wallet_signs() {
+    let b = Borrower::start().await;
+    let db = b.server.db.store.db();
+    let wallet = b.address();
+    for t in 0..7 {
+        common::fixtures::settled(db, CREATOR, t, "yes", &[(wallet.as_str(), "yes")]).await;
+    }
+    b.deposit(10).await;
+    b.accept_terms().await;
+    let refused = |status: StatusCode, body: &Value, code: &str| {
+        assert_eq!(body["error"], code, "{body}");
+        status
+    };
+
+    // 300 USD is 2 SOL at 150. The limit lowered to 1 SOL above what the reserve lends (with
+    // the interest accrued since it was installed, rounded up).
+    let rows = b.prepared_rows().await;
+    let lent = lend_b::Reserve::decode(&b.reserve_data().await)
+        .unwrap()
+        .borrowed_sf
+        .div_ceil(1 << 60);
+    let lent = u64::try_from(lent).unwrap();
+    b.edit_reserve(|d| klend::set_borrow_limit(d, lent + SOL))
+        .await;
+    let (status, body) = b.prepare(300.0).await;
+    assert_eq!(
+        refused(status, &body, "amount_above_borrow_limit"),
+        StatusCode::BAD_REQUEST
+    );
+    assert_eq!(body["room_base"], SOL, "{body}");
+    assert_eq!(b.prepared_rows().await, rows);
+    b.edit_reserve(|d| klend::set_borrow_limit(d, klend::SOL_DEPOSIT_LIMIT))
+        .await;
+
+    // Borrowers took all but 1 SOL of its liquidity.
+    let available = lend_b::Reserve::decode(&b.reserve_data().await)
+        .unwrap()
+        .available;
+    b.edit_reserve(|d| klend::set_available(d, SOL)).await;
+    let (status, body) = b.prepare(300.0).await;
+    assert_eq!(
+        refused(status, &body, "venue_liquidity_insufficient"),
+        StatusCode::SERVICE_UNAVAILABLE
+    );
+    assert_eq!(b.prepared_rows().await, rows);
+    b.edit_reserve(|d| klend::set_available(d, available)).await;
+
+    // Prepared while nothing stands in the way, then the admin caps borrows at 5 SOL an hour
+    // with 4 SOL out since the hour began, now: the transaction fails at the borrow.
+    let (status, early) = b.prepare(300.0).await;
+    assert_eq!(status, StatusCode::OK, "{early}");
+    assert_eq!(early["transactions"], 1, "{early}");
+    let now = b.ledger.harness.lock().await.now().await;
+    let start = u64::try_from(now).unwrap();
+    b.edit_reserve(|d| {
+        klend::set_cap(
+            d,
+            klend::Cap::Debt,
+            5 * SOL as i64,
+            4 * SOL as i64,
+            start,
+            3_600,
+        )
+    })
+    .await;
+    let borrow_at = narrative_sdk::tx::from_base64(early["transaction"].as_str().unwrap())
+        .unwrap()
+        .message
+        .instructions
+        .iter()
+        .position(|ix| {
+            ix.data.starts_with(&anchor_discriminator(
+                "global:borrow_obligation_liquidity_v2",
+            ))
+        })
+        .expect("the borrow instruction");
+    assert_eq!(
+        b.ledger.process(chain::sign(&early, &b.wallet)).await,
+        Err(format!("InstructionError({borrow_at}, InvalidArgument)")),
+        "the borrow instruction fails"
+    );
+    assert_eq!(b.debt().await, 0);
+
+    // Asked now, refused before signing: retry when the hour ends; nothing stored.
+    let rows = b.prepared_rows().await;
+    let response = b
+        .server
+        .http
+        .post(b.server.url("/v1/borrow/prepare"))
+        .json(
+            &json!({"wallet": wallet, "protocol": "lend_b", "borrow_asset": "SOL",
+                      "amount_usd": 300.0}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(response.headers().get("retry-after").unwrap(), "3600");
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"], "venue_liquidity_insufficient", "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{SOL} base units are left")),
+        "{body}"
+    );
+    assert_eq!(b.prepared_rows().await, rows);
+
+    // The hour over, the borrow goes through and the cap's new interval counts it.
+    b.ledger.harness.lock().await.warp_by(3_600).await;
+    let landed_at = b.ledger.harness.lock().await.now().await;
+    b.borrow(300.0).await;
+    assert_eq!(b.debt().await, 2 * SOL);
+    assert_eq!(
+        klend::cap_total(&b.reserve_data().await, klend::Cap::Debt),
+        (2 * SOL as i64, u64::try_from(landed_at).unwrap())
+    );
     b.server.stop().await;
 }

@@ -94,6 +94,9 @@ fn kamino_reserve() -> lend_b::Reserve {
         obsolete: false,
         deposit_limit: u64::MAX,
         withdrawal_cap: lend_b::WithdrawalCap::default(),
+        debt_cap: lend_b::WithdrawalCap::default(),
+        borrow_limit: u64::MAX,
+        origination_fee_sf: 0,
     }
 }
 

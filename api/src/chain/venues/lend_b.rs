@@ -63,6 +63,12 @@ pub mod reserve {
     /// `current_total` (i64), `last_interval_start_timestamp` (u64) and
     /// `config_interval_length_seconds` (u64), in that order.
     pub const DEPOSIT_WITHDRAWAL_CAP: usize = 5416;
+    /// `config.debt_withdrawal_cap`: the same, for the liquidity borrows take.
+    pub const DEBT_WITHDRAWAL_CAP: usize = 5448;
+    /// `config.fees.origination_fee_sf`: the borrow fee, a fraction over 2^60.
+    pub const ORIGINATION_FEE_SF: usize = 4896;
+    /// `config.borrow_limit`: the most liquidity the reserve lends in all.
+    pub const BORROW_LIMIT: usize = 5024;
     pub const SCOPE_PRICE_FEED: usize = 5112;
     pub const SWITCHBOARD_PRICE: usize = 5160;
     pub const SWITCHBOARD_TWAP: usize = 5192;
@@ -116,6 +122,12 @@ pub struct Reserve {
     pub deposit_limit: u64,
     /// How much liquidity may leave the reserve through withdrawals in an interval.
     pub withdrawal_cap: WithdrawalCap,
+    /// The same through borrows (`config.debt_withdrawal_cap`).
+    pub debt_cap: WithdrawalCap,
+    /// The most the reserve lends in all (`config.borrow_limit`, base units).
+    pub borrow_limit: u64,
+    /// The borrow fee (`config.fees.origination_fee_sf`, a fraction over 2^60).
+    pub origination_fee_sf: u64,
 }
 
 /// A reserve's `deposit_withdrawal_cap`: withdrawals add the liquidity they take to
@@ -141,12 +153,26 @@ pub struct CapWindow {
 }
 
 impl WithdrawalCap {
+    fn decode(data: &[u8], at: usize) -> Option<WithdrawalCap> {
+        Some(WithdrawalCap {
+            capacity: le_i64(data, at)?,
+            current_total: le_i64(data, at + 8)?,
+            interval_start: le_u64(data, at + 16)?,
+            interval_secs: le_u64(data, at + 24)?,
+        })
+    }
+
+    /// Whether it caps anything (an interval is set).
+    pub fn is_on(&self) -> bool {
+        self.interval_secs != 0
+    }
+
     /// The window as the program would see it at `now` (the ledger's unix time): None when the
     /// cap is off. As `check_and_update_withdrawal_caps` does, an interval that is over counts
     /// from 0 again; a negative capacity lets nothing out. A start after `now` (a clock read
     /// behind the program's) counts as the current interval.
     pub fn window(&self, now: i64) -> Option<CapWindow> {
-        if self.interval_secs == 0 {
+        if !self.is_on() {
             return None;
         }
         let now = u64::try_from(now).unwrap_or(0);
@@ -179,13 +205,17 @@ pub enum Refusal {
     AboveDepositLimit { room: u64 },
 }
 
-/// Why Kamino would refuse a withdrawal from a reserve as it stands.
+/// Why Kamino would refuse liquidity leaving a reserve (a withdrawal or a borrow) as it stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WithdrawalRefusal {
-    /// Too little of its liquidity is unlent.
+pub enum OutflowRefusal {
+    /// Too little of its liquidity is unlent (`InsufficientLiquidity`).
     Illiquid,
-    /// The withdrawal cap leaves less than the payout until the interval is over.
+    /// The interval's cap leaves less than the outflow until the interval is over
+    /// (`WithdrawalCapReached`).
     Capped(CapWindow),
+    /// The borrow would take what the reserve lends past its borrow limit
+    /// (`BorrowLimitExceeded`); `room` base units still fit.
+    AboveBorrowLimit { room: u64 },
 }
 
 impl Reserve {
@@ -227,12 +257,10 @@ impl Reserve {
             ],
             obsolete: *data.get(STATUS)? == STATUS_OBSOLETE,
             deposit_limit: le_u64(data, DEPOSIT_LIMIT)?,
-            withdrawal_cap: WithdrawalCap {
-                capacity: le_i64(data, DEPOSIT_WITHDRAWAL_CAP)?,
-                current_total: le_i64(data, DEPOSIT_WITHDRAWAL_CAP + 8)?,
-                interval_start: le_u64(data, DEPOSIT_WITHDRAWAL_CAP + 16)?,
-                interval_secs: le_u64(data, DEPOSIT_WITHDRAWAL_CAP + 24)?,
-            },
+            withdrawal_cap: WithdrawalCap::decode(data, DEPOSIT_WITHDRAWAL_CAP)?,
+            debt_cap: WithdrawalCap::decode(data, DEBT_WITHDRAWAL_CAP)?,
+            borrow_limit: le_u64(data, BORROW_LIMIT)?,
+            origination_fee_sf: le_u64(data, ORIGINATION_FEE_SF)?,
         })
     }
 
@@ -261,12 +289,51 @@ impl Reserve {
     /// Refuses a withdrawal paying `payout` base units as `redeem_reserve_collateral` would at
     /// the ledger's time `now`: more than the reserve holds unlent (`InsufficientLiquidity`), or
     /// past its withdrawal cap for the interval (`WithdrawalCapReached`).
-    pub fn check_withdrawal(&self, payout: u64, now: i64) -> Result<(), WithdrawalRefusal> {
+    pub fn check_withdrawal(&self, payout: u64, now: i64) -> Result<(), OutflowRefusal> {
         if payout > self.available {
-            return Err(WithdrawalRefusal::Illiquid);
+            return Err(OutflowRefusal::Illiquid);
         }
         match self.withdrawal_cap.window(now) {
-            Some(window) if payout > window.room => Err(WithdrawalRefusal::Capped(window)),
+            Some(window) if payout > window.room => Err(OutflowRefusal::Capped(window)),
+            _ => Ok(()),
+        }
+    }
+
+    /// The origination fee klend adds to a borrow of `amount` (`calculate_borrow_fees`,
+    /// exclusive, no referrer): the amount times the fee, rounded to the nearest base unit and
+    /// at least 1 where there is a fee.
+    pub fn origination_fee(&self, amount: u64) -> u64 {
+        if self.origination_fee_sf == 0 || amount == 0 {
+            return 0;
+        }
+        // Both factors are below 2^64, so the product fits.
+        let fee_sf = u128::from(amount) * u128::from(self.origination_fee_sf);
+        let fee = (fee_sf + FRACTION_ONE / 2) / FRACTION_ONE;
+        u64::try_from(fee).unwrap_or(u64::MAX).max(1)
+    }
+
+    /// Refuses a borrow of `amount` as `borrow_obligation_liquidity` would at the ledger's time
+    /// `now` (read only where the debt cap is on; otherwise it does not matter): past the
+    /// borrow limit (the amount against what is lent, fees aside), then the amount with its
+    /// origination fee against the unlent liquidity and the debt cap's interval. What the
+    /// obligation's collateral allows is the borrow flow's own check.
+    pub fn check_borrow(&self, amount: u64, now: i64) -> Result<(), OutflowRefusal> {
+        let limit_sf = u128::from(self.borrow_limit).saturating_mul(FRACTION_ONE);
+        let after_sf = self
+            .borrowed_sf
+            .saturating_add(u128::from(amount).saturating_mul(FRACTION_ONE));
+        if after_sf > limit_sf {
+            let room = limit_sf.saturating_sub(self.borrowed_sf) / FRACTION_ONE;
+            return Err(OutflowRefusal::AboveBorrowLimit {
+                room: u64::try_from(room).unwrap_or(u64::MAX),
+            });
+        }
+        let taken = amount.saturating_add(self.origination_fee(amount));
+        if taken > self.available {
+            return Err(OutflowRefusal::Illiquid);
+        }
+        match self.debt_cap.window(now) {
+            Some(window) if taken > window.room => Err(OutflowRefusal::Capped(window)),
             _ => Ok(()),
         }
     }
@@ -758,20 +825,38 @@ fn refused(refusal: Refusal) -> ApiError {
     }
 }
 
-/// The answer to a withdrawal Kamino would refuse now: 503 with a retry-after, the end of the
-/// cap's interval where that is what holds it back.
-fn withdrawal_refused(refusal: WithdrawalRefusal) -> ApiError {
+/// The answer to liquidity leaving the reserve (`what`: "this withdrawal", "this borrow") that
+/// Kamino would refuse now: 503 with a retry-after (the end of the cap's interval where that is
+/// what holds it back), or 400 with the room left under the borrow limit.
+fn outflow_refused(refusal: OutflowRefusal, what: &str) -> ApiError {
     match refusal {
-        WithdrawalRefusal::Illiquid => liquidity_insufficient(
-            "lend_b holds too little unlent liquidity to pay this withdrawal now",
-        ),
-        WithdrawalRefusal::Capped(window) => liquidity_insufficient(&format!(
-            "Kamino caps this reserve's withdrawals per interval and {} base units are left \
+        OutflowRefusal::Illiquid => liquidity_insufficient(&format!(
+            "lend_b holds too little unlent liquidity for {what} now"
+        )),
+        OutflowRefusal::Capped(window) => liquidity_insufficient(&format!(
+            "Kamino caps what leaves this reserve per interval and {} base units are left \
              until it starts again in {} s",
             window.room, window.resets_in
         ))
         .retry_after(window.resets_in.max(1)),
+        OutflowRefusal::AboveBorrowLimit { room } => ApiError::coded(
+            StatusCode::BAD_REQUEST,
+            "amount_above_borrow_limit",
+            format!(
+                "{what} would take the Kamino reserve past its borrow limit; it lends at most \
+                 {room} base units more now"
+            ),
+        )
+        .with("room_base", room),
     }
+}
+
+/// The ledger's unix time, from the clock sysvar.
+async fn ledger_now(ledger: &dyn Ledger) -> Result<i64, ApiError> {
+    let clock = read(ledger, &[CLOCK_SYSVAR]).await?.remove(0);
+    Ok(decode_clock(&clock)
+        .map_err(|_| unreadable(VenueId::LendB, "clock"))?
+        .unix_timestamp)
 }
 
 struct Accounts {
@@ -923,7 +1008,7 @@ impl Venue for LendB {
         let payout = reserve.rate().value_of(receipt);
         reserve
             .check_withdrawal(payout, now)
-            .map_err(withdrawal_refused)?;
+            .map_err(|refusal| outflow_refused(refusal, "this withdrawal"))?;
         Ok(payout)
     }
 
@@ -971,6 +1056,16 @@ impl Lender for LendB {
         {
             return Err(no_collateral(VenueId::LendB));
         }
+        // The clock is read only for a reserve whose debt cap is on.
+        let now = if accounts.reserve.debt_cap.is_on() {
+            ledger_now(ledger).await?
+        } else {
+            0
+        };
+        accounts
+            .reserve
+            .check_borrow(amount, now)
+            .map_err(|refusal| outflow_refused(refusal, "this borrow"))?;
         let destination = TokenLeg::destination(ledger, wallet, token).await?;
         let op = borrow_v2(
             wallet,
@@ -1224,7 +1319,7 @@ mod tests {
         assert_eq!(reserve.check_withdrawal(150, now), Ok(()));
         assert_eq!(
             reserve.check_withdrawal(151, now),
-            Err(WithdrawalRefusal::Capped(CapWindow {
+            Err(OutflowRefusal::Capped(CapWindow {
                 room: 150,
                 resets_in: 2_700
             }))
@@ -1248,7 +1343,7 @@ mod tests {
         // What the reserve holds unlent bounds it first.
         assert_eq!(
             reserve.check_withdrawal(1_001, 13_600),
-            Err(WithdrawalRefusal::Illiquid)
+            Err(OutflowRefusal::Illiquid)
         );
         // Deposits in the interval can take the total below 0: more room than the capacity.
         assert_eq!(
@@ -1283,5 +1378,84 @@ mod tests {
         let uncapped = capped(0, 450, 10_000, 0);
         assert_eq!(uncapped.withdrawal_cap.window(now), None);
         assert_eq!(uncapped.check_withdrawal(1_000, now), Ok(()));
+    }
+
+    /// 1,000 lent out of a limit of `limit`, 500 unlent, a borrow fee of 1/1024, and a debt cap
+    /// of 400 an hour with 100 out since 10,000.
+    fn lending(limit: u64) -> Reserve {
+        let mut data = vec![0u8; reserve::LEN];
+        data[..8].copy_from_slice(&anchor_discriminator("account:Reserve"));
+        data[reserve::AVAILABLE_AMOUNT..][..8].copy_from_slice(&500u64.to_le_bytes());
+        data[reserve::BORROWED_AMOUNT_SF..][..16]
+            .copy_from_slice(&(1_000 * FRACTION_ONE).to_le_bytes());
+        data[reserve::BORROW_LIMIT..][..8].copy_from_slice(&limit.to_le_bytes());
+        let fee_sf = u64::try_from(FRACTION_ONE / 1_024).unwrap();
+        data[reserve::ORIGINATION_FEE_SF..][..8].copy_from_slice(&fee_sf.to_le_bytes());
+        let at = reserve::DEBT_WITHDRAWAL_CAP;
+        data[at..][..8].copy_from_slice(&400i64.to_le_bytes());
+        data[at + 8..][..8].copy_from_slice(&100i64.to_le_bytes());
+        data[at + 16..][..8].copy_from_slice(&10_000u64.to_le_bytes());
+        data[at + 24..][..8].copy_from_slice(&3_600u64.to_le_bytes());
+        Reserve::decode(&data).unwrap()
+    }
+
+    #[test]
+    fn the_origination_fee_rounds_to_the_nearest_unit_and_is_at_least_one() {
+        let reserve = lending(u64::MAX);
+        assert_eq!(reserve.origination_fee(0), 0);
+        assert_eq!(reserve.origination_fee(1), 1, "the minimum");
+        assert_eq!(reserve.origination_fee(1_535), 1);
+        assert_eq!(reserve.origination_fee(1_536), 2, "1.5 rounds up");
+        assert_eq!(reserve.origination_fee(1_024_000), 1_000);
+        assert_eq!(reserve.origination_fee(u64::MAX), u64::MAX / 1_024 + 1);
+        let free = Reserve {
+            origination_fee_sf: 0,
+            ..reserve
+        };
+        assert_eq!(free.origination_fee(1_024_000), 0);
+    }
+
+    #[test]
+    fn borrows_are_refused_as_kamino_refuses_them() {
+        let now = 10_900;
+        // The limit counts the amount alone against what is lent: 1,000 + 200 fits 1,200.
+        let reserve = lending(1_200);
+        assert_eq!(
+            reserve.check_borrow(201, now),
+            Err(OutflowRefusal::AboveBorrowLimit { room: 200 })
+        );
+        // The cap counts the amount with its fee: 299 + 1 leaves 0 of the 300.
+        assert_eq!(lending(u64::MAX).check_borrow(299, now), Ok(()));
+        assert_eq!(
+            lending(u64::MAX).check_borrow(300, now),
+            Err(OutflowRefusal::Capped(CapWindow {
+                room: 300,
+                resets_in: 2_700
+            }))
+        );
+        // In the next interval the cap allows 400, but only 500 is unlent: 499 + 1 fits, 500
+        // with its fee does not.
+        let later = 13_600;
+        assert_eq!(
+            lending(u64::MAX).check_borrow(400, later),
+            Err(OutflowRefusal::Capped(CapWindow {
+                room: 400,
+                resets_in: 3_600
+            }))
+        );
+        let uncapped = Reserve {
+            debt_cap: WithdrawalCap::default(),
+            ..lending(u64::MAX)
+        };
+        assert_eq!(uncapped.check_borrow(499, later), Ok(()));
+        assert_eq!(
+            uncapped.check_borrow(500, later),
+            Err(OutflowRefusal::Illiquid)
+        );
+        // A limit already passed (lowered below what is lent) leaves no room.
+        assert_eq!(
+            lending(900).check_borrow(1, now),
+            Err(OutflowRefusal::AboveBorrowLimit { room: 0 })
+        );
     }
 }
