@@ -134,6 +134,23 @@ impl Borrower {
         signature
     }
 
+    /// Seven winning backings make the wallet `flare` (60 %, lend_b open to it); it deposits
+    /// `sol` SOL into lend_b.
+    async fn flare_with_deposit(&self, sol: u32) {
+        let wallet = self.address();
+        for t in 0..7 {
+            common::fixtures::settled(
+                self.server.db.store.db(),
+                CREATOR,
+                t,
+                "yes",
+                &[(wallet.as_str(), "yes")],
+            )
+            .await;
+        }
+        self.deposit(sol).await;
+    }
+
     async fn accept_terms(&self) {
         let now = self.clock.now();
         let message = format!(
@@ -245,11 +262,7 @@ async fn a_flare_wallet_borrows_against_its_kamino_deposit_and_repays_with_inter
     let b = Borrower::start().await;
     let db = b.server.db.store.db();
     let wallet = b.address();
-    // Seven winning backings: `flare`, 60 %, lend_b open to it.
-    for t in 0..7 {
-        common::fixtures::settled(db, CREATOR, t, "yes", &[(wallet.as_str(), "yes")]).await;
-    }
-    b.deposit(10).await;
+    b.flare_with_deposit(10).await;
 
     // Before the terms: 403, nothing prepared.
     let rows = b.prepared_rows().await;
@@ -730,12 +743,8 @@ async fn the_health_job_alerts_once_per_downward_crossing_and_rearms_on_recovery
 #[tokio::test]
 async fn a_fast_action_borrows_its_share_of_the_max_ltv() {
     let b = Borrower::start().await;
-    let db = b.server.db.store.db();
     let wallet = b.address();
-    for t in 0..7 {
-        common::fixtures::settled(db, CREATOR, t, "yes", &[(wallet.as_str(), "yes")]).await;
-    }
-    b.deposit(10).await;
+    b.flare_with_deposit(10).await;
     b.accept_terms().await;
     let fast = |action: &str, extra: Value| {
         let mut body = json!({"wallet": wallet, "action": action});
@@ -885,17 +894,9 @@ async fn a_falling_sol_price_alerts_a_usdc_borrow_at_each_level_it_crosses() {
 #[tokio::test]
 async fn a_borrow_kamino_would_refuse_is_refused_before_the_wallet_signs() {
     let b = Borrower::start().await;
-    let db = b.server.db.store.db();
     let wallet = b.address();
-    for t in 0..7 {
-        common::fixtures::settled(db, CREATOR, t, "yes", &[(wallet.as_str(), "yes")]).await;
-    }
-    b.deposit(10).await;
+    b.flare_with_deposit(10).await;
     b.accept_terms().await;
-    let refused = |status: StatusCode, body: &Value, code: &str| {
-        assert_eq!(body["error"], code, "{body}");
-        status
-    };
 
     // 300 USD is 2 SOL at 150. The limit lowered to 1 SOL above what the reserve lends (with
     // the interest accrued since it was installed, rounded up).
@@ -908,10 +909,8 @@ async fn a_borrow_kamino_would_refuse_is_refused_before_the_wallet_signs() {
     b.edit_reserve(|d| klend::set_borrow_limit(d, lent + SOL))
         .await;
     let (status, body) = b.prepare(300.0).await;
-    assert_eq!(
-        refused(status, &body, "amount_above_borrow_limit"),
-        StatusCode::BAD_REQUEST
-    );
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"], "amount_above_borrow_limit", "{body}");
     assert_eq!(body["room_base"], SOL, "{body}");
     assert_eq!(b.prepared_rows().await, rows);
     b.edit_reserve(|d| klend::set_borrow_limit(d, klend::SOL_DEPOSIT_LIMIT))
@@ -923,10 +922,8 @@ async fn a_borrow_kamino_would_refuse_is_refused_before_the_wallet_signs() {
         .available;
     b.edit_reserve(|d| klend::set_available(d, SOL)).await;
     let (status, body) = b.prepare(300.0).await;
-    assert_eq!(
-        refused(status, &body, "venue_liquidity_insufficient"),
-        StatusCode::SERVICE_UNAVAILABLE
-    );
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(body["error"], "venue_liquidity_insufficient", "{body}");
     assert_eq!(b.prepared_rows().await, rows);
     b.edit_reserve(|d| klend::set_available(d, available)).await;
 
@@ -968,20 +965,16 @@ async fn a_borrow_kamino_would_refuse_is_refused_before_the_wallet_signs() {
 
     // Asked now, refused before signing: retry when the hour ends; nothing stored.
     let rows = b.prepared_rows().await;
-    let response = b
+    let (status, retry_after, body) = b
         .server
-        .http
-        .post(b.server.url("/v1/borrow/prepare"))
-        .json(
+        .post_with_retry_after(
+            "/v1/borrow/prepare",
             &json!({"wallet": wallet, "protocol": "lend_b", "borrow_asset": "SOL",
-                      "amount_usd": 300.0}),
+                    "amount_usd": 300.0}),
         )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(response.headers().get("retry-after").unwrap(), "3600");
-    let body: Value = response.json().await.unwrap();
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(retry_after.as_deref(), Some("3600"));
     assert_eq!(body["error"], "venue_liquidity_insufficient", "{body}");
     assert!(
         body["message"]

@@ -378,7 +378,7 @@ async fn a_deposit_earns_at_the_reserves_rate_and_comes_back_with_its_yield() {
 async fn a_confirm_sent_after_the_nodes_recent_statuses_still_records_the_move() {
     let f = Flow::start().await;
     let wallet = f.wallet.pubkey().to_string();
-    let (backing_id, signature) = deposit_sent(&f, "2").await;
+    let (backing_id, signature) = deposit_sent(&f, "lend_a", "2").await;
 
     // Ten minutes on, the node answers no status for anything that landed back then.
     f.ledger.forget_statuses();
@@ -428,15 +428,15 @@ async fn a_confirm_sent_after_the_nodes_recent_statuses_still_records_the_move()
     assert_eq!(f.positions_recorded().await, 1);
 }
 
-/// Deposits a SOL `amount` (a decimal string) into lend_a for the flow's wallet, signed and
+/// Deposits a SOL `amount` (a decimal string) into `protocol` for the flow's wallet, signed and
 /// sent: its backing id and the deposit's signature.
-async fn deposit_sent(f: &Flow, amount: &str) -> (String, String) {
+async fn deposit_sent(f: &Flow, protocol: &str, amount: &str) -> (String, String) {
     let (status, prepared) = f
         .server
         .post(
             "/v1/defi/deposit/prepare",
             &json!({"wallet": f.wallet.pubkey().to_string(), "token_symbol": "SOL",
-                    "amount": amount, "protocol": "lend_a"}),
+                    "amount": amount, "protocol": protocol}),
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{prepared}");
@@ -448,8 +448,8 @@ async fn deposit_sent(f: &Flow, amount: &str) -> (String, String) {
 }
 
 /// [`deposit_sent`], confirmed: its backing id.
-async fn deposit_confirmed(f: &Flow, amount: &str) -> String {
-    let (backing_id, signature) = deposit_sent(f, amount).await;
+async fn deposit_confirmed(f: &Flow, protocol: &str, amount: &str) -> String {
+    let (backing_id, signature) = deposit_sent(f, protocol, amount).await;
     let (status, confirmed) = f
         .post_backing("/v1/defi/deposit/confirm", &backing_id, Some(&signature))
         .await;
@@ -463,14 +463,14 @@ async fn deposit_confirmed(f: &Flow, amount: &str) -> String {
 #[tokio::test]
 async fn a_withdrawal_prepared_twice_is_confirmed_by_the_one_the_wallet_signed() {
     let f = Flow::start().await;
-    let backing_id = deposit_confirmed(&f, "20").await;
+    let backing_id = deposit_confirmed(&f, "lend_a", "20").await;
     let (status, first) = f
         .post_backing("/v1/defi/withdrawal/prepare", &backing_id, None)
         .await;
     assert_eq!(status, StatusCode::OK, "{first}");
     // 0.01 SOL more lands (not confirmed): a twentieth of a per cent of the backing, within
     // the dust its last withdrawal sweeps, so a withdrawal prepared now redeems it too.
-    deposit_sent(&f, "0.01").await;
+    deposit_sent(&f, "lend_a", "0.01").await;
     f.clock.advance(1);
     let (status, second) = f
         .post_backing("/v1/defi/withdrawal/prepare", &backing_id, None)
@@ -501,8 +501,8 @@ async fn a_withdrawal_prepared_twice_is_confirmed_by_the_one_the_wallet_signed()
 #[tokio::test]
 async fn the_last_backings_withdrawal_leaves_a_later_deposits_receipt_alone() {
     let f = Flow::start().await;
-    let first = deposit_confirmed(&f, "2").await;
-    let (later, later_signature) = deposit_sent(&f, "1").await;
+    let first = deposit_confirmed(&f, "lend_a", "2").await;
+    let (later, later_signature) = deposit_sent(&f, "lend_a", "1").await;
     let collateral_account = associated_token_account(
         &f.wallet.pubkey(),
         &f.market.collateral_mint,
@@ -959,17 +959,12 @@ async fn a_kamino_deposit_the_reserve_would_refuse_is_refused_before_the_wallet_
     f.edit_kamino_reserve(|data| klend::set_status(data, klend::STATUS_OBSOLETE))
         .await;
     let rows = f.prepared_rows().await;
-    let response = f
+    let (status, retry_after, refused) = f
         .server
-        .http
-        .post(f.server.url("/v1/defi/deposit/prepare"))
-        .json(&deposit(1))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
-    assert!(response.headers().get("retry-after").is_none());
-    let refused: Value = response.json().await.unwrap();
+        .post_with_retry_after("/v1/defi/deposit/prepare", &deposit(1))
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    assert_eq!(retry_after, None);
     assert_eq!(refused["error"], "venue_reserve_obsolete", "{refused}");
     assert_eq!(f.prepared_rows().await, rows);
     assert_eq!(f.positions_recorded().await, 1);
@@ -1006,21 +1001,7 @@ async fn a_kamino_deposit_the_reserve_would_refuse_is_refused_before_the_wallet_
 async fn a_withdrawal_past_kaminos_withdrawal_cap_is_refused_until_the_interval_ends() {
     let f = Flow::start().await;
     let wallet = f.wallet.pubkey();
-    let (status, prepared) = f
-        .server
-        .post(
-            "/v1/defi/deposit/prepare",
-            &json!({"wallet": wallet.to_string(), "token_symbol": "SOL", "amount": 10,
-                    "protocol": "lend_b"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{prepared}");
-    let signature = f.sign_and_send(&prepared, &f.wallet).await;
-    let backing_id = prepared["backing_id"].as_str().unwrap();
-    let (status, confirmed) = f
-        .post_backing("/v1/defi/deposit/confirm", backing_id, Some(&signature))
-        .await;
-    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    let backing_id = &deposit_confirmed(&f, "lend_b", "10").await;
     let (status, early) = f
         .post_backing("/v1/defi/withdrawal/prepare", backing_id, None)
         .await;
@@ -1063,21 +1044,15 @@ async fn a_withdrawal_past_kaminos_withdrawal_cap_is_refused_until_the_interval_
 
     // Asked now, refused before signing: retry when the interval ends; nothing stored.
     let rows = f.prepared_rows().await;
-    let response = f
+    let (status, retry_after, refused) = f
         .server
-        .http
-        .post(f.server.url("/v1/defi/withdrawal/prepare"))
-        .json(&json!({"backing_id": backing_id, "wallet": wallet.to_string()}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(
-        response.headers().get("retry-after").unwrap(),
-        "3000",
-        "the interval's end"
-    );
-    let refused: Value = response.json().await.unwrap();
+        .post_with_retry_after(
+            "/v1/defi/withdrawal/prepare",
+            &json!({"backing_id": backing_id, "wallet": wallet.to_string()}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    assert_eq!(retry_after.as_deref(), Some("3000"), "the interval's end");
     assert_eq!(
         refused["error"], "venue_liquidity_insufficient",
         "{refused}"
@@ -1142,37 +1117,21 @@ async fn a_withdrawal_past_kaminos_withdrawal_cap_is_refused_until_the_interval_
 async fn a_withdrawal_the_reserve_cannot_pay_now_is_refused_before_the_wallet_signs() {
     let f = Flow::start().await;
     let wallet = f.wallet.pubkey();
-    let (status, prepared) = f
-        .server
-        .post(
-            "/v1/defi/deposit/prepare",
-            &json!({"wallet": wallet.to_string(), "token_symbol": "SOL", "amount": 10,
-                    "protocol": "lend_b"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{prepared}");
-    let signature = f.sign_and_send(&prepared, &f.wallet).await;
-    let backing_id = prepared["backing_id"].as_str().unwrap();
-    let (status, confirmed) = f
-        .post_backing("/v1/defi/deposit/confirm", backing_id, Some(&signature))
-        .await;
-    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    let backing_id = &deposit_confirmed(&f, "lend_b", "10").await;
 
     // Borrowers take all but 1 SOL of the reserve's liquidity.
     f.edit_kamino_reserve(|data| klend::set_available(data, SOL))
         .await;
     let rows = f.prepared_rows().await;
-    let response = f
+    let (status, retry_after, refused) = f
         .server
-        .http
-        .post(f.server.url("/v1/defi/withdrawal/prepare"))
-        .json(&json!({"backing_id": backing_id, "wallet": wallet.to_string()}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
-    assert!(response.headers().get("retry-after").is_some());
-    let refused: Value = response.json().await.unwrap();
+        .post_with_retry_after(
+            "/v1/defi/withdrawal/prepare",
+            &json!({"backing_id": backing_id, "wallet": wallet.to_string()}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    assert!(retry_after.is_some());
     assert_eq!(
         refused["error"], "venue_liquidity_insufficient",
         "{refused}"

@@ -242,6 +242,32 @@ impl TestServer {
         (status, response.json().await.unwrap_or(Value::Null))
     }
 
+    /// A POST whose answer's `retry-after` header the test reads: the status, the header (None
+    /// when absent) and the body.
+    pub async fn post_with_retry_after(
+        &self,
+        path: &str,
+        body: &Value,
+    ) -> (StatusCode, Option<String>, Value) {
+        let response = self
+            .http
+            .post(self.url(path))
+            .json(body)
+            .send()
+            .await
+            .expect("request");
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .map(|v| v.to_str().expect("an ASCII header").to_owned());
+        (
+            status,
+            retry_after,
+            response.json().await.unwrap_or(Value::Null),
+        )
+    }
+
     /// A GET as an agent: `x-api-key: key`.
     pub async fn key_get(&self, path: &str, key: &str) -> (StatusCode, Value) {
         let response = self
