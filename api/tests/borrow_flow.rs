@@ -14,7 +14,7 @@ use common::bank::BankLedger;
 use common::{chain, TestServer};
 use integration_tests::harness::{HarnessOptions, SOL};
 use integration_tests::venues::klend::{self, KaminoMarket};
-use narrative_api::chain::venues::{anchor_discriminator, lend_b};
+use narrative_api::chain::venues::lend_b;
 use narrative_api::clock::{Clock, ManualClock, SharedClock};
 use narrative_api::domain::borrow::alerts;
 use narrative_api::providers::prices::{PriceFeed, PriceQuote};
@@ -945,17 +945,8 @@ async fn a_borrow_kamino_would_refuse_is_refused_before_the_wallet_signs() {
         )
     })
     .await;
-    let borrow_at = narrative_sdk::tx::from_base64(early["transaction"].as_str().unwrap())
-        .unwrap()
-        .message
-        .instructions
-        .iter()
-        .position(|ix| {
-            ix.data.starts_with(&anchor_discriminator(
-                "global:borrow_obligation_liquidity_v2",
-            ))
-        })
-        .expect("the borrow instruction");
+    let borrow_at =
+        chain::anchor_instruction_at(&early["transaction"], "borrow_obligation_liquidity_v2");
     assert_eq!(
         b.ledger.process(chain::sign(&early, &b.wallet)).await,
         Err(format!("InstructionError({borrow_at}, InvalidArgument)")),

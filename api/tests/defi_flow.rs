@@ -16,7 +16,7 @@ use integration_tests::harness::{HarnessOptions, SOL};
 use integration_tests::venues::klend::{self, KaminoMarket};
 use integration_tests::venues::{LendingMarket, TOKEN_LENDING};
 use narrative_api::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
-use narrative_api::chain::venues::{anchor_discriminator, lend_b};
+use narrative_api::chain::venues::lend_b;
 use narrative_api::clock::{ManualClock, SharedClock};
 use narrative_store::entities::defi_positions;
 use reqwest::StatusCode;
@@ -901,17 +901,10 @@ async fn a_kamino_deposit_the_reserve_would_refuse_is_refused_before_the_wallet_
         .await
         .expect("the set-up lands");
     let failed = f.ledger.process(signed(&txs[1])).await;
-    let deposit_at = narrative_sdk::tx::from_base64(txs[1].as_str().unwrap())
-        .unwrap()
-        .message
-        .instructions
-        .iter()
-        .position(|ix| {
-            ix.data.starts_with(&anchor_discriminator(
-                "global:deposit_reserve_liquidity_and_obligation_collateral_v2",
-            ))
-        })
-        .expect("the deposit instruction");
+    let deposit_at = chain::anchor_instruction_at(
+        &txs[1],
+        "deposit_reserve_liquidity_and_obligation_collateral_v2",
+    );
     assert_eq!(
         failed,
         Err(format!("InstructionError({deposit_at}, InvalidArgument)")),
@@ -1024,17 +1017,10 @@ async fn a_withdrawal_past_kaminos_withdrawal_cap_is_refused_until_the_interval_
     .await;
 
     // What was prepared before fails on chain at the withdrawal: the double counts the cap too.
-    let withdraw_at = narrative_sdk::tx::from_base64(early["transaction"].as_str().unwrap())
-        .unwrap()
-        .message
-        .instructions
-        .iter()
-        .position(|ix| {
-            ix.data.starts_with(&anchor_discriminator(
-                "global:withdraw_obligation_collateral_and_redeem_reserve_collateral_v2",
-            ))
-        })
-        .expect("the withdrawal instruction");
+    let withdraw_at = chain::anchor_instruction_at(
+        &early["transaction"],
+        "withdraw_obligation_collateral_and_redeem_reserve_collateral_v2",
+    );
     let failed = f.ledger.process(chain::sign(&early, &f.wallet)).await;
     assert_eq!(
         failed,

@@ -432,3 +432,17 @@ pub async fn mint_and_publish(
     .await;
     id
 }
+
+/// Where the Anchor instruction `name` (as in `global:<name>`) sits in a prepared transaction
+/// (base64): the index a failed transaction's `InstructionError` names.
+pub fn anchor_instruction_at(transaction: &Value, name: &str) -> usize {
+    let discriminator =
+        narrative_api::chain::venues::anchor_discriminator(&format!("global:{name}"));
+    narrative_sdk::tx::from_base64(transaction.as_str().expect("a base64 transaction"))
+        .expect("a transaction")
+        .message
+        .instructions
+        .iter()
+        .position(|ix| ix.data.starts_with(&discriminator))
+        .unwrap_or_else(|| panic!("no {name} instruction"))
+}

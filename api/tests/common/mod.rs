@@ -231,15 +231,8 @@ impl TestServer {
     }
 
     pub async fn post(&self, path: &str, body: &Value) -> (StatusCode, Value) {
-        let response = self
-            .http
-            .post(self.url(path))
-            .json(body)
-            .send()
-            .await
-            .expect("request");
-        let status = response.status();
-        (status, response.json().await.unwrap_or(Value::Null))
+        let (status, _, body) = self.post_with_retry_after(path, body).await;
+        (status, body)
     }
 
     /// A POST whose answer's `retry-after` header the test reads: the status, the header (None
