@@ -288,6 +288,12 @@ pub fn set_price(reserve_data: &mut [u8], price_wads: u128) {
     put(reserve_data, at::MARKET_PRICE, &price_wads.to_le_bytes());
 }
 
+/// Sets a reserve's available (unlent) liquidity in its data, as borrowers taking the rest
+/// would leave it.
+pub fn set_available(reserve_data: &mut [u8], amount: u64) {
+    put(reserve_data, at::AVAILABLE, &amount.to_le_bytes());
+}
+
 /// The collateral tokens an obligation holds of `reserve` (0 when none).
 pub fn deposited(obligation_data: &[u8], reserve: &Pubkey) -> u64 {
     Obligation::read(obligation_data)
