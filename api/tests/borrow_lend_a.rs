@@ -104,6 +104,50 @@ impl Lender {
     async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
         self.server.post(path, &body).await
     }
+
+    /// Deposits `sol` SOL into lend_a through the DeFi flow, confirmed: the prepare's answer.
+    async fn deposit(&self, sol: u32) -> Value {
+        let wallet = self.address();
+        let (status, deposit) = self
+            .post(
+                "/v1/defi/deposit/prepare",
+                json!({"wallet": wallet, "token_symbol": "SOL", "amount": sol, "protocol": "lend_a"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{deposit}");
+        let signature = self.send(&deposit).await;
+        let (status, confirmed) = self
+            .post(
+                "/v1/defi/deposit/confirm",
+                json!({"backing_id": deposit["backing_id"], "tx_signature": signature, "wallet": wallet}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{confirmed}");
+        deposit
+    }
+
+    /// Accepts the borrow terms by the wallet's signature.
+    async fn accept_terms(&self) {
+        let wallet = self.address();
+        let now = self.clock.now();
+        let message = format!("narrative-market-service:borrow-terms:{wallet}:issued-at:{now}");
+        let signature = self.wallet.sign_message(message.as_bytes()).to_string();
+        let (status, body) = self
+            .post(
+                "/v1/borrow/accept-terms",
+                json!({"wallet": wallet, "signature": signature, "issued_at": now}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+
+    /// Sets the USDC reserve's unlent liquidity, as borrowers (or their repayments) would.
+    async fn set_usdc_available(&self, amount: u64) {
+        let mut h = self.ledger.harness.lock().await;
+        let mut reserve = h.raw_account(self.market.usdc_reserve).await.unwrap();
+        token_lending::set_available(&mut reserve.data, amount);
+        h.plant_account(self.market.usdc_reserve, reserve);
+    }
 }
 
 fn close(actual: &Value, expected: f64, tolerance: f64) -> bool {
@@ -126,37 +170,14 @@ async fn an_ember_wallet_borrows_usdc_from_lend_a_against_its_deposit_and_repays
 
     // 10 SOL into lend_a: about 9.5 collateral tokens in the wallet (4,000 SOL for 3,800
     // tokens, a little fewer as the reserve's interest accrued since it was installed).
-    let (status, deposit) = l
-        .post(
-            "/v1/defi/deposit/prepare",
-            json!({"wallet": wallet, "token_symbol": "SOL", "amount": 10, "protocol": "lend_a"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{deposit}");
-    let signature = l.send(&deposit).await;
-    let (status, confirmed) = l
-        .post(
-            "/v1/defi/deposit/confirm",
-            json!({"backing_id": deposit["backing_id"], "tx_signature": signature, "wallet": wallet}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    let deposit = l.deposit(10).await;
     let pledged = l.balance(collateral_account).await;
     assert!(
         (9_499_000_000..=9_500_000_000).contains(&pledged),
         "{pledged}"
     );
 
-    let now = l.clock.now();
-    let message = format!("narrative-market-service:borrow-terms:{wallet}:issued-at:{now}");
-    let signature = l.wallet.sign_message(message.as_bytes()).to_string();
-    let (status, body) = l
-        .post(
-            "/v1/borrow/accept-terms",
-            json!({"wallet": wallet, "signature": signature, "issued_at": now}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    l.accept_terms().await;
 
     // Ember: 50 % of 1,500 USD. Fast actions stay flare's.
     let (status, capacity) = l.server.get(&format!("/v1/borrow/capacity/{wallet}")).await;
@@ -321,29 +342,8 @@ async fn a_flare_wallets_fast_action_borrows_usdc_from_lend_a_by_default() {
     for t in 0..7 {
         common::fixtures::settled(db, CREATOR, t, "yes", &[(wallet.as_str(), "yes")]).await;
     }
-    let (status, deposit) = l
-        .post(
-            "/v1/defi/deposit/prepare",
-            json!({"wallet": wallet, "token_symbol": "SOL", "amount": 10, "protocol": "lend_a"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{deposit}");
-    let signature = l.send(&deposit).await;
-    let (status, _) = l
-        .post(
-            "/v1/defi/deposit/confirm",
-            json!({"backing_id": deposit["backing_id"], "tx_signature": signature, "wallet": wallet}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK);
-    let now = l.clock.now();
-    let message = format!("narrative-market-service:borrow-terms:{wallet}:issued-at:{now}");
-    let signature = l.wallet.sign_message(message.as_bytes()).to_string();
-    l.post(
-        "/v1/borrow/accept-terms",
-        json!({"wallet": wallet, "signature": signature, "issued_at": now}),
-    )
-    .await;
+    l.deposit(10).await;
+    l.accept_terms().await;
 
     // `safe`, the defaults lend_a and USDC: 30 % of 60 % of 1,500 USD, 270 USDC.
     let (status, prepared) = l
@@ -418,4 +418,47 @@ async fn a_flare_wallets_fast_action_borrows_usdc_from_lend_a_by_default() {
     assert_eq!(prepared["backing_id"], deposit["backing_id"]);
     assert_eq!(prepared["protocol"], "lend_a");
     l.server.stop().await;
+}
+
+/// SPL token-lending lends only what its reserve holds unlent (`InsufficientLiquidity`): a
+/// borrow of more is refused before the wallet signs, with a retry-after, and nothing is stored;
+/// with liquidity back the same borrow is prepared.
+#[tokio::test]
+async fn a_borrow_the_reserve_cannot_lend_now_is_refused_before_the_wallet_signs() {
+    let l = Lender::start().await;
+    let wallet = l.address();
+    l.deposit(10).await;
+    l.accept_terms().await;
+
+    // Borrowers took all but 100 USDC of the reserve.
+    l.set_usdc_available(100 * USDC).await;
+    let rows = prepared_rows(&l).await;
+    let borrow = json!({"wallet": wallet, "protocol": "lend_a", "borrow_asset": "USDC",
+                        "amount_usd": 300});
+    let (status, retry_after, refused) = l
+        .server
+        .post_with_retry_after("/v1/borrow/prepare", &borrow)
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    assert!(retry_after.is_some());
+    assert_eq!(
+        refused["error"], "venue_liquidity_insufficient",
+        "{refused}"
+    );
+    assert_eq!(prepared_rows(&l).await, rows);
+
+    // Repaid by others: the same borrow is prepared.
+    l.set_usdc_available(token_lending::USDC_START_AVAILABLE)
+        .await;
+    let (status, prepared) = l.post("/v1/borrow/prepare", borrow).await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    assert_eq!(prepared["amount_base"], 300 * USDC);
+}
+
+async fn prepared_rows(l: &Lender) -> u64 {
+    use sea_orm::{EntityTrait, PaginatorTrait};
+    narrative_store::entities::prepared_transactions::Entity::find()
+        .count(l.server.db.store.db())
+        .await
+        .unwrap()
 }

@@ -10,9 +10,9 @@ use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
 use narrative_sdk::Pubkey;
 
 use super::{
-    key_at, le_u128, le_u64, no_collateral, not_configured, read, token_balance, unreadable,
-    AssociatedAccount, Cluster, Deposit, ExchangeRate, Lender, Loan, MarketRead, TokenLeg,
-    Transactions, Venue, VenueToken, CLOCK_SYSVAR, RENT_SYSVAR,
+    key_at, le_u128, le_u64, liquidity_insufficient, no_collateral, not_configured, read,
+    token_balance, unreadable, AssociatedAccount, Cluster, Deposit, ExchangeRate, Lender, Loan,
+    MarketRead, TokenLeg, Transactions, Venue, VenueToken, CLOCK_SYSVAR, RENT_SYSVAR,
 };
 use crate::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
 use crate::chain::ledger::{Ledger, LedgerAccount};
@@ -64,6 +64,9 @@ pub mod offsets {
     pub const MIN_BORROW_RATE: usize = 303;
     pub const OPTIMAL_BORROW_RATE: usize = 304;
     pub const MAX_BORROW_RATE: usize = 305;
+    /// `config.fees`: the borrow fee (a wad, 10^18 = 1) and the host's percent of it.
+    pub const BORROW_FEE_WAD: usize = 306;
+    pub const HOST_FEE_PERCENTAGE: usize = 322;
 }
 
 /// A reserve as this service reads it.
@@ -88,6 +91,9 @@ pub struct Reserve {
     pub min_borrow_rate: u8,
     pub optimal_borrow_rate: u8,
     pub max_borrow_rate: u8,
+    /// The fee a borrow pays on top of the amount (a wad), and the host's percent of it.
+    pub borrow_fee_wad: u64,
+    pub host_fee_percentage: u8,
 }
 
 impl Reserve {
@@ -112,6 +118,8 @@ impl Reserve {
             min_borrow_rate: data[MIN_BORROW_RATE],
             optimal_borrow_rate: data[OPTIMAL_BORROW_RATE],
             max_borrow_rate: data[MAX_BORROW_RATE],
+            borrow_fee_wad: le_u64(data, BORROW_FEE_WAD)?,
+            host_fee_percentage: data[HOST_FEE_PERCENTAGE],
         })
     }
 
@@ -131,6 +139,25 @@ impl Reserve {
             liquidity: self.total_liquidity_wads(),
             receipt: (self.collateral_supply as u128).saturating_mul(WAD),
         }
+    }
+
+    /// The fee `BorrowObligationLiquidity` adds to a borrow of `amount` (`calculate_borrow_fees`,
+    /// exclusive): the amount times the fee, at least 1 base unit (2 where a host takes part of
+    /// it), rounded to the nearest unit.
+    pub fn borrow_fee(&self, amount: u64) -> u64 {
+        if self.borrow_fee_wad == 0 || amount == 0 {
+            return 0;
+        }
+        let minimum = if self.host_fee_percentage > 0 { 2 } else { 1 };
+        // Both factors are below 2^64, so the product fits.
+        let fee_wads = (u128::from(amount) * u128::from(self.borrow_fee_wad)).max(minimum * WAD);
+        u64::try_from((fee_wads + WAD / 2) / WAD).unwrap_or(u64::MAX)
+    }
+
+    /// Whether the reserve can lend `amount` now: the program takes the amount and its fee out
+    /// of the unlent liquidity and refuses more than there is (`InsufficientLiquidity`).
+    pub fn can_lend(&self, amount: u64) -> bool {
+        amount.saturating_add(self.borrow_fee(amount)) <= self.available
     }
 
     /// Lent out over total liquidity, 0 to 1 (for the rate curve; display only).
@@ -933,6 +960,11 @@ impl Lender for LendA {
     ) -> Result<Transactions, ApiError> {
         let state = self.loan_state(ledger, wallet).await?;
         let borrow_reserve = state.reserve_of(token)?.clone();
+        if !borrow_reserve.reserve.can_lend(amount) {
+            return Err(liquidity_insufficient(
+                "lend_a holds too little unlent liquidity for this borrow now",
+            ));
+        }
         let market = borrow_reserve.reserve.lending_market;
         // Every collateral token in the wallet goes into the obligation.
         let moving: Vec<(&ReserveAccounts, u64)> = state
@@ -1258,5 +1290,34 @@ mod tests {
         uninitialised[0] = 0;
         assert!(Obligation::decode(&uninitialised).is_none());
         assert!(Obligation::decode(&data[..915]).is_none());
+    }
+
+    #[test]
+    fn a_borrow_pays_its_fee_out_of_the_unlent_liquidity() {
+        let mut data = vec![0u8; RESERVE_LEN];
+        data[offsets::VERSION] = RESERVE_VERSION;
+        data[offsets::AVAILABLE_AMOUNT..][..8].copy_from_slice(&10_000u64.to_le_bytes());
+        // 0.1 %.
+        let wad = u64::try_from(WAD / 1_000).unwrap();
+        data[offsets::BORROW_FEE_WAD..][..8].copy_from_slice(&wad.to_le_bytes());
+        let reserve = Reserve::decode(&data).unwrap();
+        assert_eq!(reserve.borrow_fee_wad, wad);
+        assert_eq!(reserve.borrow_fee(0), 0);
+        assert_eq!(reserve.borrow_fee(100), 1, "at least one unit");
+        assert_eq!(reserve.borrow_fee(1_499), 1);
+        assert_eq!(reserve.borrow_fee(1_500), 2, "1.5 rounds up");
+        assert_eq!(reserve.borrow_fee(u64::MAX), 18_446_744_073_709_552);
+        // 9,990 and its fee of 10 take all 10,000; one more unit does not fit.
+        assert!(reserve.can_lend(9_990));
+        assert!(!reserve.can_lend(9_991));
+        // With a host's share the minimum is two units.
+        data[offsets::HOST_FEE_PERCENTAGE] = 20;
+        let hosted = Reserve::decode(&data).unwrap();
+        assert_eq!(hosted.borrow_fee(100), 2);
+        // No fee: the amount alone.
+        data[offsets::BORROW_FEE_WAD..][..8].copy_from_slice(&0u64.to_le_bytes());
+        let free = Reserve::decode(&data).unwrap();
+        assert!(free.can_lend(10_000));
+        assert!(!free.can_lend(10_001));
     }
 }
