@@ -10,8 +10,8 @@ use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
 use narrative_sdk::Pubkey;
 
 use super::{
-    key_at, le_u128, le_u64, liquidity_insufficient, no_collateral, not_configured, read,
-    token_balance, unreadable, AssociatedAccount, Cluster, Deposit, ExchangeRate, Lender, Loan,
+    fee_on, key_at, le_u128, le_u64, no_collateral, not_configured, read, token_balance,
+    too_little_unlent, unreadable, AssociatedAccount, Cluster, Deposit, ExchangeRate, Lender, Loan,
     MarketRead, TokenLeg, Transactions, Venue, VenueToken, CLOCK_SYSVAR, RENT_SYSVAR,
 };
 use crate::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
@@ -145,13 +145,8 @@ impl Reserve {
     /// exclusive): the amount times the fee, at least 1 base unit (2 where a host takes part of
     /// it), rounded to the nearest unit.
     pub fn borrow_fee(&self, amount: u64) -> u64 {
-        if self.borrow_fee_wad == 0 || amount == 0 {
-            return 0;
-        }
         let minimum = if self.host_fee_percentage > 0 { 2 } else { 1 };
-        // Both factors are below 2^64, so the product fits.
-        let fee_wads = (u128::from(amount) * u128::from(self.borrow_fee_wad)).max(minimum * WAD);
-        u64::try_from((fee_wads + WAD / 2) / WAD).unwrap_or(u64::MAX)
+        fee_on(amount, self.borrow_fee_wad, WAD, minimum)
     }
 
     /// Whether the reserve can lend `amount` now: the program takes the amount and its fee out
@@ -961,9 +956,7 @@ impl Lender for LendA {
         let state = self.loan_state(ledger, wallet).await?;
         let borrow_reserve = state.reserve_of(token)?.clone();
         if !borrow_reserve.reserve.can_lend(amount) {
-            return Err(liquidity_insufficient(
-                "lend_a holds too little unlent liquidity for this borrow now",
-            ));
+            return Err(too_little_unlent(VenueId::LendA, "this borrow"));
         }
         let market = borrow_reserve.reserve.lending_market;
         // Every collateral token in the wallet goes into the obligation.

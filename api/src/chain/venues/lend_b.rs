@@ -15,13 +15,13 @@ use narrative_sdk::Pubkey;
 use poem::http::StatusCode;
 
 use super::{
-    above_deposit_limit, anchor_data, anchor_discriminator, key_at, le_i64, le_u128, le_u32,
-    le_u64, liquidity_insufficient, no_collateral, not_configured, read, read_each, unreadable,
-    Cluster, Deposit, ExchangeRate, Lender, Loan, MarketRead, TokenLeg, Transactions, Venue,
-    VenueToken, CLOCK_SYSVAR, INSTRUCTIONS_SYSVAR, RENT_SYSVAR,
+    above_deposit_limit, anchor_data, anchor_discriminator, fee_on, key_at, le_i64, le_u128,
+    le_u32, le_u64, liquidity_insufficient, no_collateral, not_configured, read, read_each,
+    too_little_unlent, unreadable, Cluster, Deposit, ExchangeRate, Lender, Loan, MarketRead,
+    TokenLeg, Transactions, Venue, VenueToken, CLOCK_SYSVAR, INSTRUCTIONS_SYSVAR, RENT_SYSVAR,
 };
 use crate::chain::holdings::TOKEN_PROGRAM;
-use crate::chain::ledger::{decode_clock, Ledger};
+use crate::chain::ledger::{decode_clock, Ledger, LedgerAccount};
 use crate::error::ApiError;
 use crate::values::VenueId;
 
@@ -192,6 +192,17 @@ impl WithdrawalCap {
     }
 }
 
+/// Where `amount` base units on top of `used_sf` (a fraction) would pass `limit` (base units),
+/// compared in fractions as klend compares them: the whole base units that still fit.
+fn room_if_past(limit: u64, used_sf: u128, amount: u64) -> Option<u64> {
+    let limit_sf = u128::from(limit).saturating_mul(FRACTION_ONE);
+    let after_sf = used_sf.saturating_add(u128::from(amount).saturating_mul(FRACTION_ONE));
+    (after_sf > limit_sf).then(|| {
+        let room = limit_sf.saturating_sub(used_sf) / FRACTION_ONE;
+        u64::try_from(room).unwrap_or(u64::MAX)
+    })
+}
+
 /// `ReserveStatus::Obsolete`.
 const STATUS_OBSOLETE: u8 = 1;
 
@@ -273,28 +284,32 @@ impl Reserve {
         if self.obsolete {
             return Err(Refusal::Obsolete);
         }
-        let limit_sf = u128::from(self.deposit_limit).saturating_mul(FRACTION_ONE);
-        let after_sf = self
-            .total_supply_sf()
-            .saturating_add(u128::from(amount).saturating_mul(FRACTION_ONE));
-        if after_sf > limit_sf {
-            let room = limit_sf.saturating_sub(self.total_supply_sf()) / FRACTION_ONE;
-            return Err(Refusal::AboveDepositLimit {
-                room: u64::try_from(room).unwrap_or(u64::MAX),
-            });
+        match room_if_past(self.deposit_limit, self.total_supply_sf(), amount) {
+            Some(room) => Err(Refusal::AboveDepositLimit { room }),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Refuses a withdrawal paying `payout` base units as `redeem_reserve_collateral` would at
     /// the ledger's time `now`: more than the reserve holds unlent (`InsufficientLiquidity`), or
     /// past its withdrawal cap for the interval (`WithdrawalCapReached`).
     pub fn check_withdrawal(&self, payout: u64, now: i64) -> Result<(), OutflowRefusal> {
-        if payout > self.available {
+        self.check_outflow(payout, &self.withdrawal_cap, now)
+    }
+
+    /// `taken` base units leaving the reserve, against its unlent liquidity and then `cap`'s
+    /// interval at `now`.
+    fn check_outflow(
+        &self,
+        taken: u64,
+        cap: &WithdrawalCap,
+        now: i64,
+    ) -> Result<(), OutflowRefusal> {
+        if taken > self.available {
             return Err(OutflowRefusal::Illiquid);
         }
-        match self.withdrawal_cap.window(now) {
-            Some(window) if payout > window.room => Err(OutflowRefusal::Capped(window)),
+        match cap.window(now) {
+            Some(window) if taken > window.room => Err(OutflowRefusal::Capped(window)),
             _ => Ok(()),
         }
     }
@@ -303,13 +318,7 @@ impl Reserve {
     /// exclusive, no referrer): the amount times the fee, rounded to the nearest base unit and
     /// at least 1 where there is a fee.
     pub fn origination_fee(&self, amount: u64) -> u64 {
-        if self.origination_fee_sf == 0 || amount == 0 {
-            return 0;
-        }
-        // Both factors are below 2^64, so the product fits.
-        let fee_sf = u128::from(amount) * u128::from(self.origination_fee_sf);
-        let fee = (fee_sf + FRACTION_ONE / 2) / FRACTION_ONE;
-        u64::try_from(fee).unwrap_or(u64::MAX).max(1)
+        fee_on(amount, self.origination_fee_sf, FRACTION_ONE, 1)
     }
 
     /// Refuses a borrow of `amount` as `borrow_obligation_liquidity` would at the ledger's time
@@ -318,24 +327,11 @@ impl Reserve {
     /// origination fee against the unlent liquidity and the debt cap's interval. What the
     /// obligation's collateral allows is the borrow flow's own check.
     pub fn check_borrow(&self, amount: u64, now: i64) -> Result<(), OutflowRefusal> {
-        let limit_sf = u128::from(self.borrow_limit).saturating_mul(FRACTION_ONE);
-        let after_sf = self
-            .borrowed_sf
-            .saturating_add(u128::from(amount).saturating_mul(FRACTION_ONE));
-        if after_sf > limit_sf {
-            let room = limit_sf.saturating_sub(self.borrowed_sf) / FRACTION_ONE;
-            return Err(OutflowRefusal::AboveBorrowLimit {
-                room: u64::try_from(room).unwrap_or(u64::MAX),
-            });
+        if let Some(room) = room_if_past(self.borrow_limit, self.borrowed_sf, amount) {
+            return Err(OutflowRefusal::AboveBorrowLimit { room });
         }
         let taken = amount.saturating_add(self.origination_fee(amount));
-        if taken > self.available {
-            return Err(OutflowRefusal::Illiquid);
-        }
-        match self.debt_cap.window(now) {
-            Some(window) if taken > window.room => Err(OutflowRefusal::Capped(window)),
-            _ => Ok(()),
-        }
+        self.check_outflow(taken, &self.debt_cap, now)
     }
 
     /// Total supply in fractions: available plus borrowed, less the fees owed out of it
@@ -830,9 +826,7 @@ fn refused(refusal: Refusal) -> ApiError {
 /// what holds it back), or 400 with the room left under the borrow limit.
 fn outflow_refused(refusal: OutflowRefusal, what: &str) -> ApiError {
     match refusal {
-        OutflowRefusal::Illiquid => liquidity_insufficient(&format!(
-            "lend_b holds too little unlent liquidity for {what} now"
-        )),
+        OutflowRefusal::Illiquid => too_little_unlent(VenueId::LendB, what),
         OutflowRefusal::Capped(window) => liquidity_insufficient(&format!(
             "Kamino caps what leaves this reserve per interval and {} base units are left \
              until it starts again in {} s",
@@ -851,12 +845,16 @@ fn outflow_refused(refusal: OutflowRefusal, what: &str) -> ApiError {
     }
 }
 
-/// The ledger's unix time, from the clock sysvar.
-async fn ledger_now(ledger: &dyn Ledger) -> Result<i64, ApiError> {
-    let clock = read(ledger, &[CLOCK_SYSVAR]).await?.remove(0);
-    Ok(decode_clock(&clock)
+/// The ledger's unix time, from the clock sysvar's account as read.
+fn unix_time(clock: &Option<LedgerAccount>) -> Result<i64, ApiError> {
+    Ok(decode_clock(clock)
         .map_err(|_| unreadable(VenueId::LendB, "clock"))?
         .unix_timestamp)
+}
+
+/// The ledger's unix time, read on its own.
+async fn ledger_now(ledger: &dyn Ledger) -> Result<i64, ApiError> {
+    unix_time(&read(ledger, &[CLOCK_SYSVAR]).await?.remove(0))
 }
 
 struct Accounts {
@@ -1002,9 +1000,7 @@ impl Venue for LendB {
         let address = self.reserve_of(token)?;
         let [reserve, clock] = read_each(ledger, [address, CLOCK_SYSVAR]).await?;
         let reserve = decode_reserve(reserve, token)?;
-        let now = decode_clock(&clock)
-            .map_err(|_| unreadable(VenueId::LendB, "clock"))?
-            .unix_timestamp;
+        let now = unix_time(&clock)?;
         let payout = reserve.rate().value_of(receipt);
         reserve
             .check_withdrawal(payout, now)

@@ -310,10 +310,7 @@ pub trait Venue: Send + Sync {
         let market = self.market(ledger, token).await?;
         let payout = market.rate.value_of(receipt);
         if market.available.is_some_and(|available| payout > available) {
-            return Err(liquidity_insufficient(&format!(
-                "{} holds too little unlent liquidity to pay this withdrawal now",
-                self.id()
-            )));
+            return Err(too_little_unlent(self.id(), "this withdrawal"));
         }
         Ok(payout)
     }
@@ -355,6 +352,27 @@ pub fn liquidity_insufficient(why: &str) -> ApiError {
         "venue_liquidity_insufficient",
         format!("{why}; retry later"),
     )
+}
+
+/// [`liquidity_insufficient`] for a lending reserve whose unlent liquidity is less than `what`
+/// (a withdrawal, a borrow) takes out of it: its program refuses with `InsufficientLiquidity`
+/// until borrowers repay or others deposit.
+pub fn too_little_unlent(venue: VenueId, what: &str) -> ApiError {
+    liquidity_insufficient(&format!(
+        "{venue} holds too little unlent liquidity for {what} now"
+    ))
+}
+
+/// A lending venue's fee on `amount` at `rate`, a fixed-point fraction with `one` as 1.0 (a wad,
+/// or klend's 2^60): rounded to the nearest base unit and at least `minimum`; 0 without a rate
+/// or an amount (SPL token-lending's and klend's `calculate_borrow_fees`, exclusive).
+pub fn fee_on(amount: u64, rate: u64, one: u128, minimum: u64) -> u64 {
+    if rate == 0 || amount == 0 {
+        return 0;
+    }
+    // Both factors are below 2^64, so the product (and half of `one` on top) fits.
+    let fee = (u128::from(amount) * u128::from(rate) + one / 2) / one;
+    u64::try_from(fee).unwrap_or(u64::MAX).max(minimum)
 }
 
 /// 400 `amount_above_deposit_limit` with `room_base`: the venue would refuse the deposit
