@@ -898,9 +898,11 @@ async fn a_borrow_kamino_would_refuse_is_refused_before_the_wallet_signs() {
     b.flare_with_deposit(10).await;
     b.accept_terms().await;
 
-    // 300 USD is 2 SOL at 150. The limit lowered to 1 SOL above what the reserve lends (with
-    // the interest accrued since it was installed, rounded up).
-    let rows = b.prepared_rows().await;
+    // 300 USD is 2 SOL at 150. Prepared while the reserve lends freely; then its limit is
+    // lowered to 1 SOL above what it lends (with the interest accrued since it was installed,
+    // rounded up), and the transaction fails at the borrow: the double checks the limit too.
+    let (status, before_limit) = b.prepare(300.0).await;
+    assert_eq!(status, StatusCode::OK, "{before_limit}");
     let lent = lend_b::Reserve::decode(&b.reserve_data().await)
         .unwrap()
         .borrowed_sf
@@ -908,6 +910,21 @@ async fn a_borrow_kamino_would_refuse_is_refused_before_the_wallet_signs() {
     let lent = u64::try_from(lent).unwrap();
     b.edit_reserve(|d| klend::set_borrow_limit(d, lent + SOL))
         .await;
+    let borrow_at = chain::anchor_instruction_at(
+        &before_limit["transaction"],
+        "borrow_obligation_liquidity_v2",
+    );
+    assert_eq!(
+        b.ledger
+            .process(chain::sign(&before_limit, &b.wallet))
+            .await,
+        Err(format!("InstructionError({borrow_at}, InvalidArgument)")),
+        "the borrow instruction fails"
+    );
+    assert_eq!(b.debt().await, 0);
+
+    // Asked now, refused before signing, with the room left; nothing stored.
+    let rows = b.prepared_rows().await;
     let (status, body) = b.prepare(300.0).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_eq!(body["error"], "amount_above_borrow_limit", "{body}");
