@@ -167,6 +167,26 @@ impl Flow {
         h.plant_account(self.kamino.sol_reserve, reserve);
     }
 
+    /// Asks for the withdrawal of `backing_id` and asserts it is refused with 503
+    /// `venue_liquidity_insufficient` and nothing stored: the retry-after and the body.
+    async fn withdrawal_refused_for_liquidity(&self, backing_id: &str) -> (Option<String>, Value) {
+        let rows = self.prepared_rows().await;
+        let (status, retry_after, refused) = self
+            .server
+            .post_with_retry_after(
+                "/v1/defi/withdrawal/prepare",
+                &json!({"backing_id": backing_id, "wallet": self.wallet.pubkey().to_string()}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+        assert_eq!(
+            refused["error"], "venue_liquidity_insufficient",
+            "{refused}"
+        );
+        assert_eq!(self.prepared_rows().await, rows, "nothing stored");
+        (retry_after, refused)
+    }
+
     async fn prepared_rows(&self) -> u64 {
         narrative_store::entities::prepared_transactions::Entity::find()
             .count(self.server.db.store.db())
@@ -993,7 +1013,6 @@ async fn a_kamino_deposit_the_reserve_would_refuse_is_refused_before_the_wallet_
 #[tokio::test]
 async fn a_withdrawal_past_kaminos_withdrawal_cap_is_refused_until_the_interval_ends() {
     let f = Flow::start().await;
-    let wallet = f.wallet.pubkey();
     let backing_id = &deposit_confirmed(&f, "lend_b", "10").await;
     let (status, early) = f
         .post_backing("/v1/defi/withdrawal/prepare", backing_id, None)
@@ -1029,20 +1048,8 @@ async fn a_withdrawal_past_kaminos_withdrawal_cap_is_refused_until_the_interval_
     );
 
     // Asked now, refused before signing: retry when the interval ends; nothing stored.
-    let rows = f.prepared_rows().await;
-    let (status, retry_after, refused) = f
-        .server
-        .post_with_retry_after(
-            "/v1/defi/withdrawal/prepare",
-            &json!({"backing_id": backing_id, "wallet": wallet.to_string()}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    let (retry_after, refused) = f.withdrawal_refused_for_liquidity(backing_id).await;
     assert_eq!(retry_after.as_deref(), Some("3000"), "the interval's end");
-    assert_eq!(
-        refused["error"], "venue_liquidity_insufficient",
-        "{refused}"
-    );
     assert!(
         refused["message"]
             .as_str()
@@ -1050,7 +1057,6 @@ async fn a_withdrawal_past_kaminos_withdrawal_cap_is_refused_until_the_interval_
             .contains(&format!("{} base units are left", 3 * SOL)),
         "{refused}"
     );
-    assert_eq!(f.prepared_rows().await, rows);
 
     // The hour over, the withdrawal is prepared, lands and is recorded; the cap's new interval
     // starts at the withdrawal and counts the liquidity it took out of the reserve.
@@ -1102,27 +1108,13 @@ async fn a_withdrawal_past_kaminos_withdrawal_cap_is_refused_until_the_interval_
 #[tokio::test]
 async fn a_withdrawal_the_reserve_cannot_pay_now_is_refused_before_the_wallet_signs() {
     let f = Flow::start().await;
-    let wallet = f.wallet.pubkey();
     let backing_id = &deposit_confirmed(&f, "lend_b", "10").await;
 
     // Borrowers take all but 1 SOL of the reserve's liquidity.
     f.edit_kamino_reserve(|data| klend::set_available(data, SOL))
         .await;
-    let rows = f.prepared_rows().await;
-    let (status, retry_after, refused) = f
-        .server
-        .post_with_retry_after(
-            "/v1/defi/withdrawal/prepare",
-            &json!({"backing_id": backing_id, "wallet": wallet.to_string()}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    let (retry_after, _) = f.withdrawal_refused_for_liquidity(backing_id).await;
     assert!(retry_after.is_some());
-    assert_eq!(
-        refused["error"], "venue_liquidity_insufficient",
-        "{refused}"
-    );
-    assert_eq!(f.prepared_rows().await, rows);
 
     // Liquidity back (repaid), the withdrawal is prepared and pays the 10 SOL.
     f.edit_kamino_reserve(|data| klend::set_available(data, klend::START_AVAILABLE + 10 * SOL))
