@@ -1004,3 +1004,61 @@ async fn a_borrow_kamino_would_refuse_is_refused_before_the_wallet_signs() {
     );
     b.server.stop().await;
 }
+
+/// Kamino refuses a borrow that would leave the reserve lent at or above its utilisation
+/// ceiling (`BorrowingAboveUtilizationRateDisabled`). The prepare refuses it before the wallet
+/// signs, with the room left below the ceiling, and stores nothing; a borrow prepared before
+/// the ceiling was set fails on chain; a borrow within the room lands.
+#[tokio::test]
+async fn a_borrow_past_the_utilisation_ceiling_is_refused_before_the_wallet_signs() {
+    let b = Borrower::start().await;
+    b.flare_with_deposit(10).await;
+    b.accept_terms().await;
+
+    // 300 USD is 2 SOL at 150, prepared while the reserve has no ceiling. Then the admin sets
+    // one at 51 % while borrowers hold 1,048 SOL of it: the transaction fails at the borrow.
+    let (status, early) = b.prepare(300.0).await;
+    assert_eq!(status, StatusCode::OK, "{early}");
+    let lent = 1_048 * SOL;
+    b.edit_reserve(|d| {
+        klend::set_borrowed(d, lent);
+        klend::set_utilization_ceiling(d, 51);
+    })
+    .await;
+    let borrow_at =
+        chain::anchor_instruction_at(&early["transaction"], "borrow_obligation_liquidity_v2");
+    assert_eq!(
+        b.ledger.process(chain::sign(&early, &b.wallet)).await,
+        Err(format!("InstructionError({borrow_at}, InvalidArgument)")),
+        "the borrow instruction fails"
+    );
+    assert_eq!(b.debt().await, 0);
+
+    // Asked now, refused before signing. The room, worked out here in whole units: the most a
+    // borrow takes (no origination fee on this reserve) while lent stays below 51 % of the
+    // supply.
+    let available = lend_b::Reserve::decode(&b.reserve_data().await)
+        .unwrap()
+        .available;
+    let supply = u128::from(available + lent);
+    let room = u64::try_from((supply * 51).div_ceil(100)).unwrap() - lent - 1;
+    assert!(room > SOL && room < 2 * SOL, "{room}");
+    let rows = b.prepared_rows().await;
+    let (status, body) = b.prepare(300.0).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"], "amount_above_borrow_limit", "{body}");
+    assert_eq!(body["room_base"], room, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("utilisation ceiling"),
+        "{body}"
+    );
+    assert_eq!(b.prepared_rows().await, rows);
+
+    // 1 SOL stays below the ceiling: it is prepared and lands.
+    b.borrow(150.0).await;
+    assert_eq!(b.debt().await, SOL);
+    b.server.stop().await;
+}

@@ -97,6 +97,7 @@ fn kamino_reserve() -> lend_b::Reserve {
         debt_cap: lend_b::WithdrawalCap::default(),
         borrow_limit: u64::MAX,
         origination_fee_sf: 0,
+        utilization_ceiling_pct: 0,
     }
 }
 

@@ -101,6 +101,8 @@ mod reserve {
     pub const DEBT_WITHDRAWAL_CAP: usize = 5448;
     /// `config.borrow_limit`: the most liquidity the reserve lends in all.
     pub const BORROW_LIMIT: usize = 5024;
+    /// `config.utilization_limit_block_borrowing_above_pct` (0: no ceiling).
+    pub const UTILIZATION_CEILING_PCT: usize = 5501;
     /// Pyth, Switchboard price, Switchboard TWAP, Scope.
     pub const ORACLES: [usize; 4] = [5224, 5160, 5192, 5112];
 }
@@ -422,6 +424,12 @@ pub fn cap_total(reserve_data: &[u8], cap: Cap) -> (i64, u64) {
 /// Sets a reserve's borrow limit in its data (as its market's admin would).
 pub fn set_borrow_limit(reserve_data: &mut [u8], limit: u64) {
     put(reserve_data, reserve::BORROW_LIMIT, &limit.to_le_bytes());
+}
+
+/// Sets the utilisation in per cent at or above which a reserve lends no more (as its market's
+/// admin would; 0: none).
+pub fn set_utilization_ceiling(reserve_data: &mut [u8], pct: u8) {
+    reserve_data[reserve::UTILIZATION_CEILING_PCT] = pct;
 }
 
 /// Counts `amount` of liquidity leaving (`Way::Withdraw`: a withdrawal or a borrow) or
@@ -1474,6 +1482,18 @@ fn borrow(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Program
         put(&mut data, reserve::AVAILABLE, &available.to_le_bytes());
         put(&mut data, reserve::BORROWED_SF, &total.to_le_bytes());
         data[reserve::STALE] = 1;
+        // `BorrowingAboveUtilizationRateDisabled`: lent at or above the ceiling after it.
+        let ceiling = u128::from(data[reserve::UTILIZATION_CEILING_PCT]);
+        let supply = (u128::from(available) << FRACTION_SHIFT)
+            .checked_add(total)
+            .ok_or_else(|| fail("supply beyond u128"))?;
+        let beyond = || fail("utilisation beyond u128");
+        let lent_pct = total.checked_mul(100).ok_or_else(beyond)?;
+        let ceiling_of_supply = ceiling.checked_mul(supply).ok_or_else(beyond)?;
+        check(
+            ceiling == 0 || lent_pct < ceiling_of_supply,
+            "the borrow leaves the reserve lent at or above its utilisation ceiling",
+        )?;
     }
     let mut data = obligation.data.borrow_mut();
     let at = match borrow_entry(&data, reserve.key) {

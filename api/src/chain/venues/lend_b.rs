@@ -69,6 +69,9 @@ pub mod reserve {
     pub const ORIGINATION_FEE_SF: usize = 4896;
     /// `config.borrow_limit`: the most liquidity the reserve lends in all.
     pub const BORROW_LIMIT: usize = 5024;
+    /// `config.utilization_limit_block_borrowing_above_pct`: a borrow that would leave the
+    /// reserve lent at or above this share of its supply is refused (0: no ceiling).
+    pub const UTILIZATION_CEILING_PCT: usize = 5501;
     pub const SCOPE_PRICE_FEED: usize = 5112;
     pub const SWITCHBOARD_PRICE: usize = 5160;
     pub const SWITCHBOARD_TWAP: usize = 5192;
@@ -128,6 +131,8 @@ pub struct Reserve {
     pub borrow_limit: u64,
     /// The borrow fee (`config.fees.origination_fee_sf`, a fraction over 2^60).
     pub origination_fee_sf: u64,
+    /// The utilisation in per cent at or above which a borrow is refused (0: none).
+    pub utilization_ceiling_pct: u8,
 }
 
 /// A reserve's `deposit_withdrawal_cap`: withdrawals add the liquidity they take to
@@ -227,6 +232,10 @@ pub enum OutflowRefusal {
     /// The borrow would take what the reserve lends past its borrow limit
     /// (`BorrowLimitExceeded`); `room` base units still fit.
     AboveBorrowLimit { room: u64 },
+    /// The borrow would leave the reserve lent at or above its utilisation ceiling
+    /// (`BorrowingAboveUtilizationRateDisabled`); a borrow of `room` base units, with its
+    /// origination fee, stays below it.
+    AboveUtilizationCeiling { room: u64 },
 }
 
 impl Reserve {
@@ -272,6 +281,7 @@ impl Reserve {
             debt_cap: WithdrawalCap::decode(data, DEBT_WITHDRAWAL_CAP)?,
             borrow_limit: le_u64(data, BORROW_LIMIT)?,
             origination_fee_sf: le_u64(data, ORIGINATION_FEE_SF)?,
+            utilization_ceiling_pct: *data.get(UTILIZATION_CEILING_PCT)?,
         })
     }
 
@@ -331,7 +341,36 @@ impl Reserve {
             return Err(OutflowRefusal::AboveBorrowLimit { room });
         }
         let taken = amount.saturating_add(self.origination_fee(amount));
-        self.check_outflow(taken, &self.debt_cap, now)
+        self.check_outflow(taken, &self.debt_cap, now)?;
+        match self.lendable_below_ceiling() {
+            Some(most) if taken > most => Err(OutflowRefusal::AboveUtilizationCeiling {
+                room: most.saturating_sub(self.origination_fee(most)),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The most a borrow may take out of the reserve (amount and fee) and leave it lent below
+    /// its utilisation ceiling; `None` without one. klend checks the utilisation after the
+    /// borrow: what is lent grows by what the borrow takes and the unlent liquidity falls by
+    /// as much, so the supply is unchanged and the borrow is refused once
+    /// `(borrowed + taken) / supply ≥ pct / 100`. Compared here exactly, in fractions; the
+    /// program rounds both sides to 60 bits, which can differ only within 2^-60 of the ceiling.
+    fn lendable_below_ceiling(&self) -> Option<u64> {
+        let pct = u128::from(self.utilization_ceiling_pct);
+        if pct == 0 {
+            return None;
+        }
+        // ceil(supply × pct / 100), without overflow: supply = 100q + r.
+        let supply = self.total_supply_sf();
+        let (q, r) = (supply / 100, supply % 100);
+        let ceiling_sf = (q * pct).saturating_add((r * pct).div_ceil(100));
+        // The largest whole `taken` with borrowed + taken × 2^60 < ceiling.
+        let below = ceiling_sf.saturating_sub(self.borrowed_sf);
+        Some(match below {
+            0 => 0,
+            _ => u64::try_from((below - 1) / FRACTION_ONE).unwrap_or(u64::MAX),
+        })
     }
 
     /// Total supply in fractions: available plus borrowed, less the fees owed out of it
@@ -839,6 +878,15 @@ fn outflow_refused(refusal: OutflowRefusal, what: &str) -> ApiError {
             format!(
                 "{what} would take the Kamino reserve past its borrow limit; it lends at most \
                  {room} base units more now"
+            ),
+        )
+        .with("room_base", room),
+        OutflowRefusal::AboveUtilizationCeiling { room } => ApiError::coded(
+            StatusCode::BAD_REQUEST,
+            "amount_above_borrow_limit",
+            format!(
+                "{what} would leave the Kamino reserve lent at or above its utilisation \
+                 ceiling, where it lends no more; {room} base units stay below it now"
             ),
         )
         .with("room_base", room),
@@ -1452,6 +1500,69 @@ mod tests {
         assert_eq!(
             lending(900).check_borrow(1, now),
             Err(OutflowRefusal::AboveBorrowLimit { room: 0 })
+        );
+    }
+
+    #[test]
+    fn borrows_reaching_the_utilisation_ceiling_are_refused() {
+        let mut data = vec![0u8; reserve::LEN];
+        data[..8].copy_from_slice(&anchor_discriminator("account:Reserve"));
+        data[reserve::UTILIZATION_CEILING_PCT] = 80;
+        assert_eq!(Reserve::decode(&data).unwrap().utilization_ceiling_pct, 80);
+
+        // 1,000 lent of a supply of 1,500: 80 % is 1,200, so what a borrow takes (the amount
+        // and its fee of at least 1) must stay under 200.
+        let at = |pct| Reserve {
+            utilization_ceiling_pct: pct,
+            debt_cap: WithdrawalCap::default(),
+            ..lending(u64::MAX)
+        };
+        assert_eq!(at(80).check_borrow(198, 0), Ok(()));
+        assert_eq!(
+            at(80).check_borrow(199, 0),
+            Err(OutflowRefusal::AboveUtilizationCeiling { room: 198 })
+        );
+        // No ceiling (0): only the unlent liquidity bounds it.
+        assert_eq!(at(0).check_borrow(499, 0), Ok(()));
+        // A reserve already at or past its ceiling lends nothing.
+        assert_eq!(
+            at(66).check_borrow(1, 0),
+            Err(OutflowRefusal::AboveUtilizationCeiling { room: 0 })
+        );
+        // A ceiling between whole units: 10 % of 1,501 is 150.1, so 100 lent takes 50 more.
+        let free = Reserve {
+            available: 1_401,
+            borrowed_sf: 100 * FRACTION_ONE,
+            origination_fee_sf: 0,
+            ..at(10)
+        };
+        assert_eq!(free.check_borrow(50, 0), Ok(()));
+        assert_eq!(
+            free.check_borrow(51, 0),
+            Err(OutflowRefusal::AboveUtilizationCeiling { room: 50 })
+        );
+        // Equal to the ceiling is refused, as klend's `>=` refuses it: 10 % of 1,500 is 150.
+        let even = Reserve {
+            available: 1_400,
+            ..free.clone()
+        };
+        assert_eq!(even.check_borrow(49, 0), Ok(()));
+        assert_eq!(
+            even.check_borrow(50, 0),
+            Err(OutflowRefusal::AboveUtilizationCeiling { room: 49 })
+        );
+        // The largest supply does not overflow.
+        let vast = Reserve {
+            available: u64::MAX,
+            borrowed_sf: 0,
+            ..free
+        };
+        assert_eq!(vast.check_borrow(u64::MAX / 10, 0), Ok(()));
+        assert_eq!(
+            vast.check_borrow(u64::MAX / 10 + 1, 0),
+            Err(OutflowRefusal::AboveUtilizationCeiling {
+                room: u64::MAX / 10
+            })
         );
     }
 }
