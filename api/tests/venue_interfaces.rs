@@ -1,6 +1,8 @@
 //! The Anchor venues' instructions as the api builds them, written to
 //! `tests/ts/venues.fixture.json` for `tests/ts/venues.test.mjs`, which builds each one with
 //! `@coral-xyz/anchor` from the venue's published IDL and compares bytes and account metas.
+//! The fixture also lists every offset at which the api reads those venues' accounts, for
+//! `tests/ts/venue-layouts.test.mjs` to find in the layouts Anchor makes of the same IDLs.
 //! `UPDATE_FIXTURES=1` rewrites the fixture; otherwise the committed one must equal what the
 //! builders make now, so a builder change cannot pass without the TypeScript check seeing it.
 
@@ -312,7 +314,161 @@ fn fixture() -> Value {
         entry("p0", "marginfi", "lending_account_withdraw",
               json!({"amount": "0", "withdraw_all": true}), &margin_withdraw,
               &margin.withdraw_instruction(&owner, &bank, &key(56), p0::WithdrawAmount::All, &[])),
-    ]})
+    ], "accounts": account_layouts()})
+}
+
+/// A field the api reads: its path as the IDL spells it, the offset it reads at (from the
+/// account's first byte) and how many bytes.
+fn field(path: &str, offset: usize, size: usize) -> Value {
+    json!({"path": path, "offset": offset, "size": size})
+}
+
+/// An array the api walks: where it starts, how many elements and the bytes between them.
+fn array(path: &str, offset: usize, count: usize, stride: usize) -> Value {
+    json!({"path": path, "offset": offset, "count": count, "stride": stride})
+}
+
+fn account(venue: &str, idl: &str, name: &str, len: Option<usize>, fields: Vec<Value>) -> Value {
+    json!({"venue": venue, "idl": idl, "account": name, "len": len, "fields": fields})
+}
+
+/// The accounts the api decodes from Anchor venues, with every offset its decoders read, for
+/// `tests/ts/venue-layouts.test.mjs` to find in the layouts Anchor makes of the published IDLs.
+/// The elements' fields are checked in the first and last element, which also checks the stride.
+#[rustfmt::skip]
+fn account_layouts() -> Vec<Value> {
+    let reserve = {
+        use lend_b::reserve::*;
+        let caps = [("depositWithdrawalCap", DEPOSIT_WITHDRAWAL_CAP), ("debtWithdrawalCap", DEBT_WITHDRAWAL_CAP)];
+        let mut fields = vec![
+            field("lendingMarket", LENDING_MARKET, 32),
+            field("farmCollateral", FARM_COLLATERAL, 32),
+            field("liquidity.mintPubkey", LIQUIDITY_MINT, 32),
+            field("liquidity.supplyVault", LIQUIDITY_SUPPLY, 32),
+            field("liquidity.feeVault", FEE_VAULT, 32),
+            field("liquidity.availableAmount", AVAILABLE_AMOUNT, 8),
+            field("liquidity.borrowedAmountSf", BORROWED_AMOUNT_SF, 16),
+            // A 256-bit fraction of which the low 128 bits are read.
+            field("liquidity.cumulativeBorrowRateBsf.value", CUMULATIVE_BORROW_RATE, 32),
+            field("liquidity.accumulatedProtocolFeesSf", ACCUMULATED_PROTOCOL_FEES_SF, 16),
+            field("liquidity.accumulatedReferrerFeesSf", ACCUMULATED_REFERRER_FEES_SF, 16),
+            field("liquidity.pendingReferrerFeesSf", PENDING_REFERRER_FEES_SF, 16),
+            field("liquidity.tokenProgram", LIQUIDITY_TOKEN_PROGRAM, 32),
+            field("collateral.mintPubkey", COLLATERAL_MINT, 32),
+            field("collateral.mintTotalSupply", COLLATERAL_MINT_TOTAL_SUPPLY, 8),
+            field("collateral.supplyVault", COLLATERAL_SUPPLY, 32),
+            field("config.status", STATUS, 1),
+            field("config.protocolTakeRatePct", PROTOCOL_TAKE_RATE_PCT, 1),
+            field("config.fees.originationFeeSf", ORIGINATION_FEE_SF, 8),
+            array("config.borrowRateCurve.points", BORROW_RATE_CURVE, 11, 8),
+            field("config.borrowRateCurve.points[0].utilizationRateBps", BORROW_RATE_CURVE, 4),
+            field("config.borrowRateCurve.points[0].borrowRateBps", BORROW_RATE_CURVE + 4, 4),
+            field("config.borrowRateCurve.points[10].borrowRateBps", BORROW_RATE_CURVE + 10 * 8 + 4, 4),
+            field("config.depositLimit", DEPOSIT_LIMIT, 8),
+            field("config.borrowLimit", BORROW_LIMIT, 8),
+            field("config.utilizationLimitBlockBorrowingAbovePct", UTILIZATION_CEILING_PCT, 1),
+            field("config.tokenInfo.scopeConfiguration.priceFeed", SCOPE_PRICE_FEED, 32),
+            field("config.tokenInfo.switchboardConfiguration.priceAggregator", SWITCHBOARD_PRICE, 32),
+            field("config.tokenInfo.switchboardConfiguration.twapAggregator", SWITCHBOARD_TWAP, 32),
+            field("config.tokenInfo.pythConfiguration.price", PYTH_PRICE, 32),
+        ];
+        for (name, at) in caps {
+            fields.push(field(&format!("config.{name}.configCapacity"), at + cap::CAPACITY, 8));
+            fields.push(field(&format!("config.{name}.currentTotal"), at + cap::CURRENT_TOTAL, 8));
+            fields.push(field(&format!("config.{name}.lastIntervalStartTimestamp"), at + cap::INTERVAL_START, 8));
+            fields.push(field(&format!("config.{name}.configIntervalLengthSeconds"), at + cap::INTERVAL_SECS, 8));
+        }
+        account("lend_b", "klend", "Reserve", Some(LEN), fields)
+    };
+    let obligation = {
+        use lend_b::obligation::*;
+        let mut fields = vec![
+            array("deposits", DEPOSITS, DEPOSIT_COUNT, DEPOSIT_STRIDE),
+            array("borrows", BORROWS, BORROW_COUNT, BORROW_STRIDE),
+        ];
+        for i in [0, DEPOSIT_COUNT - 1] {
+            let at = DEPOSITS + i * DEPOSIT_STRIDE;
+            fields.push(field(&format!("deposits[{i}].depositReserve"), at + DEPOSIT_RESERVE, 32));
+            fields.push(field(&format!("deposits[{i}].depositedAmount"), at + DEPOSITED_AMOUNT, 8));
+        }
+        for i in [0, BORROW_COUNT - 1] {
+            let at = BORROWS + i * BORROW_STRIDE;
+            fields.push(field(&format!("borrows[{i}].borrowReserve"), at + BORROW_RESERVE, 32));
+            fields.push(field(&format!("borrows[{i}].cumulativeBorrowRateBsf.value"), at + BORROW_RATE, 32));
+            fields.push(field(&format!("borrows[{i}].borrowedAmountSf"), at + BORROWED_AMOUNT_SF, 16));
+        }
+        account("lend_b", "klend", "Obligation", Some(LEN), fields)
+    };
+    let state = {
+        use stake_b::state::*;
+        account("stake_b", "marinade", "State", None, vec![
+            field("msolMint", MSOL_MINT, 32),
+            field("treasuryMsolAccount", TREASURY_MSOL_ACCOUNT, 32),
+            field("rentExemptForTokenAcc", RENT_EXEMPT_FOR_TOKEN_ACC, 8),
+            field("stakeSystem.delayedUnstakeCoolingDown", DELAYED_UNSTAKE_COOLING_DOWN, 8),
+            field("validatorSystem.totalActiveBalance", TOTAL_ACTIVE_BALANCE, 8),
+            field("liqPool.msolLeg", LIQ_POOL_MSOL_LEG, 32),
+            field("liqPool.lpLiquidityTarget", LP_LIQUIDITY_TARGET, 8),
+            field("liqPool.lpMaxFee.basisPoints", LP_MAX_FEE, 4),
+            field("liqPool.lpMinFee.basisPoints", LP_MIN_FEE, 4),
+            field("availableReserveBalance", AVAILABLE_RESERVE_BALANCE, 8),
+            field("msolSupply", MSOL_SUPPLY, 8),
+            field("msolPrice", MSOL_PRICE, 8),
+            field("circulatingTicketBalance", CIRCULATING_TICKET_BALANCE, 8),
+            field("minDeposit", MIN_DEPOSIT, 8),
+            field("minWithdraw", MIN_WITHDRAW, 8),
+            field("stakingSolCap", STAKING_SOL_CAP, 8),
+            field("emergencyCoolingDown", EMERGENCY_COOLING_DOWN, 8),
+            field("paused", PAUSED, 1),
+        ])
+    };
+    let lending = {
+        use lend_c::lending::*;
+        account("lend_c", "jupiter_lending", "Lending", Some(MIN_LEN), vec![
+            field("mint", MINT, 32),
+            field("f_token_mint", F_TOKEN_MINT, 32),
+            field("rewards_rate_model", REWARDS_RATE_MODEL, 32),
+            field("token_exchange_price", TOKEN_EXCHANGE_PRICE, 8),
+            field("token_reserves_liquidity", TOKEN_RESERVES_LIQUIDITY, 32),
+            field("supply_position_on_liquidity", SUPPLY_POSITION_ON_LIQUIDITY, 32),
+        ])
+    };
+    let bank = {
+        use p0::bank::*;
+        account("p0", "marginfi", "Bank", Some(LEN), vec![
+            field("mint", MINT, 32),
+            field("mint_decimals", MINT_DECIMALS, 1),
+            field("group", GROUP, 32),
+            field("asset_share_value", ASSET_SHARE_VALUE, 16),
+            field("liability_share_value", LIABILITY_SHARE_VALUE, 16),
+            field("liquidity_vault", LIQUIDITY_VAULT, 32),
+            field("config.asset_weight_maint", ASSET_WEIGHT_MAINT, 16),
+            field("config.liability_weight_maint", LIABILITY_WEIGHT_MAINT, 16),
+            // The first oracle key.
+            field("config.oracle_keys[0]", ORACLE_KEYS, 32),
+            field("cache.lending_rate", LENDING_RATE, 4),
+            field("cache.borrowing_rate", BORROWING_RATE, 4),
+        ])
+    };
+    let margin_account = {
+        use p0::account::*;
+        let mut fields = vec![
+            field("group", GROUP, 32),
+            field("authority", AUTHORITY, 32),
+            array("lending_account.balances", BALANCES, BALANCE_COUNT, BALANCE_STRIDE),
+        ];
+        for i in [0, BALANCE_COUNT - 1] {
+            let at = BALANCES + i * BALANCE_STRIDE;
+            let path = |name: &str| format!("lending_account.balances[{i}].{name}");
+            fields.push(field(&path("active"), at + ACTIVE, 1));
+            fields.push(field(&path("bank_pk"), at + BANK, 32));
+            fields.push(field(&path("bank_asset_tag"), at + ASSET_TAG, 1));
+            fields.push(field(&path("asset_shares"), at + ASSET_SHARES, 16));
+            fields.push(field(&path("liability_shares"), at + LIABILITY_SHARES, 16));
+        }
+        account("p0", "marginfi", "MarginfiAccount", Some(LEN), fields)
+    };
+    vec![reserve, obligation, state, lending, bank, margin_account]
 }
 
 #[test]

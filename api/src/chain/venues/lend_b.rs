@@ -65,6 +65,13 @@ pub mod reserve {
     pub const DEPOSIT_WITHDRAWAL_CAP: usize = 5416;
     /// `config.debt_withdrawal_cap`: the same, for the liquidity borrows take.
     pub const DEBT_WITHDRAWAL_CAP: usize = 5448;
+    /// Within either cap (`WithdrawalCaps`).
+    pub mod cap {
+        pub const CAPACITY: usize = 0;
+        pub const CURRENT_TOTAL: usize = 8;
+        pub const INTERVAL_START: usize = 16;
+        pub const INTERVAL_SECS: usize = 24;
+    }
     /// `config.fees.origination_fee_sf`: the borrow fee, a fraction over 2^60.
     pub const ORIGINATION_FEE_SF: usize = 4896;
     /// `config.borrow_limit`: the most liquidity the reserve lends in all.
@@ -84,12 +91,15 @@ pub mod obligation {
     pub const DEPOSITS: usize = 96;
     pub const DEPOSIT_STRIDE: usize = 136;
     pub const DEPOSIT_COUNT: usize = 8;
+    /// Within a deposit entry (`ObligationCollateral`): its reserve and the collateral units.
+    pub const DEPOSIT_RESERVE: usize = 0;
     pub const DEPOSITED_AMOUNT: usize = 32;
     pub const BORROWS: usize = 1208;
     pub const BORROW_STRIDE: usize = 200;
     pub const BORROW_COUNT: usize = 5;
-    /// Within a borrow entry (`ObligationLiquidity`): the reserve's cumulative borrow rate at
-    /// the entry's last refresh, and the debt in fractions.
+    /// Within a borrow entry (`ObligationLiquidity`): its reserve, the reserve's cumulative
+    /// borrow rate at the entry's last refresh, and the debt in fractions.
+    pub const BORROW_RESERVE: usize = 0;
     pub const BORROW_RATE: usize = 32;
     pub const BORROWED_AMOUNT_SF: usize = 88;
 }
@@ -159,11 +169,12 @@ pub struct CapWindow {
 
 impl WithdrawalCap {
     fn decode(data: &[u8], at: usize) -> Option<WithdrawalCap> {
+        use reserve::cap::*;
         Some(WithdrawalCap {
-            capacity: le_i64(data, at)?,
-            current_total: le_i64(data, at + 8)?,
-            interval_start: le_u64(data, at + 16)?,
-            interval_secs: le_u64(data, at + 24)?,
+            capacity: le_i64(data, at + CAPACITY)?,
+            current_total: le_i64(data, at + CURRENT_TOTAL)?,
+            interval_start: le_u64(data, at + INTERVAL_START)?,
+            interval_secs: le_u64(data, at + INTERVAL_SECS)?,
         })
     }
 
@@ -472,7 +483,7 @@ impl Obligation {
         let mut found = Obligation::default();
         for i in 0..DEPOSIT_COUNT {
             let at = DEPOSITS + i * DEPOSIT_STRIDE;
-            let reserve = key_at(data, at)?;
+            let reserve = key_at(data, at + DEPOSIT_RESERVE)?;
             if reserve != Pubkey::default() {
                 found
                     .deposits
@@ -481,7 +492,7 @@ impl Obligation {
         }
         for i in 0..BORROW_COUNT {
             let at = BORROWS + i * BORROW_STRIDE;
-            let reserve = key_at(data, at)?;
+            let reserve = key_at(data, at + BORROW_RESERVE)?;
             if reserve != Pubkey::default() {
                 found.borrows.push(ObligationBorrow {
                     reserve,

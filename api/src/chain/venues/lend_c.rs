@@ -175,7 +175,7 @@ pub fn withdraw(
 pub const EXCHANGE_PRICES_PRECISION: u128 = 1_000_000_000_000;
 
 /// The `Lending` account (Borsh after its discriminator), the fields the venue reads.
-mod lending {
+pub mod lending {
     pub const MINT: usize = 8;
     pub const F_TOKEN_MINT: usize = 40;
     pub const REWARDS_RATE_MODEL: usize = 75;

@@ -48,7 +48,7 @@ mod ix {
 }
 
 /// `Bank` (8 + 1856 bytes).
-mod bank {
+pub mod bank {
     pub const LEN: usize = 1864;
     pub const MINT: usize = 8;
     pub const MINT_DECIMALS: usize = 40;
@@ -64,13 +64,16 @@ mod bank {
 }
 
 /// `MarginfiAccount` (8 + 2304 bytes).
-mod account {
+pub mod account {
     pub const LEN: usize = 2312;
     pub const GROUP: usize = 8;
     pub const AUTHORITY: usize = 40;
     pub const BALANCES: usize = 72;
     pub const BALANCE_STRIDE: usize = 104;
     pub const BALANCE_COUNT: usize = 16;
+    /// Within a balance: 1 when it is in use, then its bank.
+    pub const ACTIVE: usize = 0;
+    pub const BANK: usize = 1;
     pub const ASSET_TAG: usize = 33;
     pub const ASSET_SHARES: usize = 40;
     pub const LIABILITY_SHARES: usize = 56;
@@ -184,11 +187,11 @@ impl MarginAccount {
         let mut balances = Vec::new();
         for i in 0..account::BALANCE_COUNT {
             let at = account::BALANCES + i * account::BALANCE_STRIDE;
-            if data[at] != 1 {
+            if data[at + account::ACTIVE] != 1 {
                 continue;
             }
             balances.push(Balance {
-                bank: key_at(data, at + 1)?,
+                bank: key_at(data, at + account::BANK)?,
                 asset_tag: data[at + account::ASSET_TAG],
                 asset_shares: i80f48(data, at + account::ASSET_SHARES)?,
                 liability_shares: i80f48(data, at + account::LIABILITY_SHARES)?,
