@@ -467,6 +467,12 @@ async fn a_flare_wallet_borrows_against_its_kamino_deposit_and_repays_with_inter
         1e-9
     ));
 
+    // The reserve counts the borrow against what it lends outside elevation groups.
+    assert_eq!(
+        klend::borrowed_outside_groups(&b.reserve_data().await),
+        2 * SOL
+    );
+
     // Only the position's wallet repays it.
     let repay_body =
         |who: &Keypair| json!({"wallet": who.pubkey().to_string(), "position_id": borrow_id});
@@ -491,6 +497,7 @@ async fn a_flare_wallet_borrows_against_its_kamino_deposit_and_repays_with_inter
         "{paid} for {owed}"
     );
     assert_eq!(b.debt().await, 0, "the debt left the obligation");
+    assert_eq!(klend::borrowed_outside_groups(&b.reserve_data().await), 0);
     let repay_id = repay["repay_id"].as_str().unwrap();
     let confirm_repay = json!({"wallet": wallet, "position_id": borrow_id, "repay_id": repay_id, "tx_signature": repaid});
     let (status, closed) = b
@@ -1060,5 +1067,53 @@ async fn a_borrow_past_the_utilisation_ceiling_is_refused_before_the_wallet_sign
     // 1 SOL stays below the ceiling: it is prepared and lands.
     b.borrow(150.0).await;
     assert_eq!(b.debt().await, SOL);
+    b.server.stop().await;
+}
+
+/// Kamino lends to obligations outside an elevation group (the service's vanilla obligations)
+/// only up to `borrow_limit_outside_elevation_group` (`BorrowLimitExceeded`). The prepare
+/// refuses a borrow past it before the wallet signs, with the room left, and stores nothing; a
+/// borrow prepared before the limit was lowered fails on chain; a borrow within it lands and
+/// is counted.
+#[tokio::test]
+async fn a_borrow_past_the_limit_outside_elevation_groups_is_refused_before_the_wallet_signs() {
+    let b = Borrower::start().await;
+    b.flare_with_deposit(10).await;
+    b.accept_terms().await;
+
+    // 2 SOL prepared; then the admin lends at most 1.5 SOL outside elevation groups, none of
+    // it lent yet: the transaction fails at the borrow.
+    let (status, early) = b.prepare(300.0).await;
+    assert_eq!(status, StatusCode::OK, "{early}");
+    b.edit_reserve(|d| klend::set_outside_groups(d, 3 * SOL / 2, 0))
+        .await;
+    let borrow_at =
+        chain::anchor_instruction_at(&early["transaction"], "borrow_obligation_liquidity_v2");
+    assert_eq!(
+        b.ledger.process(chain::sign(&early, &b.wallet)).await,
+        Err(format!("InstructionError({borrow_at}, InvalidArgument)")),
+        "the borrow instruction fails"
+    );
+    assert_eq!(b.debt().await, 0);
+
+    // Asked now, refused before signing with the 1.5 SOL left (no origination fee here).
+    let rows = b.prepared_rows().await;
+    let (status, body) = b.prepare(300.0).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert_eq!(body["error"], "amount_above_borrow_limit", "{body}");
+    assert_eq!(body["room_base"], 3 * SOL / 2, "{body}");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("outside its elevation groups"),
+        "{body}"
+    );
+    assert_eq!(b.prepared_rows().await, rows);
+
+    // 1 SOL fits: it lands and is counted.
+    b.borrow(150.0).await;
+    assert_eq!(b.debt().await, SOL);
+    assert_eq!(klend::borrowed_outside_groups(&b.reserve_data().await), SOL);
     b.server.stop().await;
 }

@@ -100,6 +100,8 @@ fn kamino_reserve() -> lend_b::Reserve {
         borrow_limit: u64::MAX,
         origination_fee_sf: 0,
         utilization_ceiling_pct: 0,
+        borrow_limit_outside_groups: u64::MAX,
+        borrowed_outside_groups: 0,
     }
 }
 
@@ -367,6 +369,8 @@ fn account_layouts() -> Vec<Value> {
             field("config.depositLimit", DEPOSIT_LIMIT, 8),
             field("config.borrowLimit", BORROW_LIMIT, 8),
             field("config.utilizationLimitBlockBorrowingAbovePct", UTILIZATION_CEILING_PCT, 1),
+            field("config.borrowLimitOutsideElevationGroup", BORROW_LIMIT_OUTSIDE_ELEVATION_GROUP, 8),
+            field("borrowedAmountOutsideElevationGroup", BORROWED_OUTSIDE_ELEVATION_GROUP, 8),
             field("config.tokenInfo.scopeConfiguration.priceFeed", SCOPE_PRICE_FEED, 32),
             field("config.tokenInfo.switchboardConfiguration.priceAggregator", SWITCHBOARD_PRICE, 32),
             field("config.tokenInfo.switchboardConfiguration.twapAggregator", SWITCHBOARD_TWAP, 32),

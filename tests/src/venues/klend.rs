@@ -103,6 +103,10 @@ mod reserve {
     pub const BORROW_LIMIT: usize = 5024;
     /// `config.utilization_limit_block_borrowing_above_pct` (0: no ceiling).
     pub const UTILIZATION_CEILING_PCT: usize = 5501;
+    /// `config.borrow_limit_outside_elevation_group` and `borrowed_amount_outside_elevation_group`:
+    /// what the reserve lends to obligations in no elevation group, at most and now.
+    pub const BORROW_LIMIT_OUTSIDE_ELEVATION_GROUP: usize = 5504;
+    pub const BORROWED_OUTSIDE_ELEVATION_GROUP: usize = 6704;
     /// Pyth, Switchboard price, Switchboard TWAP, Scope.
     pub const ORACLES: [usize; 4] = [5224, 5160, 5192, 5112];
 }
@@ -332,8 +336,13 @@ fn reserve_data(m: &KaminoMarket, r: &ReserveSetup) -> Vec<u8> {
     put(&mut data, COLLATERAL_TOTAL, &r.collateral.to_le_bytes());
     put(&mut data, COLLATERAL_SUPPLY, r.collateral_vault.as_ref());
     put(&mut data, DEPOSIT_LIMIT, &r.deposit_limit.to_le_bytes());
-    // It lends up to what it may take in.
+    // It lends up to what it may take in, to obligations in an elevation group or not.
     put(&mut data, BORROW_LIMIT, &r.deposit_limit.to_le_bytes());
+    put(
+        &mut data,
+        BORROW_LIMIT_OUTSIDE_ELEVATION_GROUP,
+        &r.deposit_limit.to_le_bytes(),
+    );
     // Eleven points; the program pads a shorter curve with its last point.
     for i in 0..11 {
         let (u, rate) = CURVE[i.min(CURVE.len() - 1)];
@@ -424,6 +433,26 @@ pub fn cap_total(reserve_data: &[u8], cap: Cap) -> (i64, u64) {
 /// Sets a reserve's borrow limit in its data (as its market's admin would).
 pub fn set_borrow_limit(reserve_data: &mut [u8], limit: u64) {
     put(reserve_data, reserve::BORROW_LIMIT, &limit.to_le_bytes());
+}
+
+/// Sets what a reserve lends to obligations outside an elevation group: at most `limit`, with
+/// `lent` lent to them now (as its admin and earlier borrowers would).
+pub fn set_outside_groups(reserve_data: &mut [u8], limit: u64, lent: u64) {
+    put(
+        reserve_data,
+        reserve::BORROW_LIMIT_OUTSIDE_ELEVATION_GROUP,
+        &limit.to_le_bytes(),
+    );
+    put(
+        reserve_data,
+        reserve::BORROWED_OUTSIDE_ELEVATION_GROUP,
+        &lent.to_le_bytes(),
+    );
+}
+
+/// What a reserve has lent to obligations outside an elevation group.
+pub fn borrowed_outside_groups(reserve_data: &[u8]) -> u64 {
+    u64_at(reserve_data, reserve::BORROWED_OUTSIDE_ELEVATION_GROUP)
 }
 
 /// Sets the utilisation in per cent at or above which a reserve lends no more (as its market's
@@ -1494,6 +1523,19 @@ fn borrow(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Program
             ceiling == 0 || lent_pct < ceiling_of_supply,
             "the borrow leaves the reserve lent at or above its utilisation ceiling",
         )?;
+        // The obligations here are in no elevation group: counted against that limit.
+        let outside = u64_at(&data, reserve::BORROWED_OUTSIDE_ELEVATION_GROUP)
+            .checked_add(amount)
+            .ok_or_else(|| fail("lent outside groups beyond u64"))?;
+        check(
+            outside <= u64_at(&data, reserve::BORROW_LIMIT_OUTSIDE_ELEVATION_GROUP),
+            "the borrow passes what the reserve lends outside elevation groups",
+        )?;
+        put(
+            &mut data,
+            reserve::BORROWED_OUTSIDE_ELEVATION_GROUP,
+            &outside.to_le_bytes(),
+        );
     }
     let mut data = obligation.data.borrow_mut();
     let at = match borrow_entry(&data, reserve.key) {
@@ -1598,6 +1640,12 @@ fn repay(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramR
         let total = u128_at(&data, reserve::BORROWED_SF).saturating_sub(settled);
         put(&mut data, reserve::AVAILABLE, &available.to_le_bytes());
         put(&mut data, reserve::BORROWED_SF, &total.to_le_bytes());
+        let outside = u64_at(&data, reserve::BORROWED_OUTSIDE_ELEVATION_GROUP).saturating_sub(paid);
+        put(
+            &mut data,
+            reserve::BORROWED_OUTSIDE_ELEVATION_GROUP,
+            &outside.to_le_bytes(),
+        );
         data[reserve::STALE] = 1;
     }
     let mut data = obligation.data.borrow_mut();

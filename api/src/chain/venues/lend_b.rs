@@ -79,6 +79,11 @@ pub mod reserve {
     /// `config.utilization_limit_block_borrowing_above_pct`: a borrow that would leave the
     /// reserve lent at or above this share of its supply is refused (0: no ceiling).
     pub const UTILIZATION_CEILING_PCT: usize = 5501;
+    /// `config.borrow_limit_outside_elevation_group`: the most the reserve lends to
+    /// obligations outside an elevation group (the api's vanilla obligations), in base units.
+    pub const BORROW_LIMIT_OUTSIDE_ELEVATION_GROUP: usize = 5504;
+    /// `borrowed_amount_outside_elevation_group`: what it has lent to them, in base units.
+    pub const BORROWED_OUTSIDE_ELEVATION_GROUP: usize = 6704;
     pub const SCOPE_PRICE_FEED: usize = 5112;
     pub const SWITCHBOARD_PRICE: usize = 5160;
     pub const SWITCHBOARD_TWAP: usize = 5192;
@@ -143,6 +148,10 @@ pub struct Reserve {
     pub origination_fee_sf: u64,
     /// The utilisation in per cent at or above which a borrow is refused (0: none).
     pub utilization_ceiling_pct: u8,
+    /// What the reserve lends in all to obligations outside an elevation group, at most and
+    /// now (base units).
+    pub borrow_limit_outside_groups: u64,
+    pub borrowed_outside_groups: u64,
 }
 
 /// A reserve's `deposit_withdrawal_cap`: withdrawals add the liquidity they take to
@@ -247,6 +256,10 @@ pub enum OutflowRefusal {
     /// (`BorrowingAboveUtilizationRateDisabled`); a borrow of `room` base units, with its
     /// origination fee, stays below it.
     AboveUtilizationCeiling { room: u64 },
+    /// The borrow, with its fee, would take what the reserve lends to obligations outside an
+    /// elevation group past its limit for them (`BorrowLimitExceeded`); `room` base units,
+    /// with their fee, still fit. A limit of 0 lends only within elevation groups.
+    AboveLimitOutsideGroups { room: u64 },
 }
 
 impl Reserve {
@@ -293,6 +306,8 @@ impl Reserve {
             borrow_limit: le_u64(data, BORROW_LIMIT)?,
             origination_fee_sf: le_u64(data, ORIGINATION_FEE_SF)?,
             utilization_ceiling_pct: *data.get(UTILIZATION_CEILING_PCT)?,
+            borrow_limit_outside_groups: le_u64(data, BORROW_LIMIT_OUTSIDE_ELEVATION_GROUP)?,
+            borrowed_outside_groups: le_u64(data, BORROWED_OUTSIDE_ELEVATION_GROUP)?,
         })
     }
 
@@ -353,12 +368,29 @@ impl Reserve {
         }
         let taken = amount.saturating_add(self.origination_fee(amount));
         self.check_outflow(taken, &self.debt_cap, now)?;
-        match self.lendable_below_ceiling() {
-            Some(most) if taken > most => Err(OutflowRefusal::AboveUtilizationCeiling {
-                room: most.saturating_sub(self.origination_fee(most)),
-            }),
-            _ => Ok(()),
+        if let Some(most) = self.lendable_below_ceiling() {
+            if taken > most {
+                return Err(OutflowRefusal::AboveUtilizationCeiling {
+                    room: self.amount_within(most),
+                });
+            }
         }
+        // `update_elevation_group_debt_trackers_on_borrow`, for an obligation in no group.
+        let most = self
+            .borrow_limit_outside_groups
+            .saturating_sub(self.borrowed_outside_groups);
+        if taken > most {
+            return Err(OutflowRefusal::AboveLimitOutsideGroups {
+                room: self.amount_within(most),
+            });
+        }
+        Ok(())
+    }
+
+    /// A borrow whose amount and origination fee together take at most `most`: the fee only
+    /// grows with the amount, so `most` less its own fee fits.
+    fn amount_within(&self, most: u64) -> u64 {
+        most.saturating_sub(self.origination_fee(most))
     }
 
     /// The most a borrow may take out of the reserve (amount and fee) and leave it lent below
@@ -889,6 +921,16 @@ fn outflow_refused(refusal: OutflowRefusal, what: &str) -> ApiError {
             format!(
                 "{what} would take the Kamino reserve past its borrow limit; it lends at most \
                  {room} base units more now"
+            ),
+        )
+        .with("room_base", room),
+        OutflowRefusal::AboveLimitOutsideGroups { room } => ApiError::coded(
+            StatusCode::BAD_REQUEST,
+            "amount_above_borrow_limit",
+            format!(
+                "{what} would take what the Kamino reserve lends outside its elevation groups \
+                 (the service's obligations are in none) past its limit for them; it lends \
+                 {room} base units more there now"
             ),
         )
         .with("room_base", room),
@@ -1444,6 +1486,8 @@ mod tests {
         data[reserve::BORROWED_AMOUNT_SF..][..16]
             .copy_from_slice(&(1_000 * FRACTION_ONE).to_le_bytes());
         data[reserve::BORROW_LIMIT..][..8].copy_from_slice(&limit.to_le_bytes());
+        data[reserve::BORROW_LIMIT_OUTSIDE_ELEVATION_GROUP..][..8]
+            .copy_from_slice(&u64::MAX.to_le_bytes());
         let fee_sf = u64::try_from(FRACTION_ONE / 1_024).unwrap();
         data[reserve::ORIGINATION_FEE_SF..][..8].copy_from_slice(&fee_sf.to_le_bytes());
         let at = reserve::DEBT_WITHDRAWAL_CAP;
@@ -1511,6 +1555,60 @@ mod tests {
         assert_eq!(
             lending(900).check_borrow(1, now),
             Err(OutflowRefusal::AboveBorrowLimit { room: 0 })
+        );
+    }
+
+    #[test]
+    fn borrows_past_the_limit_outside_elevation_groups_are_refused() {
+        let mut data = vec![0u8; reserve::LEN];
+        data[..8].copy_from_slice(&anchor_discriminator("account:Reserve"));
+        data[reserve::BORROW_LIMIT_OUTSIDE_ELEVATION_GROUP..][..8]
+            .copy_from_slice(&700u64.to_le_bytes());
+        data[reserve::BORROWED_OUTSIDE_ELEVATION_GROUP..][..8]
+            .copy_from_slice(&600u64.to_le_bytes());
+        let decoded = Reserve::decode(&data).unwrap();
+        assert_eq!(
+            (
+                decoded.borrow_limit_outside_groups,
+                decoded.borrowed_outside_groups
+            ),
+            (700, 600)
+        );
+
+        // 600 of 700 lent outside groups: the amount and its fee (at least 1) must fit 100.
+        let outside = |limit, lent| Reserve {
+            borrow_limit_outside_groups: limit,
+            borrowed_outside_groups: lent,
+            debt_cap: WithdrawalCap::default(),
+            ..lending(u64::MAX)
+        };
+        assert_eq!(outside(700, 600).check_borrow(99, 0), Ok(()));
+        assert_eq!(
+            outside(700, 600).check_borrow(100, 0),
+            Err(OutflowRefusal::AboveLimitOutsideGroups { room: 99 })
+        );
+        // A limit of 0 lends only within elevation groups; one already passed lends nothing.
+        assert_eq!(
+            outside(0, 0).check_borrow(1, 0),
+            Err(OutflowRefusal::AboveLimitOutsideGroups { room: 0 })
+        );
+        assert_eq!(
+            outside(500, 600).check_borrow(1, 0),
+            Err(OutflowRefusal::AboveLimitOutsideGroups { room: 0 })
+        );
+        // Counted beside the reserve's whole borrow limit, which still applies.
+        assert_eq!(
+            Reserve {
+                borrow_limit: 1_050,
+                ..outside(u64::MAX, 0)
+            }
+            .check_borrow(51, 0),
+            Err(OutflowRefusal::AboveBorrowLimit { room: 50 })
+        );
+        // The largest tracker does not overflow.
+        assert_eq!(
+            outside(u64::MAX, u64::MAX - 10).check_borrow(10, 0),
+            Err(OutflowRefusal::AboveLimitOutsideGroups { room: 9 })
         );
     }
 
