@@ -220,6 +220,35 @@ impl Borrower {
         h.plant_account(self.kamino.sol_reserve, reserve);
     }
 
+    /// Signs a borrow prepared before the reserve changed and sees it fail at the borrow
+    /// instruction (the double refuses what Kamino would), with no debt taken.
+    async fn fails_at_the_borrow(&self, prepared: &Value) {
+        let borrow_at = chain::anchor_instruction_at(
+            &prepared["transaction"],
+            "borrow_obligation_liquidity_v2",
+        );
+        assert_eq!(
+            self.ledger
+                .process(chain::sign(prepared, &self.wallet))
+                .await,
+            Err(format!("InstructionError({borrow_at}, InvalidArgument)")),
+            "the borrow instruction fails"
+        );
+        assert_eq!(self.debt().await, 0);
+    }
+
+    /// A SOL borrow of `amount_usd` refused before signing as past one of the reserve's
+    /// limits (the one `named` in the message), with `room` base units left; nothing stored.
+    async fn refused_above_limit(&self, amount_usd: f64, room: u64, named: &str) {
+        let rows = self.prepared_rows().await;
+        let (status, body) = self.prepare(amount_usd).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(body["error"], "amount_above_borrow_limit", "{body}");
+        assert_eq!(body["room_base"], room, "{body}");
+        assert!(body["message"].as_str().unwrap().contains(named), "{body}");
+        assert_eq!(self.prepared_rows().await, rows);
+    }
+
     async fn reserve_data(&self) -> Vec<u8> {
         let mut h = self.ledger.harness.lock().await;
         h.raw_account(self.kamino.sol_reserve).await.unwrap().data
@@ -917,26 +946,12 @@ async fn a_borrow_kamino_would_refuse_is_refused_before_the_wallet_signs() {
     let lent = u64::try_from(lent).unwrap();
     b.edit_reserve(|d| klend::set_borrow_limit(d, lent + SOL))
         .await;
-    let borrow_at = chain::anchor_instruction_at(
-        &before_limit["transaction"],
-        "borrow_obligation_liquidity_v2",
-    );
-    assert_eq!(
-        b.ledger
-            .process(chain::sign(&before_limit, &b.wallet))
-            .await,
-        Err(format!("InstructionError({borrow_at}, InvalidArgument)")),
-        "the borrow instruction fails"
-    );
-    assert_eq!(b.debt().await, 0);
+    b.fails_at_the_borrow(&before_limit).await;
 
     // Asked now, refused before signing, with the room left; nothing stored.
+    b.refused_above_limit(300.0, SOL, "past its borrow limit")
+        .await;
     let rows = b.prepared_rows().await;
-    let (status, body) = b.prepare(300.0).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    assert_eq!(body["error"], "amount_above_borrow_limit", "{body}");
-    assert_eq!(body["room_base"], SOL, "{body}");
-    assert_eq!(b.prepared_rows().await, rows);
     b.edit_reserve(|d| klend::set_borrow_limit(d, klend::SOL_DEPOSIT_LIMIT))
         .await;
 
@@ -969,14 +984,7 @@ async fn a_borrow_kamino_would_refuse_is_refused_before_the_wallet_signs() {
         )
     })
     .await;
-    let borrow_at =
-        chain::anchor_instruction_at(&early["transaction"], "borrow_obligation_liquidity_v2");
-    assert_eq!(
-        b.ledger.process(chain::sign(&early, &b.wallet)).await,
-        Err(format!("InstructionError({borrow_at}, InvalidArgument)")),
-        "the borrow instruction fails"
-    );
-    assert_eq!(b.debt().await, 0);
+    b.fails_at_the_borrow(&early).await;
 
     // Asked now, refused before signing: retry when the hour ends; nothing stored.
     let rows = b.prepared_rows().await;
@@ -1032,14 +1040,7 @@ async fn a_borrow_past_the_utilisation_ceiling_is_refused_before_the_wallet_sign
         klend::set_utilization_ceiling(d, 51);
     })
     .await;
-    let borrow_at =
-        chain::anchor_instruction_at(&early["transaction"], "borrow_obligation_liquidity_v2");
-    assert_eq!(
-        b.ledger.process(chain::sign(&early, &b.wallet)).await,
-        Err(format!("InstructionError({borrow_at}, InvalidArgument)")),
-        "the borrow instruction fails"
-    );
-    assert_eq!(b.debt().await, 0);
+    b.fails_at_the_borrow(&early).await;
 
     // Asked now, refused before signing. The room, worked out here in whole units: the most a
     // borrow takes (no origination fee on this reserve) while lent stays below 51 % of the
@@ -1050,19 +1051,8 @@ async fn a_borrow_past_the_utilisation_ceiling_is_refused_before_the_wallet_sign
     let supply = u128::from(available + lent);
     let room = u64::try_from((supply * 51).div_ceil(100)).unwrap() - lent - 1;
     assert!(room > SOL && room < 2 * SOL, "{room}");
-    let rows = b.prepared_rows().await;
-    let (status, body) = b.prepare(300.0).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    assert_eq!(body["error"], "amount_above_borrow_limit", "{body}");
-    assert_eq!(body["room_base"], room, "{body}");
-    assert!(
-        body["message"]
-            .as_str()
-            .unwrap()
-            .contains("utilisation ceiling"),
-        "{body}"
-    );
-    assert_eq!(b.prepared_rows().await, rows);
+    b.refused_above_limit(300.0, room, "utilisation ceiling")
+        .await;
 
     // 1 SOL stays below the ceiling: it is prepared and lands.
     b.borrow(150.0).await;
@@ -1087,29 +1077,11 @@ async fn a_borrow_past_the_limit_outside_elevation_groups_is_refused_before_the_
     assert_eq!(status, StatusCode::OK, "{early}");
     b.edit_reserve(|d| klend::set_outside_groups(d, 3 * SOL / 2, 0))
         .await;
-    let borrow_at =
-        chain::anchor_instruction_at(&early["transaction"], "borrow_obligation_liquidity_v2");
-    assert_eq!(
-        b.ledger.process(chain::sign(&early, &b.wallet)).await,
-        Err(format!("InstructionError({borrow_at}, InvalidArgument)")),
-        "the borrow instruction fails"
-    );
-    assert_eq!(b.debt().await, 0);
+    b.fails_at_the_borrow(&early).await;
 
     // Asked now, refused before signing with the 1.5 SOL left (no origination fee here).
-    let rows = b.prepared_rows().await;
-    let (status, body) = b.prepare(300.0).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    assert_eq!(body["error"], "amount_above_borrow_limit", "{body}");
-    assert_eq!(body["room_base"], 3 * SOL / 2, "{body}");
-    assert!(
-        body["message"]
-            .as_str()
-            .unwrap()
-            .contains("outside its elevation groups"),
-        "{body}"
-    );
-    assert_eq!(b.prepared_rows().await, rows);
+    b.refused_above_limit(300.0, 3 * SOL / 2, "outside its elevation groups")
+        .await;
 
     // 1 SOL fits: it lands and is counted.
     b.borrow(150.0).await;

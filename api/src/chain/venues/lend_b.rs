@@ -915,35 +915,40 @@ fn outflow_refused(refusal: OutflowRefusal, what: &str) -> ApiError {
             window.room, window.resets_in
         ))
         .retry_after(window.resets_in.max(1)),
-        OutflowRefusal::AboveBorrowLimit { room } => ApiError::coded(
-            StatusCode::BAD_REQUEST,
-            "amount_above_borrow_limit",
+        OutflowRefusal::AboveBorrowLimit { room } => above_a_limit(
+            room,
             format!(
                 "{what} would take the Kamino reserve past its borrow limit; it lends at most \
                  {room} base units more now"
             ),
-        )
-        .with("room_base", room),
-        OutflowRefusal::AboveLimitOutsideGroups { room } => ApiError::coded(
-            StatusCode::BAD_REQUEST,
-            "amount_above_borrow_limit",
+        ),
+        OutflowRefusal::AboveLimitOutsideGroups { room } => above_a_limit(
+            room,
             format!(
                 "{what} would take what the Kamino reserve lends outside its elevation groups \
                  (the service's obligations are in none) past its limit for them; it lends \
                  {room} base units more there now"
             ),
-        )
-        .with("room_base", room),
-        OutflowRefusal::AboveUtilizationCeiling { room } => ApiError::coded(
-            StatusCode::BAD_REQUEST,
-            "amount_above_borrow_limit",
+        ),
+        OutflowRefusal::AboveUtilizationCeiling { room } => above_a_limit(
+            room,
             format!(
                 "{what} would leave the Kamino reserve lent at or above its utilisation \
                  ceiling, where it lends no more; {room} base units stay below it now"
             ),
-        )
-        .with("room_base", room),
+        ),
     }
+}
+
+/// 400 for a borrow past one of the reserve's limits: a smaller one, up to `room`, goes
+/// through now.
+fn above_a_limit(room: u64, message: String) -> ApiError {
+    ApiError::coded(
+        StatusCode::BAD_REQUEST,
+        "amount_above_borrow_limit",
+        message,
+    )
+    .with("room_base", room)
 }
 
 /// The ledger's unix time, from the clock sysvar's account as read.
