@@ -502,6 +502,20 @@ async fn a_flare_wallet_borrows_against_its_kamino_deposit_and_repays_with_inter
         2 * SOL
     );
 
+    // The deposit is the borrow's collateral: its withdrawal is refused until the repayment,
+    // and nothing is stored.
+    let (_, allocation) = b.server.get(&format!("/v1/defi/allocation/{wallet}")).await;
+    let backing = allocation["positions"][0]["backing_id"].clone();
+    let withdrawal = json!({"backing_id": backing, "wallet": wallet});
+    let rows = b.prepared_rows().await;
+    let (status, refused) = b
+        .server
+        .post("/v1/defi/withdrawal/prepare", &withdrawal)
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{refused}");
+    assert_eq!(refused["error"], "collateral_pledged", "{refused}");
+    assert_eq!(b.prepared_rows().await, rows);
+
     // Only the position's wallet repays it.
     let repay_body =
         |who: &Keypair| json!({"wallet": who.pubkey().to_string(), "position_id": borrow_id});
@@ -536,6 +550,12 @@ async fn a_flare_wallet_borrows_against_its_kamino_deposit_and_repays_with_inter
     assert_eq!(status, StatusCode::OK, "{closed}");
     assert_eq!(closed["status"], "repaid");
     assert_eq!(closed["position"]["repay_signature"], repaid.as_str());
+    // Repaid, the deposit comes out.
+    let (status, prepared) = b
+        .server
+        .post("/v1/defi/withdrawal/prepare", &withdrawal)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
     let (_, again) = b
         .server
         .post("/v1/borrow/repay/confirm", &confirm_repay)

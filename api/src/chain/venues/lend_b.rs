@@ -1080,8 +1080,20 @@ impl Venue for LendB {
         receipt: u64,
     ) -> Result<Transactions, ApiError> {
         let accounts = self.accounts(ledger, wallet, token).await?;
-        if accounts.obligation.is_none() {
+        let Some(obligation) = &accounts.obligation else {
             return Err(crate::error::ApiError::not_found("lend_b obligation"));
+        };
+        // Every lend_b deposit is collateral of the wallet's one obligation. klend lets
+        // collateral out under a debt only as far as the rest still covers it at the reserve's
+        // loan-to-value, priced at the refresh in the same transaction; the service does not
+        // price the obligation itself, so it answers as lend_a does rather than prepare a
+        // withdrawal that could fail on chain.
+        if !obligation.borrows.is_empty() {
+            return Err(ApiError::coded(
+                StatusCode::CONFLICT,
+                "collateral_pledged",
+                "this deposit is collateral of an open lend_b borrow: repay it first",
+            ));
         }
         let destination = TokenLeg::destination(ledger, wallet, token).await?;
         let op = withdraw_v2(
