@@ -360,8 +360,9 @@ impl Reserve {
     /// Refuses a borrow of `amount` as `borrow_obligation_liquidity` would at the ledger's time
     /// `now` (read only where the debt cap is on; otherwise it does not matter): past the
     /// borrow limit (the amount against what is lent, fees aside), then the amount with its
-    /// origination fee against the unlent liquidity and the debt cap's interval. What the
-    /// obligation's collateral allows is the borrow flow's own check.
+    /// origination fee against the unlent liquidity, the debt cap's interval, the utilisation
+    /// ceiling and what the reserve lends outside elevation groups. What the obligation's
+    /// collateral allows is the borrow flow's own check.
     pub fn check_borrow(&self, amount: u64, now: i64) -> Result<(), OutflowRefusal> {
         if let Some(room) = room_if_past(self.borrow_limit, self.borrowed_sf, amount) {
             return Err(OutflowRefusal::AboveBorrowLimit { room });
