@@ -159,12 +159,15 @@ impl ApiError {
         .retry_after(retry_after_secs)
     }
 
+    /// 503 `coming_soon` (spec 7) with the context field `feature: 'coming_soon'`, as the
+    /// binary status read shows it (spec 4.13), on every route that answers it.
     pub fn coming_soon(what: &str) -> Self {
         Self::coded(
             StatusCode::SERVICE_UNAVAILABLE,
             "coming_soon",
             format!("{what} is not available yet"),
         )
+        .with("feature", "coming_soon")
     }
 
     /// A dependency that did not answer: 503 with `code`, retry shortly.

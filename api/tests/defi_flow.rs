@@ -613,6 +613,7 @@ async fn bad_requests_and_unwired_venues_are_refused_in_the_envelope() {
             "{protocol}: {body}"
         );
         assert_eq!(body["error"], "coming_soon", "{protocol}");
+        assert_eq!(body["feature"], "coming_soon", "{protocol}");
     }
     // p0 has routes of its own: the generic flow does not take it.
     let (status, body) =
@@ -634,11 +635,19 @@ async fn bad_requests_and_unwired_venues_are_refused_in_the_envelope() {
         (&json!("lend_a"), &json!(SOL / 2))
     );
     assert_eq!(body["receipt"], body["backing_id"]);
-    let (status, body) = f.server.post("/v1/defi/pool_a/deposit", &json!({})).await;
-    assert_eq!(
-        (status, body["error"].as_str()),
-        (StatusCode::SERVICE_UNAVAILABLE, Some("coming_soon"))
-    );
+    // pool_a and the staking deposit are not wired: spec 7's 503 with its `feature`.
+    for path in ["/v1/defi/pool_a/deposit", "/v1/staking/deposit"] {
+        let (status, body) = f.server.post(path, &json!({})).await;
+        assert_eq!(
+            (status, body["error"].as_str(), body["feature"].as_str()),
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Some("coming_soon"),
+                Some("coming_soon")
+            ),
+            "{path}: {body}"
+        );
+    }
     // A signature the ledger never saw: refused, nothing recorded.
     let (_, prepared) =
         prepare(json!({"wallet": wallet, "token_symbol": "SOL", "amount": 1})).await;

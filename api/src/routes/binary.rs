@@ -26,7 +26,7 @@ pub struct BinaryApi {
 
 /// The 503 of every binary route while binary markets are off.
 pub fn gated() -> ApiError {
-    ApiError::coming_soon("binary markets (post-token-launch)").with("feature", "coming_soon")
+    ApiError::coming_soon("binary markets (post-token-launch)")
 }
 
 #[derive(Object)]
