@@ -220,6 +220,14 @@ impl Borrower {
         h.plant_account(self.kamino.sol_reserve, reserve);
     }
 
+    /// Edits the lending market's data as its owner would.
+    async fn edit_market(&self, edit: impl FnOnce(&mut [u8])) {
+        let mut h = self.ledger.harness.lock().await;
+        let mut market = h.raw_account(self.kamino.market).await.unwrap();
+        edit(&mut market.data);
+        h.plant_account(self.kamino.market, market);
+    }
+
     /// Signs a borrow prepared before the reserve changed and sees it fail at the borrow
     /// instruction (the double refuses what Kamino would), with no debt taken.
     async fn fails_at_the_borrow(&self, prepared: &Value) {
@@ -1107,5 +1115,99 @@ async fn a_borrow_past_the_limit_outside_elevation_groups_is_refused_before_the_
     b.borrow(150.0).await;
     assert_eq!(b.debt().await, SOL);
     assert_eq!(klend::borrowed_outside_groups(&b.reserve_data().await), SOL);
+    b.server.stop().await;
+}
+
+/// Kamino's market owner can stop every borrow (`borrow_disabled`: `BorrowingDisabled`). A
+/// borrow prepared before fails at the borrow; asked now, the prepare answers 503
+/// `venue_borrowing_disabled` and stores nothing; with borrowing resumed the borrow lands.
+#[tokio::test]
+async fn a_borrow_while_kamino_stops_borrowing_is_refused_before_the_wallet_signs() {
+    let b = Borrower::start().await;
+    b.flare_with_deposit(10).await;
+    b.accept_terms().await;
+    let (status, early) = b.prepare(300.0).await;
+    assert_eq!(status, StatusCode::OK, "{early}");
+    b.edit_market(|d| klend::set_borrow_disabled(d, true)).await;
+    b.fails_at_the_borrow(&early).await;
+
+    let rows = b.prepared_rows().await;
+    let (status, refused) = b.prepare(300.0).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    assert_eq!(refused["error"], "venue_borrowing_disabled", "{refused}");
+    assert_eq!(b.prepared_rows().await, rows);
+
+    b.edit_market(|d| klend::set_borrow_disabled(d, false))
+        .await;
+    b.borrow(300.0).await;
+    assert_eq!(b.debt().await, 2 * SOL);
+    b.server.stop().await;
+}
+
+/// A reserve whose collateral Kamino lends against only inside an elevation group
+/// (`disable_usage_as_coll_outside_emode`) stops the borrowing of an obligation in none that
+/// holds it (the refresh sets its `borrowing_disabled`: `BorrowingDisabledOutsideElevationGroup`)
+/// and is not taken into one that owes (`DepositDisabledOutsideElevationGroup`). The service's
+/// obligations are vanilla: both are answered 409 `collateral_outside_elevation_group` before
+/// the wallet signs, with nothing stored, and what was prepared before fails on chain. A deposit
+/// into the obligation while it owes nothing is still taken, as Kamino takes it.
+#[tokio::test]
+async fn collateral_kamino_takes_only_in_elevation_groups_is_answered_before_the_wallet_signs() {
+    let b = Borrower::start().await;
+    b.flare_with_deposit(10).await;
+    b.accept_terms().await;
+    let (status, early) = b.prepare(300.0).await;
+    assert_eq!(status, StatusCode::OK, "{early}");
+    b.edit_reserve(|d| klend::set_collateral_emode_only(d, true))
+        .await;
+    b.fails_at_the_borrow(&early).await;
+
+    let refused_409 = |status: StatusCode, body: &Value| {
+        assert_eq!(status, StatusCode::CONFLICT, "{body}");
+        assert_eq!(
+            body["error"], "collateral_outside_elevation_group",
+            "{body}"
+        );
+    };
+    let rows = b.prepared_rows().await;
+    let (status, refused) = b.prepare(300.0).await;
+    refused_409(status, &refused);
+    assert_eq!(b.prepared_rows().await, rows);
+
+    // Owing nothing, the obligation still takes the collateral.
+    b.deposit(1).await;
+
+    // Back to lending everywhere, a 1 SOL borrow lands; then the flag again: a deposit prepared
+    // while it was off fails at the deposit, and asked now, a deposit named for lend_b or
+    // routed (lend_b is the one SOL venue here) is refused.
+    b.edit_reserve(|d| klend::set_collateral_emode_only(d, false))
+        .await;
+    b.borrow(150.0).await;
+    assert_eq!(b.debt().await, SOL);
+    let into_kamino =
+        json!({"wallet": b.address(), "token_symbol": "SOL", "amount": 1, "protocol": "lend_b"});
+    let (status, early) = b
+        .server
+        .post("/v1/defi/deposit/prepare", &into_kamino)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{early}");
+    b.edit_reserve(|d| klend::set_collateral_emode_only(d, true))
+        .await;
+    let deposit_at = chain::anchor_instruction_at(
+        &early["transaction"],
+        "deposit_reserve_liquidity_and_obligation_collateral_v2",
+    );
+    assert_eq!(
+        b.ledger.process(chain::sign(&early, &b.wallet)).await,
+        Err(format!("InstructionError({deposit_at}, InvalidArgument)")),
+        "the deposit instruction fails"
+    );
+    let rows = b.prepared_rows().await;
+    let routed = json!({"wallet": b.address(), "token_symbol": "SOL", "amount": 1});
+    for body in [&into_kamino, &routed] {
+        let (status, refused) = b.server.post("/v1/defi/deposit/prepare", body).await;
+        refused_409(status, &refused);
+    }
+    assert_eq!(b.prepared_rows().await, rows);
     b.server.stop().await;
 }

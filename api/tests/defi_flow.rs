@@ -167,6 +167,14 @@ impl Flow {
         h.plant_account(self.kamino.sol_reserve, reserve);
     }
 
+    /// Edits the Kamino lending market's data in place, as its owner would.
+    async fn edit_kamino_market(&self, edit: impl FnOnce(&mut [u8])) {
+        let mut h = self.ledger.harness.lock().await;
+        let mut market = h.raw_account(self.kamino.market).await.unwrap();
+        edit(&mut market.data);
+        h.plant_account(self.kamino.market, market);
+    }
+
     /// Asks for the withdrawal of `backing_id` and asserts it is refused with 503
     /// `venue_liquidity_insufficient` and nothing stored: the retry-after and the body.
     async fn withdrawal_refused_for_liquidity(&self, backing_id: &str) -> (Option<String>, Value) {
@@ -1137,4 +1145,91 @@ async fn a_withdrawal_the_reserve_cannot_pay_now_is_refused_before_the_wallet_si
         (10 * SOL - 10..=10 * SOL).contains(&expected),
         "{withdrawal}"
     );
+}
+
+/// Kamino's lending market in emergency mode refuses every refresh and user instruction
+/// (`GlobalEmergencyMode`). A deposit and a withdrawal prepared before it fail on chain; asked
+/// now, both are refused with 503 `venue_paused` (retry shortly) and nothing is stored, and
+/// automatic routing passes over Kamino to the next venue even where Kamino pays more. Out of
+/// emergency mode the withdrawal lands.
+#[tokio::test]
+async fn kaminos_emergency_mode_is_answered_before_the_wallet_signs() {
+    let f = Flow::start().await;
+    let wallet = f.wallet.pubkey();
+    let backing_id = &deposit_confirmed(&f, "lend_b", "10").await;
+    let (status, early_withdrawal) = f
+        .post_backing("/v1/defi/withdrawal/prepare", backing_id, None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{early_withdrawal}");
+    let into_kamino = json!({"wallet": wallet.to_string(), "token_symbol": "SOL", "amount": "1", "protocol": "lend_b"});
+    let (status, early_deposit) = f
+        .server
+        .post("/v1/defi/deposit/prepare", &into_kamino)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{early_deposit}");
+    assert_eq!(early_deposit["transactions"], 1, "the obligation exists");
+    let collateral = f.kamino_collateral(&wallet).await;
+    assert!(collateral > 0);
+
+    // Kamino pays more than lend_a (75 % lent out), then its market's owner turns emergency
+    // mode on: both prepared transactions fail at their first reserve refresh.
+    f.edit_kamino_reserve(|data| klend::set_borrowed(data, 3 * klend::START_BORROWED))
+        .await;
+    f.edit_kamino_market(|data| klend::set_emergency_mode(data, true))
+        .await;
+    for early in [&early_deposit, &early_withdrawal] {
+        let refresh_at = chain::anchor_instruction_at(&early["transaction"], "refresh_reserve");
+        assert_eq!(
+            f.ledger.process(chain::sign(early, &f.wallet)).await,
+            Err(format!("InstructionError({refresh_at}, InvalidArgument)")),
+            "the refresh fails"
+        );
+    }
+    assert_eq!(f.kamino_collateral(&wallet).await, collateral);
+
+    // Asked now, both are refused before the wallet signs; nothing is stored.
+    let rows = f.prepared_rows().await;
+    let withdrawal = json!({"backing_id": backing_id, "wallet": wallet.to_string()});
+    for (path, body) in [
+        ("/v1/defi/deposit/prepare", &into_kamino),
+        ("/v1/defi/withdrawal/prepare", &withdrawal),
+    ] {
+        let (status, retry_after, refused) = f.server.post_with_retry_after(path, body).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{path}: {refused}");
+        assert_eq!(refused["error"], "venue_paused", "{refused}");
+        assert!(
+            refused["message"]
+                .as_str()
+                .unwrap()
+                .contains("emergency mode"),
+            "{refused}"
+        );
+        assert_eq!(retry_after.as_deref(), Some("2"), "{path}");
+    }
+    assert_eq!(f.prepared_rows().await, rows);
+
+    // Routed, the deposit goes to lend_a although Kamino pays more.
+    f.clock.advance(61); // past the APY read's 60 s
+    let (_, apys) = f.server.get("/v1/defi/apys").await;
+    let apy = |venue: &str| apys["apys"][venue].as_f64().unwrap();
+    assert!(apy("lend_b") > apy("lend_a"), "{apys}");
+    let routed = json!({"wallet": wallet.to_string(), "token_symbol": "SOL", "amount": 1});
+    let (status, prepared) = f.server.post("/v1/defi/deposit/prepare", &routed).await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    assert_eq!(prepared["protocol"], "lend_a", "{prepared}");
+
+    // Out of emergency mode, the withdrawal is prepared again and lands.
+    f.edit_kamino_market(|data| klend::set_emergency_mode(data, false))
+        .await;
+    let (status, prepared) = f
+        .post_backing("/v1/defi/withdrawal/prepare", backing_id, None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{prepared}");
+    let signature = f.sign_and_send(&prepared, &f.wallet).await;
+    let (status, done) = f
+        .post_backing("/v1/defi/withdrawal/confirm", backing_id, Some(&signature))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+    assert_eq!(done["status"], "withdrawn", "{done}");
+    assert_eq!(f.kamino_collateral(&wallet).await, 0);
 }

@@ -102,6 +102,7 @@ fn kamino_reserve() -> lend_b::Reserve {
         utilization_ceiling_pct: 0,
         borrow_limit_outside_groups: u64::MAX,
         borrowed_outside_groups: 0,
+        collateral_emode_only: false,
     }
 }
 
@@ -369,6 +370,7 @@ fn account_layouts() -> Vec<Value> {
             field("config.depositLimit", DEPOSIT_LIMIT, 8),
             field("config.borrowLimit", BORROW_LIMIT, 8),
             field("config.utilizationLimitBlockBorrowingAbovePct", UTILIZATION_CEILING_PCT, 1),
+            field("config.disableUsageAsCollOutsideEmode", COLLATERAL_EMODE_ONLY, 1),
             field("config.borrowLimitOutsideElevationGroup", BORROW_LIMIT_OUTSIDE_ELEVATION_GROUP, 8),
             field("borrowedAmountOutsideElevationGroup", BORROWED_OUTSIDE_ELEVATION_GROUP, 8),
             field("config.tokenInfo.scopeConfiguration.priceFeed", SCOPE_PRICE_FEED, 32),
@@ -402,6 +404,13 @@ fn account_layouts() -> Vec<Value> {
             fields.push(field(&format!("borrows[{i}].borrowedAmountSf"), at + BORROWED_AMOUNT_SF, 16));
         }
         account("lend_b", "klend", "Obligation", Some(LEN), fields)
+    };
+    let lending_market = {
+        use lend_b::market::*;
+        account("lend_b", "klend", "LendingMarket", Some(LEN), vec![
+            field("emergencyMode", EMERGENCY_MODE, 1),
+            field("borrowDisabled", BORROW_DISABLED, 1),
+        ])
     };
     let state = {
         use stake_b::state::*;
@@ -472,7 +481,7 @@ fn account_layouts() -> Vec<Value> {
         }
         account("p0", "marginfi", "MarginfiAccount", Some(LEN), fields)
     };
-    vec![reserve, obligation, state, lending, bank, margin_account]
+    vec![reserve, obligation, lending_market, state, lending, bank, margin_account]
 }
 
 #[test]

@@ -19,6 +19,11 @@
 //!   (all of it for `u64::MAX`). A debt grows with the reserve's cumulative borrow rate, applied
 //!   to the obligation at `refresh_obligation`.
 //!
+//! - The market's emergency mode refuses every refresh and user instruction, its
+//!   `borrow_disabled` every borrow; a reserve whose collateral backs borrows only inside an
+//!   elevation group stops the borrowing of an obligation holding it (at refresh) and is not
+//!   added to one that owes.
+//!
 //! The double has no oracles: a reserve's market price is what its data holds (a test moves it
 //! with [`set_price`]), and `refresh_obligation` values the collateral and debts at those prices
 //! as the program does. It refuses to withdraw from an obligation that borrows (the program
@@ -107,6 +112,9 @@ mod reserve {
     /// what the reserve lends to obligations in no elevation group, at most and now.
     pub const BORROW_LIMIT_OUTSIDE_ELEVATION_GROUP: usize = 5504;
     pub const BORROWED_OUTSIDE_ELEVATION_GROUP: usize = 6704;
+    /// `config.disable_usage_as_coll_outside_emode`: the reserve's collateral backs borrows only
+    /// inside an elevation group.
+    pub const COLLATERAL_EMODE_ONLY: usize = 5500;
     /// Pyth, Switchboard price, Switchboard TWAP, Scope.
     pub const ORACLES: [usize; 4] = [5224, 5160, 5192, 5112];
 }
@@ -134,6 +142,17 @@ mod obligation {
     pub const DEPOSITED_VALUE_SF: usize = 1192;
     pub const DEBT_VALUE_SF: usize = 2208;
     pub const ALLOWED_BORROW_VALUE_SF: usize = 2240;
+    /// Set at refresh when a deposit's reserve backs borrows only inside an elevation group
+    /// (the double's obligations are in none).
+    pub const BORROWING_DISABLED: usize = 2320;
+}
+
+/// `LendingMarket` flags.
+mod market {
+    /// `emergency_mode`: every user instruction is refused (`GlobalEmergencyMode`).
+    pub const EMERGENCY_MODE: usize = 122;
+    /// `borrow_disabled`: borrows are refused (`BorrowingDisabled`).
+    pub const BORROW_DISABLED: usize = 124;
 }
 
 mod user_metadata {
@@ -513,6 +532,22 @@ pub fn set_status(reserve_data: &mut [u8], status: u8) {
     reserve_data[reserve::STATUS] = status;
 }
 
+/// Puts a market in or out of emergency mode in its data (as its owner would).
+pub fn set_emergency_mode(market_data: &mut [u8], on: bool) {
+    market_data[market::EMERGENCY_MODE] = u8::from(on);
+}
+
+/// Stops or resumes a market's borrowing in its data (as its owner would).
+pub fn set_borrow_disabled(market_data: &mut [u8], on: bool) {
+    market_data[market::BORROW_DISABLED] = u8::from(on);
+}
+
+/// Makes a reserve's collateral back borrows only inside an elevation group, or everywhere
+/// again, in its data (as its market's admin would).
+pub fn set_collateral_emode_only(reserve_data: &mut [u8], on: bool) {
+    reserve_data[reserve::COLLATERAL_EMODE_ONLY] = u8::from(on);
+}
+
 /// USD (a fraction over 2^60) of `amount` base units of a reserve's token at its market price.
 fn usd_sf(reserve_data: &[u8], amount: u128) -> Result<u128, ProgramError> {
     let decimals = u32::try_from(u64_at(reserve_data, reserve::MINT_DECIMALS))
@@ -596,6 +631,16 @@ fn market_checked(program_id: &Pubkey, info: &AccountInfo) -> ProgramResult {
         LENDING_MARKET_LEN,
         discriminator::LENDING_MARKET,
         "not a lending market of the program",
+    )
+}
+
+/// A market of the program that is not in emergency mode: what the program's
+/// `emergency_mode_disabled` asks of every refresh and every user instruction.
+fn market_operating(program_id: &Pubkey, info: &AccountInfo) -> ProgramResult {
+    market_checked(program_id, info)?;
+    check(
+        info.data.borrow()[market::EMERGENCY_MODE] == 0,
+        "the market is in emergency mode",
     )
 }
 
@@ -811,7 +856,7 @@ fn refresh_reserve(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -
     let (reserve, market) = (&accounts[0], &accounts[1]);
     reserve_checked(program_id, reserve)?;
     check(reserve.is_writable, "reserve writable")?;
-    market_checked(program_id, market)?;
+    market_operating(program_id, market)?;
     let now = Clock::get()?.slot;
     let mut data = reserve.data.borrow_mut();
     check(
@@ -868,7 +913,7 @@ fn refresh_obligation(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]
         "refresh_obligation takes the market, the obligation and its reserves",
     )?;
     let (market, obligation, reserves) = (&accounts[0], &accounts[1], &accounts[2..]);
-    market_checked(program_id, market)?;
+    market_operating(program_id, market)?;
     obligation_checked(program_id, obligation)?;
     let now = Clock::get()?.slot;
     let mut data = obligation.data.borrow_mut();
@@ -928,6 +973,7 @@ fn refresh_obligation(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]
             .ok_or_else(|| fail("a reserve of the obligation is missing"))
     };
     let mut deposited = 0u128;
+    let mut borrowing_disabled = false;
     for at in (0..obligation::DEPOSIT_COUNT)
         .map(|i| obligation::DEPOSITS + i * obligation::DEPOSIT_STRIDE)
     {
@@ -937,6 +983,9 @@ fn refresh_obligation(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]
         }
         let held = u128::from(u64_at(&data, at + obligation::DEPOSITED_AMOUNT));
         let source = of(&reserve_key)?.data.borrow();
+        // `refresh_obligation_deposits`: outside an elevation group, collateral its reserve
+        // lends against only inside one stops the obligation's borrowing.
+        borrowing_disabled |= source[reserve::COLLATERAL_EMODE_ONLY] != 0;
         let total = u128::from(u64_at(&source, reserve::COLLATERAL_TOTAL));
         // No collateral outstanding yet: a unit is a unit of liquidity.
         let liquidity = (held * total_liquidity(&source))
@@ -971,6 +1020,7 @@ fn refresh_obligation(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]
         obligation::ALLOWED_BORROW_VALUE_SF,
         &(deposited / 100 * LOAN_TO_VALUE_PCT).to_le_bytes(),
     );
+    data[obligation::BORROWING_DISABLED] = u8::from(borrowing_disabled);
     put(&mut data, obligation::LAST_UPDATE_SLOT, &now.to_le_bytes());
     data[obligation::STALE] = 0;
     Ok(())
@@ -1026,7 +1076,7 @@ fn move_collateral(
     };
     check(owner.is_signer && owner.is_writable, "the owner signs")?;
     obligation_checked(program_id, obligation)?;
-    market_checked(program_id, market)?;
+    market_operating(program_id, market)?;
     reserve_checked(program_id, reserve)?;
     let (expected_authority, bump) =
         Pubkey::find_program_address(&[b"lma", market.key.as_ref()], program_id);
@@ -1127,6 +1177,13 @@ fn move_collateral(
                 check(
                     data[reserve::STATUS] != STATUS_OBSOLETE,
                     "the reserve is obsolete",
+                )?;
+                // `DepositDisabledOutsideElevationGroup`: such collateral is not added to an
+                // obligation in no group that owes.
+                check(
+                    data[reserve::COLLATERAL_EMODE_ONLY] == 0
+                        || u128_at(&obligation.data.borrow(), obligation::DEBT_VALUE_SF) == 0,
+                    "the reserve's collateral backs borrows only inside an elevation group",
                 )?;
                 check(
                     liquidity + u128::from(amount)
@@ -1328,7 +1385,7 @@ impl DebtAccounts<'_, '_> {
     fn check(&self, program_id: &Pubkey) -> ProgramResult {
         check(self.owner.is_signer, "the owner signs")?;
         obligation_checked(program_id, self.obligation)?;
-        market_checked(program_id, self.market)?;
+        market_operating(program_id, self.market)?;
         reserve_checked(program_id, self.reserve)?;
         check(self.reserve.is_writable, "reserve writable")?;
         check(self.supply.is_writable, "liquidity supply writable")?;
@@ -1442,6 +1499,15 @@ fn borrow(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Program
     check(
         *referrer.key == *program_id,
         "referrers are not in the double",
+    )?;
+    // `check_borrow_possible` and `check_non_elevation_group_borrowing_enabled`.
+    check(
+        market.data.borrow()[market::BORROW_DISABLED] == 0,
+        "the market lends nothing now",
+    )?;
+    check(
+        obligation.data.borrow()[obligation::BORROWING_DISABLED] == 0,
+        "the obligation's collateral backs borrows only inside an elevation group",
     )?;
     let (added, rate) = {
         let data = reserve.data.borrow();

@@ -79,6 +79,9 @@ pub mod reserve {
     /// `config.utilization_limit_block_borrowing_above_pct`: a borrow that would leave the
     /// reserve lent at or above this share of its supply is refused (0: no ceiling).
     pub const UTILIZATION_CEILING_PCT: usize = 5501;
+    /// `config.disable_usage_as_coll_outside_emode`: the reserve's collateral backs borrows
+    /// only inside an elevation group (non-zero).
+    pub const COLLATERAL_EMODE_ONLY: usize = 5500;
     /// `config.borrow_limit_outside_elevation_group`: the most the reserve lends to
     /// obligations outside an elevation group (the api's vanilla obligations), in base units.
     pub const BORROW_LIMIT_OUTSIDE_ELEVATION_GROUP: usize = 5504;
@@ -88,6 +91,16 @@ pub mod reserve {
     pub const SWITCHBOARD_PRICE: usize = 5160;
     pub const SWITCHBOARD_TWAP: usize = 5192;
     pub const PYTH_PRICE: usize = 5224;
+}
+
+/// `LendingMarket` (zero-copy, 8 + 4656 bytes) offsets: the two switches its owner throws
+/// that refuse what the service prepares.
+pub mod market {
+    pub const LEN: usize = 4664;
+    /// `emergency_mode`: every refresh and user instruction is refused (`GlobalEmergencyMode`).
+    pub const EMERGENCY_MODE: usize = 122;
+    /// `borrow_disabled`: every borrow is refused (`BorrowingDisabled`).
+    pub const BORROW_DISABLED: usize = 124;
 }
 
 /// `Obligation` (8 + 3336 bytes) offsets.
@@ -152,6 +165,31 @@ pub struct Reserve {
     /// now (base units).
     pub borrow_limit_outside_groups: u64,
     pub borrowed_outside_groups: u64,
+    /// Its collateral backs borrows only inside an elevation group: an obligation in none that
+    /// holds it cannot borrow, and one that owes cannot take it in.
+    pub collateral_emode_only: bool,
+}
+
+/// The lending market's switches, as read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LendingMarket {
+    /// Every refresh and user instruction is refused.
+    pub emergency: bool,
+    /// Every borrow is refused.
+    pub borrow_disabled: bool,
+}
+
+impl LendingMarket {
+    pub fn decode(data: &[u8]) -> Option<LendingMarket> {
+        use market::*;
+        if data.len() != LEN || data[..8] != anchor_discriminator("account:LendingMarket") {
+            return None;
+        }
+        Some(LendingMarket {
+            emergency: data[EMERGENCY_MODE] != 0,
+            borrow_disabled: data[BORROW_DISABLED] != 0,
+        })
+    }
 }
 
 /// A reserve's `deposit_withdrawal_cap`: withdrawals add the liquidity they take to
@@ -239,6 +277,9 @@ pub enum Refusal {
     /// The deposit would take the reserve's supply past its deposit limit
     /// (`DepositLimitExceeded`); `room` base units still fit.
     AboveDepositLimit { room: u64 },
+    /// The reserve's collateral backs borrows only inside an elevation group and the wallet's
+    /// obligation, in none, owes (`DepositDisabledOutsideElevationGroup`).
+    CollateralOutsideGroups,
 }
 
 /// Why Kamino would refuse liquidity leaving a reserve (a withdrawal or a borrow) as it stands.
@@ -308,22 +349,28 @@ impl Reserve {
             utilization_ceiling_pct: *data.get(UTILIZATION_CEILING_PCT)?,
             borrow_limit_outside_groups: le_u64(data, BORROW_LIMIT_OUTSIDE_ELEVATION_GROUP)?,
             borrowed_outside_groups: le_u64(data, BORROWED_OUTSIDE_ELEVATION_GROUP)?,
+            collateral_emode_only: *data.get(COLLATERAL_EMODE_ONLY)? != 0,
         })
     }
 
-    /// Refuses a deposit of `amount` as `deposit_reserve_liquidity` would against the reserve
-    /// as read: an obsolete reserve, or a supply past the deposit limit
-    /// (`lending_operations.rs`: amount + total supply > limit, compared in fractions). The
-    /// refresh in the same transaction adds the interest accrued since, so a deposit at the
-    /// very edge of the limit can still be refused on chain.
-    pub fn check_deposit(&self, amount: u64) -> Result<(), Refusal> {
+    /// Refuses a deposit of `amount` into an obligation that owes (`owes`) or not, as
+    /// `deposit_reserve_liquidity` and then `deposit_obligation_collateral` would against the
+    /// reserve as read: an obsolete reserve, a supply past the deposit limit
+    /// (`lending_operations.rs`: amount + total supply > limit, compared in fractions), or
+    /// collateral that backs borrows only inside an elevation group going into an obligation in
+    /// none that owes. The refresh in the same transaction adds the interest accrued since, so a
+    /// deposit at the very edge of the limit can still be refused on chain.
+    pub fn check_deposit(&self, amount: u64, owes: bool) -> Result<(), Refusal> {
         if self.obsolete {
             return Err(Refusal::Obsolete);
         }
-        match room_if_past(self.deposit_limit, self.total_supply_sf(), amount) {
-            Some(room) => Err(Refusal::AboveDepositLimit { room }),
-            None => Ok(()),
+        if let Some(room) = room_if_past(self.deposit_limit, self.total_supply_sf(), amount) {
+            return Err(Refusal::AboveDepositLimit { room });
         }
+        if self.collateral_emode_only && owes {
+            return Err(Refusal::CollateralOutsideGroups);
+        }
+        Ok(())
     }
 
     /// Refuses a withdrawal paying `payout` base units as `redeem_reserve_collateral` would at
@@ -818,7 +865,24 @@ impl LendB {
     ) -> Result<Accounts, ApiError> {
         let address = self.reserve_of(token)?;
         let obligation_key = vanilla_obligation(owner, &self.market);
-        let mut read_back = read(ledger, &[address, obligation_key, user_metadata(owner)]).await?;
+        let mut read_back = read(
+            ledger,
+            &[address, obligation_key, user_metadata(owner), self.market],
+        )
+        .await?;
+        let market = read_back
+            .pop()
+            .flatten()
+            .filter(|a| a.owner == PROGRAM)
+            .and_then(|a| LendingMarket::decode(&a.data))
+            .ok_or_else(|| unreadable(VenueId::LendB, "lending market"))?;
+        if market.emergency {
+            return Err(ApiError::unavailable(
+                "venue_paused",
+                "Kamino's lending market is in emergency mode; it refuses every deposit, \
+                 withdrawal, borrow and repayment until it leaves it",
+            ));
+        }
         let metadata_exists = read_back.pop().flatten().is_some();
         let obligation = match read_back.pop().flatten() {
             Some(account) if account.owner == PROGRAM => Some(
@@ -851,26 +915,35 @@ impl LendB {
         }
         let others: Vec<Pubkey> = involved.iter().copied().filter(|r| *r != address).collect();
         let mut refreshes = Vec::new();
+        let mut collateral_emode_only = false;
         let read_others = read(ledger, &others).await?;
         for key in &involved {
-            if *key == address {
-                refreshes.push(refresh_reserve(key, &reserve));
+            let other;
+            let involved_reserve = if *key == address {
+                &reserve
             } else {
                 let at = others.iter().position(|o| o == key).expect("listed");
-                let other = read_others[at]
+                other = read_others[at]
                     .as_ref()
                     .filter(|a| a.owner == PROGRAM)
                     .and_then(|a| Reserve::decode(&a.data))
                     .ok_or_else(|| unreadable(VenueId::LendB, "obligation reserve"))?;
-                refreshes.push(refresh_reserve(key, &other));
-            }
+                &other
+            };
+            refreshes.push(refresh_reserve(key, involved_reserve));
+            collateral_emode_only |= involved_reserve.collateral_emode_only
+                && obligation
+                    .as_ref()
+                    .is_some_and(|o| o.deposits.iter().any(|(r, _)| r == key));
         }
         Ok(Accounts {
             address,
             reserve,
+            market,
             obligation_key,
             obligation,
             metadata_exists,
+            collateral_emode_only,
             refreshes,
         })
     }
@@ -901,7 +974,22 @@ fn refused(refusal: Refusal) -> ApiError {
             "this deposit would take the Kamino reserve past its deposit limit",
             room,
         ),
+        Refusal::CollateralOutsideGroups => collateral_outside_groups(
+            "this reserve's collateral is taken only inside a Kamino elevation group and the \
+             wallet's obligation, in none, owes: repay it first",
+        ),
     }
+}
+
+/// 409 `collateral_outside_elevation_group`: Kamino lends against the reserve's collateral only
+/// inside an elevation group, and the wallet's obligation (the service's are vanilla) is in
+/// none.
+fn collateral_outside_groups(message: &str) -> ApiError {
+    ApiError::coded(
+        StatusCode::CONFLICT,
+        "collateral_outside_elevation_group",
+        message,
+    )
 }
 
 /// The answer to liquidity leaving the reserve (`what`: "this withdrawal", "this borrow") that
@@ -967,9 +1055,13 @@ async fn ledger_now(ledger: &dyn Ledger) -> Result<i64, ApiError> {
 struct Accounts {
     address: Pubkey,
     reserve: Reserve,
+    market: LendingMarket,
     obligation_key: Pubkey,
     obligation: Option<Obligation>,
     metadata_exists: bool,
+    /// The obligation holds collateral whose reserve backs borrows only inside an elevation
+    /// group: klend's refresh then stops its borrowing (it is in none).
+    collateral_emode_only: bool,
     /// A refresh of every reserve the obligation will name, in its order.
     refreshes: Vec<Instruction>,
 }
@@ -1045,7 +1137,14 @@ impl Venue for LendB {
         amount: u64,
     ) -> Result<Deposit, ApiError> {
         let accounts = self.accounts(ledger, wallet, token).await?;
-        accounts.reserve.check_deposit(amount).map_err(refused)?;
+        let owes = accounts
+            .obligation
+            .as_ref()
+            .is_some_and(|o| !o.borrows.is_empty());
+        accounts
+            .reserve
+            .check_deposit(amount, owes)
+            .map_err(refused)?;
         let mut transactions = Vec::new();
         let mut setup = Vec::new();
         if !accounts.metadata_exists {
@@ -1170,6 +1269,21 @@ impl Lender for LendB {
             .is_none_or(|o| o.deposits.is_empty())
         {
             return Err(no_collateral(VenueId::LendB));
+        }
+        // `check_borrow_possible`, then what the obligation's refresh in the same transaction
+        // will set (`check_non_elevation_group_borrowing_enabled`).
+        if accounts.market.borrow_disabled {
+            return Err(ApiError::coded(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "venue_borrowing_disabled",
+                "Kamino's lending market lends nothing now; its owner has stopped borrowing",
+            ));
+        }
+        if accounts.collateral_emode_only {
+            return Err(collateral_outside_groups(
+                "the wallet's Kamino collateral backs borrows only inside an elevation group, \
+                 and the service's obligations are in none",
+            ));
         }
         // The clock is read only for a reserve whose debt cap is on.
         let now = if accounts.reserve.debt_cap.is_on() {
@@ -1319,6 +1433,27 @@ mod tests {
             hex::encode(anchor_discriminator("account:Obligation")),
             "a8ce8d6a584caca7"
         );
+        assert_eq!(
+            hex::encode(anchor_discriminator("account:LendingMarket")),
+            "f6723262489d1c78"
+        );
+    }
+
+    #[test]
+    fn a_lending_market_reads_its_two_switches() {
+        let mut data = vec![0u8; market::LEN];
+        data[..8].copy_from_slice(&anchor_discriminator("account:LendingMarket"));
+        let read =
+            |data: &[u8]| LendingMarket::decode(data).map(|m| (m.emergency, m.borrow_disabled));
+        assert_eq!(read(&data), Some((false, false)));
+        data[market::EMERGENCY_MODE] = 1;
+        assert_eq!(read(&data), Some((true, false)));
+        data[market::BORROW_DISABLED] = 1;
+        data[market::EMERGENCY_MODE] = 0;
+        assert_eq!(read(&data), Some((false, true)));
+        assert_eq!(read(&data[..market::LEN - 1]), None, "a short account");
+        data[0] ^= 1;
+        assert_eq!(read(&data), None, "another account type");
     }
 
     #[test]
@@ -1347,7 +1482,11 @@ mod tests {
 
     #[test]
     fn automatic_routing_passes_over_every_deposit_refusal() {
-        for refusal in [Refusal::Obsolete, Refusal::AboveDepositLimit { room: 1 }] {
+        for refusal in [
+            Refusal::Obsolete,
+            Refusal::AboveDepositLimit { room: 1 },
+            Refusal::CollateralOutsideGroups,
+        ] {
             assert!(
                 crate::chain::venues::refuses_as_it_stands(&refused(refusal)),
                 "{refusal:?}"
@@ -1375,33 +1514,47 @@ mod tests {
         assert_eq!(reserve.deposit_limit, 1_500);
         assert!(!reserve.obsolete);
         // Up to the limit exactly: 1,000 + 500.
-        assert_eq!(reserve.check_deposit(500), Ok(()));
+        assert_eq!(reserve.check_deposit(500, false), Ok(()));
         assert_eq!(
-            reserve.check_deposit(501),
+            reserve.check_deposit(501, false),
             Err(Refusal::AboveDepositLimit { room: 500 })
         );
         // A supply already past its limit (the limit lowered) has no room at all.
         assert_eq!(
-            reserve_of_1000(900, 0).check_deposit(1),
+            reserve_of_1000(900, 0).check_deposit(1, false),
             Err(Refusal::AboveDepositLimit { room: 0 })
         );
         // Obsolete refuses any deposit; Hidden (2) still takes them.
         assert_eq!(
-            reserve_of_1000(1_500, 1).check_deposit(1),
+            reserve_of_1000(1_500, 1).check_deposit(1, false),
             Err(Refusal::Obsolete)
         );
-        assert_eq!(reserve_of_1000(1_500, 2).check_deposit(1), Ok(()));
+        assert_eq!(reserve_of_1000(1_500, 2).check_deposit(1, false), Ok(()));
         // The largest deposit against the largest limit does not overflow.
         assert_eq!(
-            reserve_of_1000(u64::MAX, 0).check_deposit(u64::MAX - 1_000),
+            reserve_of_1000(u64::MAX, 0).check_deposit(u64::MAX - 1_000, false),
             Ok(())
         );
         assert_eq!(
-            reserve_of_1000(u64::MAX, 0).check_deposit(u64::MAX),
+            reserve_of_1000(u64::MAX, 0).check_deposit(u64::MAX, false),
             Err(Refusal::AboveDepositLimit {
                 room: u64::MAX - 1_000
             })
         );
+        // Collateral that backs borrows only inside an elevation group: taken while the
+        // obligation owes nothing, refused once it owes (after the reserve's own refusals).
+        let mut emode_only = reserve_of_1000(1_500, 0);
+        emode_only.collateral_emode_only = true;
+        assert_eq!(emode_only.check_deposit(1, false), Ok(()));
+        assert_eq!(
+            emode_only.check_deposit(1, true),
+            Err(Refusal::CollateralOutsideGroups)
+        );
+        assert_eq!(
+            emode_only.check_deposit(501, true),
+            Err(Refusal::AboveDepositLimit { room: 500 })
+        );
+        assert_eq!(reserve.check_deposit(1, true), Ok(()));
     }
 
     fn capped(capacity: i64, current_total: i64, start: u64, secs: u64) -> Reserve {

@@ -113,16 +113,18 @@ impl Venues {
 }
 
 /// The codes a venue answers for a deposit it would refuse as it stands (paused, not yet
-/// updated for the epoch, restricted, obsolete, full, or the amount outside what it takes),
-/// before the wallet signs. Automatic routing then tries the next venue; a deposit that named
-/// its venue gets the refusal.
-pub const DEPOSIT_REFUSALS: [&str; 6] = [
+/// updated for the epoch, restricted, obsolete, full, the amount outside what it takes, or
+/// collateral the wallet's Kamino obligation cannot take while it owes), before the wallet
+/// signs. Automatic routing then tries the next venue; a deposit that named its venue gets the
+/// refusal.
+pub const DEPOSIT_REFUSALS: [&str; 7] = [
     "venue_paused",
     "venue_not_updated",
     "venue_deposits_restricted",
     "venue_reserve_obsolete",
     "amount_above_deposit_limit",
     "amount_below_minimum",
+    "collateral_outside_elevation_group",
 ];
 
 /// Whether `error` is a venue's refusal of a deposit as it stands ([`DEPOSIT_REFUSALS`]).
