@@ -110,6 +110,18 @@ impl Flow {
         self.server.post(path, &body).await
     }
 
+    /// Signs and sends a prepared withdrawal of `backing_id` and confirms it: the confirm's
+    /// answer, asserted `withdrawn`.
+    async fn withdrawn(&self, prepared: &Value, backing_id: &str) -> Value {
+        let signature = self.sign_and_send(prepared, &self.wallet).await;
+        let (status, done) = self
+            .post_backing("/v1/defi/withdrawal/confirm", backing_id, Some(&signature))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{done}");
+        assert_eq!(done["status"], "withdrawn", "{done}");
+        done
+    }
+
     async fn kamino_collateral(&self, owner: &narrative_sdk::Pubkey) -> u64 {
         let obligation = klend::vanilla_obligation(owner, &self.kamino.market);
         let raw = self
@@ -514,12 +526,7 @@ async fn a_withdrawal_prepared_twice_is_confirmed_by_the_one_the_wallet_signed()
     );
 
     // The wallet signs the first.
-    let signature = f.sign_and_send(&first, &f.wallet).await;
-    let (status, done) = f
-        .post_backing("/v1/defi/withdrawal/confirm", &backing_id, Some(&signature))
-        .await;
-    assert_eq!(status, StatusCode::OK, "{done}");
-    assert_eq!(done["status"], "withdrawn");
+    let done = f.withdrawn(&first, &backing_id).await;
     assert_eq!(done["withdrawn_base"].as_u64(), Some(first_base), "{done}");
 }
 
@@ -1103,12 +1110,7 @@ async fn a_withdrawal_past_kaminos_withdrawal_cap_is_refused_until_the_interval_
     };
     let (available_before, _) = reserve().await;
     let landed_at = f.ledger.harness.lock().await.now().await;
-    let signature = f.sign_and_send(&withdrawal, &f.wallet).await;
-    let (status, done) = f
-        .post_backing("/v1/defi/withdrawal/confirm", backing_id, Some(&signature))
-        .await;
-    assert_eq!(status, StatusCode::OK, "{done}");
-    assert_eq!(done["status"], "withdrawn", "{done}");
+    f.withdrawn(&withdrawal, backing_id).await;
     let (available_after, cap) = reserve().await;
     let taken = available_before - available_after;
     // The refresh in the withdrawal's transaction accrued the interest of the hour.
@@ -1225,11 +1227,6 @@ async fn kaminos_emergency_mode_is_answered_before_the_wallet_signs() {
         .post_backing("/v1/defi/withdrawal/prepare", backing_id, None)
         .await;
     assert_eq!(status, StatusCode::OK, "{prepared}");
-    let signature = f.sign_and_send(&prepared, &f.wallet).await;
-    let (status, done) = f
-        .post_backing("/v1/defi/withdrawal/confirm", backing_id, Some(&signature))
-        .await;
-    assert_eq!(status, StatusCode::OK, "{done}");
-    assert_eq!(done["status"], "withdrawn", "{done}");
+    f.withdrawn(&prepared, backing_id).await;
     assert_eq!(f.kamino_collateral(&wallet).await, 0);
 }
