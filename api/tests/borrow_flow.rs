@@ -220,6 +220,15 @@ impl Borrower {
         h.plant_account(self.kamino.sol_reserve, reserve);
     }
 
+    /// Edits the wallet's obligation's data as the wallet could in Kamino's app.
+    async fn edit_obligation(&self, edit: impl FnOnce(&mut [u8])) {
+        let key = klend::vanilla_obligation(&self.wallet.pubkey(), &self.kamino.market);
+        let mut h = self.ledger.harness.lock().await;
+        let mut obligation = h.raw_account(key).await.unwrap();
+        edit(&mut obligation.data);
+        h.plant_account(key, obligation);
+    }
+
     /// Edits the lending market's data as its owner would.
     async fn edit_market(&self, edit: impl FnOnce(&mut [u8])) {
         let mut h = self.ledger.harness.lock().await;
@@ -1209,5 +1218,76 @@ async fn collateral_kamino_takes_only_in_elevation_groups_is_answered_before_the
         refused_409(status, &refused);
     }
     assert_eq!(b.prepared_rows().await, rows);
+    b.server.stop().await;
+}
+
+/// A wallet can put its vanilla Kamino obligation (the one the service uses) in an elevation
+/// group in Kamino's app. klend then takes deposits into and borrows from only the group's
+/// reserves (`InconsistentElevationGroup`) and lends inside the group under rules the service
+/// does not read. A deposit into a reserve outside the group, and every borrow, are answered 409
+/// `obligation_in_elevation_group` before the wallet signs, with nothing stored, and what was
+/// prepared before fails on chain; a deposit into a reserve of the group is prepared and lands;
+/// out of the group, the borrow lands.
+#[tokio::test]
+async fn an_obligation_in_an_elevation_group_is_answered_before_the_wallet_signs() {
+    let b = Borrower::start().await;
+    b.flare_with_deposit(10).await;
+    b.accept_terms().await;
+    let (status, early_borrow) = b.prepare(300.0).await;
+    assert_eq!(status, StatusCode::OK, "{early_borrow}");
+    let into_kamino =
+        json!({"wallet": b.address(), "token_symbol": "SOL", "amount": 1, "protocol": "lend_b"});
+    let (status, early_deposit) = b
+        .server
+        .post("/v1/defi/deposit/prepare", &into_kamino)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{early_deposit}");
+
+    // The wallet puts its obligation in group 2, which the SOL reserve is not in.
+    b.edit_obligation(|d| klend::set_obligation_group(d, 2))
+        .await;
+    b.fails_at_the_borrow(&early_borrow).await;
+    let deposit_at = chain::anchor_instruction_at(
+        &early_deposit["transaction"],
+        "deposit_reserve_liquidity_and_obligation_collateral_v2",
+    );
+    assert_eq!(
+        b.ledger
+            .process(chain::sign(&early_deposit, &b.wallet))
+            .await,
+        Err(format!("InstructionError({deposit_at}, InvalidArgument)")),
+        "the deposit instruction fails"
+    );
+
+    let in_group = |status: StatusCode, body: &Value| {
+        assert_eq!(status, StatusCode::CONFLICT, "{body}");
+        assert_eq!(body["error"], "obligation_in_elevation_group", "{body}");
+        assert!(
+            body["message"].as_str().unwrap().contains("group 2"),
+            "{body}"
+        );
+    };
+    let rows = b.prepared_rows().await;
+    let (status, refused) = b.prepare(300.0).await;
+    in_group(status, &refused);
+    let (status, refused) = b
+        .server
+        .post("/v1/defi/deposit/prepare", &into_kamino)
+        .await;
+    in_group(status, &refused);
+    assert_eq!(b.prepared_rows().await, rows);
+
+    // The SOL reserve joins group 2: the deposit is prepared and lands; the borrow is still
+    // refused.
+    b.edit_reserve(|d| klend::set_reserve_groups(d, &[2])).await;
+    b.deposit(1).await;
+    let (status, refused) = b.prepare(300.0).await;
+    in_group(status, &refused);
+
+    // Out of the group, the borrow lands.
+    b.edit_obligation(|d| klend::set_obligation_group(d, 0))
+        .await;
+    b.borrow(300.0).await;
+    assert_eq!(b.debt().await, 2 * SOL);
     b.server.stop().await;
 }

@@ -103,6 +103,7 @@ fn kamino_reserve() -> lend_b::Reserve {
         borrow_limit_outside_groups: u64::MAX,
         borrowed_outside_groups: 0,
         collateral_emode_only: false,
+        elevation_groups: [0; 20],
     }
 }
 
@@ -371,6 +372,7 @@ fn account_layouts() -> Vec<Value> {
             field("config.borrowLimit", BORROW_LIMIT, 8),
             field("config.utilizationLimitBlockBorrowingAbovePct", UTILIZATION_CEILING_PCT, 1),
             field("config.disableUsageAsCollOutsideEmode", COLLATERAL_EMODE_ONLY, 1),
+            array("config.elevationGroups", ELEVATION_GROUPS, ELEVATION_GROUP_COUNT, 1),
             field("config.borrowLimitOutsideElevationGroup", BORROW_LIMIT_OUTSIDE_ELEVATION_GROUP, 8),
             field("borrowedAmountOutsideElevationGroup", BORROWED_OUTSIDE_ELEVATION_GROUP, 8),
             field("config.tokenInfo.scopeConfiguration.priceFeed", SCOPE_PRICE_FEED, 32),
@@ -391,6 +393,7 @@ fn account_layouts() -> Vec<Value> {
         let mut fields = vec![
             array("deposits", DEPOSITS, DEPOSIT_COUNT, DEPOSIT_STRIDE),
             array("borrows", BORROWS, BORROW_COUNT, BORROW_STRIDE),
+            field("elevationGroup", ELEVATION_GROUP, 1),
         ];
         for i in [0, DEPOSIT_COUNT - 1] {
             let at = DEPOSITS + i * DEPOSIT_STRIDE;

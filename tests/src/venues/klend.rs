@@ -21,8 +21,10 @@
 //!
 //! - The market's emergency mode refuses every refresh and user instruction, its
 //!   `borrow_disabled` every borrow; a reserve whose collateral backs borrows only inside an
-//!   elevation group stops the borrowing of an obligation holding it (at refresh) and is not
-//!   added to one that owes.
+//!   elevation group stops the borrowing of an obligation in none holding it (at refresh) and is
+//!   not added to one that owes. An obligation its owner put in an elevation group takes
+//!   deposits into and borrows from only the reserves in that group; the debt trackers inside
+//!   groups are not in the double (only what is lent outside them is counted).
 //!
 //! The double has no oracles: a reserve's market price is what its data holds (a test moves it
 //! with [`set_price`]), and `refresh_obligation` values the collateral and debts at those prices
@@ -115,6 +117,9 @@ mod reserve {
     /// `config.disable_usage_as_coll_outside_emode`: the reserve's collateral backs borrows only
     /// inside an elevation group.
     pub const COLLATERAL_EMODE_ONLY: usize = 5500;
+    /// `config.elevation_groups`: the (up to 20) elevation groups the reserve is in, 0 for none.
+    pub const ELEVATION_GROUPS: usize = 5480;
+    pub const ELEVATION_GROUP_COUNT: usize = 20;
     /// Pyth, Switchboard price, Switchboard TWAP, Scope.
     pub const ORACLES: [usize; 4] = [5224, 5160, 5192, 5112];
 }
@@ -145,6 +150,8 @@ mod obligation {
     /// Set at refresh when a deposit's reserve backs borrows only inside an elevation group
     /// (the double's obligations are in none).
     pub const BORROWING_DISABLED: usize = 2320;
+    /// The elevation group the owner put the obligation in (0: none).
+    pub const ELEVATION_GROUP: usize = 2285;
 }
 
 /// `LendingMarket` flags.
@@ -540,6 +547,36 @@ pub fn set_emergency_mode(market_data: &mut [u8], on: bool) {
 /// Stops or resumes a market's borrowing in its data (as its owner would).
 pub fn set_borrow_disabled(market_data: &mut [u8], on: bool) {
     market_data[market::BORROW_DISABLED] = u8::from(on);
+}
+
+/// Puts an obligation in elevation group `group` (0: none) in its data, as its owner can in
+/// Kamino's app (`request_elevation_group`).
+pub fn set_obligation_group(obligation_data: &mut [u8], group: u8) {
+    obligation_data[obligation::ELEVATION_GROUP] = group;
+}
+
+/// Sets the elevation groups a reserve is in (at most 20) in its data, as its market's admin
+/// would.
+pub fn set_reserve_groups(reserve_data: &mut [u8], groups: &[u8]) {
+    let at = reserve::ELEVATION_GROUPS;
+    reserve_data[at..at + reserve::ELEVATION_GROUP_COUNT].fill(0);
+    reserve_data[at..at + groups.len()].copy_from_slice(groups);
+}
+
+/// `check_same_elevation_group`: an obligation in a group takes deposits into and borrows from
+/// only the reserves in that group (`InconsistentElevationGroup`).
+fn same_group(obligation_data: &[u8], reserve_data: &[u8]) -> ProgramResult {
+    let group = obligation_data[obligation::ELEVATION_GROUP];
+    let at = reserve::ELEVATION_GROUPS;
+    check(
+        group == 0 || reserve_data[at..at + reserve::ELEVATION_GROUP_COUNT].contains(&group),
+        "the reserve is not in the obligation's elevation group",
+    )
+}
+
+/// Whether an obligation is in no elevation group (the limits outside groups apply to it).
+fn outside_groups(obligation_data: &[u8]) -> bool {
+    obligation_data[obligation::ELEVATION_GROUP] == 0
 }
 
 /// Makes a reserve's collateral back borrows only inside an elevation group, or everywhere
@@ -985,7 +1022,7 @@ fn refresh_obligation(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]
         let source = of(&reserve_key)?.data.borrow();
         // `refresh_obligation_deposits`: outside an elevation group, collateral its reserve
         // lends against only inside one stops the obligation's borrowing.
-        borrowing_disabled |= source[reserve::COLLATERAL_EMODE_ONLY] != 0;
+        borrowing_disabled |= outside_groups(&data) && source[reserve::COLLATERAL_EMODE_ONLY] != 0;
         let total = u128::from(u64_at(&source, reserve::COLLATERAL_TOTAL));
         // No collateral outstanding yet: a unit is a unit of liquidity.
         let liquidity = (held * total_liquidity(&source))
@@ -1179,12 +1216,15 @@ fn move_collateral(
                     "the reserve is obsolete",
                 )?;
                 // `DepositDisabledOutsideElevationGroup`: such collateral is not added to an
-                // obligation in no group that owes.
+                // obligation in no group that owes; then `check_same_elevation_group`.
+                let held = obligation.data.borrow();
                 check(
                     data[reserve::COLLATERAL_EMODE_ONLY] == 0
-                        || u128_at(&obligation.data.borrow(), obligation::DEBT_VALUE_SF) == 0,
+                        || !outside_groups(&held)
+                        || u128_at(&held, obligation::DEBT_VALUE_SF) == 0,
                     "the reserve's collateral backs borrows only inside an elevation group",
                 )?;
+                same_group(&held, &data)?;
                 check(
                     liquidity + u128::from(amount)
                         <= u128::from(u64_at(&data, reserve::DEPOSIT_LIMIT)),
@@ -1505,10 +1545,15 @@ fn borrow(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Program
         market.data.borrow()[market::BORROW_DISABLED] == 0,
         "the market lends nothing now",
     )?;
-    check(
-        obligation.data.borrow()[obligation::BORROWING_DISABLED] == 0,
-        "the obligation's collateral backs borrows only inside an elevation group",
-    )?;
+    let in_no_group = {
+        let held = obligation.data.borrow();
+        same_group(&held, &reserve.data.borrow())?;
+        check(
+            !outside_groups(&held) || held[obligation::BORROWING_DISABLED] == 0,
+            "the obligation's collateral backs borrows only inside an elevation group",
+        )?;
+        outside_groups(&held)
+    };
     let (added, rate) = {
         let data = reserve.data.borrow();
         check(
@@ -1589,19 +1634,22 @@ fn borrow(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> Program
             ceiling == 0 || lent_pct < ceiling_of_supply,
             "the borrow leaves the reserve lent at or above its utilisation ceiling",
         )?;
-        // The obligations here are in no elevation group: counted against that limit.
-        let outside = u64_at(&data, reserve::BORROWED_OUTSIDE_ELEVATION_GROUP)
-            .checked_add(amount)
-            .ok_or_else(|| fail("lent outside groups beyond u64"))?;
-        check(
-            outside <= u64_at(&data, reserve::BORROW_LIMIT_OUTSIDE_ELEVATION_GROUP),
-            "the borrow passes what the reserve lends outside elevation groups",
-        )?;
-        put(
-            &mut data,
-            reserve::BORROWED_OUTSIDE_ELEVATION_GROUP,
-            &outside.to_le_bytes(),
-        );
+        // An obligation in no elevation group is counted against that limit (the trackers
+        // inside groups are not in the double).
+        if in_no_group {
+            let outside = u64_at(&data, reserve::BORROWED_OUTSIDE_ELEVATION_GROUP)
+                .checked_add(amount)
+                .ok_or_else(|| fail("lent outside groups beyond u64"))?;
+            check(
+                outside <= u64_at(&data, reserve::BORROW_LIMIT_OUTSIDE_ELEVATION_GROUP),
+                "the borrow passes what the reserve lends outside elevation groups",
+            )?;
+            put(
+                &mut data,
+                reserve::BORROWED_OUTSIDE_ELEVATION_GROUP,
+                &outside.to_le_bytes(),
+            );
+        }
     }
     let mut data = obligation.data.borrow_mut();
     let at = match borrow_entry(&data, reserve.key) {
@@ -1665,11 +1713,15 @@ fn repay(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramR
         "not the market's authority",
     )?;
     check(source.is_writable, "the source is writable")?;
-    let (at, debt) = {
+    let (at, debt, in_no_group) = {
         let data = obligation.data.borrow();
         let at = borrow_entry(&data, reserve.key)
             .ok_or_else(|| fail("the obligation owes this reserve nothing"))?;
-        (at, u128_at(&data, at + obligation::BORROWED_AMOUNT_SF))
+        (
+            at,
+            u128_at(&data, at + obligation::BORROWED_AMOUNT_SF),
+            outside_groups(&data),
+        )
     };
     let owed = u64::try_from(debt.div_ceil(1u128 << FRACTION_SHIFT))
         .map_err(|_| fail("debt beyond u64"))?;
@@ -1706,12 +1758,15 @@ fn repay(program_id: &Pubkey, accounts: &[AccountInfo], args: &[u8]) -> ProgramR
         let total = u128_at(&data, reserve::BORROWED_SF).saturating_sub(settled);
         put(&mut data, reserve::AVAILABLE, &available.to_le_bytes());
         put(&mut data, reserve::BORROWED_SF, &total.to_le_bytes());
-        let outside = u64_at(&data, reserve::BORROWED_OUTSIDE_ELEVATION_GROUP).saturating_sub(paid);
-        put(
-            &mut data,
-            reserve::BORROWED_OUTSIDE_ELEVATION_GROUP,
-            &outside.to_le_bytes(),
-        );
+        if in_no_group {
+            let outside =
+                u64_at(&data, reserve::BORROWED_OUTSIDE_ELEVATION_GROUP).saturating_sub(paid);
+            put(
+                &mut data,
+                reserve::BORROWED_OUTSIDE_ELEVATION_GROUP,
+                &outside.to_le_bytes(),
+            );
+        }
         data[reserve::STALE] = 1;
     }
     let mut data = obligation.data.borrow_mut();

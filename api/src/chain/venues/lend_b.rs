@@ -82,6 +82,9 @@ pub mod reserve {
     /// `config.disable_usage_as_coll_outside_emode`: the reserve's collateral backs borrows
     /// only inside an elevation group (non-zero).
     pub const COLLATERAL_EMODE_ONLY: usize = 5500;
+    /// `config.elevation_groups`: the elevation groups the reserve is in (0 fills the rest).
+    pub const ELEVATION_GROUPS: usize = 5480;
+    pub const ELEVATION_GROUP_COUNT: usize = 20;
     /// `config.borrow_limit_outside_elevation_group`: the most the reserve lends to
     /// obligations outside an elevation group (the api's vanilla obligations), in base units.
     pub const BORROW_LIMIT_OUTSIDE_ELEVATION_GROUP: usize = 5504;
@@ -120,6 +123,9 @@ pub mod obligation {
     pub const BORROW_RESERVE: usize = 0;
     pub const BORROW_RATE: usize = 32;
     pub const BORROWED_AMOUNT_SF: usize = 88;
+    /// The elevation group its owner put it in (0: none; Kamino's app can set one on the
+    /// same vanilla obligation the service uses).
+    pub const ELEVATION_GROUP: usize = 2285;
 }
 
 /// Fractions (`*_sf`) are U68F60: a u128 over 2^60.
@@ -168,6 +174,8 @@ pub struct Reserve {
     /// Its collateral backs borrows only inside an elevation group: an obligation in none that
     /// holds it cannot borrow, and one that owes cannot take it in.
     pub collateral_emode_only: bool,
+    /// The elevation groups it is in (none is 0).
+    pub elevation_groups: [u8; reserve::ELEVATION_GROUP_COUNT],
 }
 
 /// The lending market's switches, as read.
@@ -280,6 +288,9 @@ pub enum Refusal {
     /// The reserve's collateral backs borrows only inside an elevation group and the wallet's
     /// obligation, in none, owes (`DepositDisabledOutsideElevationGroup`).
     CollateralOutsideGroups,
+    /// The wallet's obligation is in elevation group `group`, which the reserve is not in
+    /// (`InconsistentElevationGroup`).
+    OutsideObligationGroup { group: u8 },
 }
 
 /// Why Kamino would refuse liquidity leaving a reserve (a withdrawal or a borrow) as it stands.
@@ -350,27 +361,41 @@ impl Reserve {
             borrow_limit_outside_groups: le_u64(data, BORROW_LIMIT_OUTSIDE_ELEVATION_GROUP)?,
             borrowed_outside_groups: le_u64(data, BORROWED_OUTSIDE_ELEVATION_GROUP)?,
             collateral_emode_only: *data.get(COLLATERAL_EMODE_ONLY)? != 0,
+            elevation_groups: data
+                .get(ELEVATION_GROUPS..ELEVATION_GROUPS + ELEVATION_GROUP_COUNT)?
+                .try_into()
+                .ok()?,
         })
     }
 
-    /// Refuses a deposit of `amount` into an obligation that owes (`owes`) or not, as
+    /// Refuses a deposit of `amount` into an obligation (`into`; none yet before the first) as
     /// `deposit_reserve_liquidity` and then `deposit_obligation_collateral` would against the
     /// reserve as read: an obsolete reserve, a supply past the deposit limit
-    /// (`lending_operations.rs`: amount + total supply > limit, compared in fractions), or
+    /// (`lending_operations.rs`: amount + total supply > limit, compared in fractions),
     /// collateral that backs borrows only inside an elevation group going into an obligation in
-    /// none that owes. The refresh in the same transaction adds the interest accrued since, so a
-    /// deposit at the very edge of the limit can still be refused on chain.
-    pub fn check_deposit(&self, amount: u64, owes: bool) -> Result<(), Refusal> {
+    /// none that owes, or an obligation in an elevation group the reserve is not in. The refresh
+    /// in the same transaction adds the interest accrued since, so a deposit at the very edge of
+    /// the limit can still be refused on chain.
+    pub fn check_deposit(&self, amount: u64, into: Option<&Obligation>) -> Result<(), Refusal> {
         if self.obsolete {
             return Err(Refusal::Obsolete);
         }
         if let Some(room) = room_if_past(self.deposit_limit, self.total_supply_sf(), amount) {
             return Err(Refusal::AboveDepositLimit { room });
         }
-        if self.collateral_emode_only && owes {
-            return Err(Refusal::CollateralOutsideGroups);
+        let Some(obligation) = into else {
+            return Ok(());
+        };
+        match obligation.elevation_group {
+            0 if self.collateral_emode_only && !obligation.borrows.is_empty() => {
+                Err(Refusal::CollateralOutsideGroups)
+            }
+            0 => Ok(()),
+            group if !self.elevation_groups.contains(&group) => {
+                Err(Refusal::OutsideObligationGroup { group })
+            }
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// Refuses a withdrawal paying `payout` base units as `redeem_reserve_collateral` would at
@@ -524,6 +549,8 @@ impl Reserve {
 pub struct Obligation {
     pub deposits: Vec<(Pubkey, u64)>,
     pub borrows: Vec<ObligationBorrow>,
+    /// The elevation group it is in (0: none, as the service leaves it).
+    pub elevation_group: u8,
 }
 
 /// A debt of an obligation to one reserve, as of the obligation's last refresh.
@@ -560,7 +587,10 @@ impl Obligation {
         if data.len() != LEN || data[..8] != anchor_discriminator("account:Obligation") {
             return None;
         }
-        let mut found = Obligation::default();
+        let mut found = Obligation {
+            elevation_group: *data.get(ELEVATION_GROUP)?,
+            ..Obligation::default()
+        };
         for i in 0..DEPOSIT_COUNT {
             let at = DEPOSITS + i * DEPOSIT_STRIDE;
             let reserve = key_at(data, at + DEPOSIT_RESERVE)?;
@@ -978,7 +1008,21 @@ fn refused(refusal: Refusal) -> ApiError {
             "this reserve's collateral is taken only inside a Kamino elevation group and the \
              wallet's obligation, in none, owes: repay it first",
         ),
+        Refusal::OutsideObligationGroup { group } => in_a_group(format!(
+            "the wallet's Kamino obligation is in elevation group {group}, which this reserve \
+             is not in"
+        )),
     }
+}
+
+/// 409 `obligation_in_elevation_group`: the wallet put its Kamino obligation (the vanilla one
+/// the service uses) in an elevation group, in Kamino's app.
+fn in_a_group(message: String) -> ApiError {
+    ApiError::coded(
+        StatusCode::CONFLICT,
+        "obligation_in_elevation_group",
+        message,
+    )
 }
 
 /// 409 `collateral_outside_elevation_group`: Kamino lends against the reserve's collateral only
@@ -1137,13 +1181,9 @@ impl Venue for LendB {
         amount: u64,
     ) -> Result<Deposit, ApiError> {
         let accounts = self.accounts(ledger, wallet, token).await?;
-        let owes = accounts
-            .obligation
-            .as_ref()
-            .is_some_and(|o| !o.borrows.is_empty());
         accounts
             .reserve
-            .check_deposit(amount, owes)
+            .check_deposit(amount, accounts.obligation.as_ref())
             .map_err(refused)?;
         let mut transactions = Vec::new();
         let mut setup = Vec::new();
@@ -1278,6 +1318,20 @@ impl Lender for LendB {
                 "venue_borrowing_disabled",
                 "Kamino's lending market lends nothing now; its owner has stopped borrowing",
             ));
+        }
+        // Inside a group klend lends under other rules (no origination fee, debt limits per
+        // collateral and group) that the service does not read; it prepares borrows only for
+        // obligations in none.
+        if let Some(group) = accounts
+            .obligation
+            .as_ref()
+            .map(|o| o.elevation_group)
+            .filter(|g| *g != 0)
+        {
+            return Err(in_a_group(format!(
+                "the wallet's Kamino obligation is in elevation group {group}; the service \
+                 borrows only for an obligation in none: leave the group in Kamino's app first"
+            )));
         }
         if accounts.collateral_emode_only {
             return Err(collateral_outside_groups(
@@ -1486,6 +1540,7 @@ mod tests {
             Refusal::Obsolete,
             Refusal::AboveDepositLimit { room: 1 },
             Refusal::CollateralOutsideGroups,
+            Refusal::OutsideObligationGroup { group: 1 },
         ] {
             assert!(
                 crate::chain::venues::refuses_as_it_stands(&refused(refusal)),
@@ -1514,47 +1569,70 @@ mod tests {
         assert_eq!(reserve.deposit_limit, 1_500);
         assert!(!reserve.obsolete);
         // Up to the limit exactly: 1,000 + 500.
-        assert_eq!(reserve.check_deposit(500, false), Ok(()));
+        assert_eq!(reserve.check_deposit(500, None), Ok(()));
         assert_eq!(
-            reserve.check_deposit(501, false),
+            reserve.check_deposit(501, None),
             Err(Refusal::AboveDepositLimit { room: 500 })
         );
         // A supply already past its limit (the limit lowered) has no room at all.
         assert_eq!(
-            reserve_of_1000(900, 0).check_deposit(1, false),
+            reserve_of_1000(900, 0).check_deposit(1, None),
             Err(Refusal::AboveDepositLimit { room: 0 })
         );
         // Obsolete refuses any deposit; Hidden (2) still takes them.
         assert_eq!(
-            reserve_of_1000(1_500, 1).check_deposit(1, false),
+            reserve_of_1000(1_500, 1).check_deposit(1, None),
             Err(Refusal::Obsolete)
         );
-        assert_eq!(reserve_of_1000(1_500, 2).check_deposit(1, false), Ok(()));
+        assert_eq!(reserve_of_1000(1_500, 2).check_deposit(1, None), Ok(()));
         // The largest deposit against the largest limit does not overflow.
         assert_eq!(
-            reserve_of_1000(u64::MAX, 0).check_deposit(u64::MAX - 1_000, false),
+            reserve_of_1000(u64::MAX, 0).check_deposit(u64::MAX - 1_000, None),
             Ok(())
         );
         assert_eq!(
-            reserve_of_1000(u64::MAX, 0).check_deposit(u64::MAX, false),
+            reserve_of_1000(u64::MAX, 0).check_deposit(u64::MAX, None),
             Err(Refusal::AboveDepositLimit {
                 room: u64::MAX - 1_000
             })
         );
+        // Into an obligation: one that owes and one that does not, in no group, and one its
+        // owner put in elevation group 3.
+        let owing = Obligation {
+            borrows: vec![ObligationBorrow {
+                reserve: Pubkey::new_unique(),
+                rate: FRACTION_ONE,
+                borrowed_sf: FRACTION_ONE,
+            }],
+            ..Obligation::default()
+        };
+        let clear = Obligation::default();
+        let in_group_3 = Obligation {
+            elevation_group: 3,
+            ..owing.clone()
+        };
         // Collateral that backs borrows only inside an elevation group: taken while the
         // obligation owes nothing, refused once it owes (after the reserve's own refusals).
         let mut emode_only = reserve_of_1000(1_500, 0);
         emode_only.collateral_emode_only = true;
-        assert_eq!(emode_only.check_deposit(1, false), Ok(()));
+        assert_eq!(emode_only.check_deposit(1, Some(&clear)), Ok(()));
         assert_eq!(
-            emode_only.check_deposit(1, true),
+            emode_only.check_deposit(1, Some(&owing)),
             Err(Refusal::CollateralOutsideGroups)
         );
         assert_eq!(
-            emode_only.check_deposit(501, true),
+            emode_only.check_deposit(501, Some(&owing)),
             Err(Refusal::AboveDepositLimit { room: 500 })
         );
-        assert_eq!(reserve.check_deposit(1, true), Ok(()));
+        assert_eq!(reserve.check_deposit(1, Some(&owing)), Ok(()));
+        // An obligation in a group takes only the group's reserves, owing or not; there the
+        // collateral's restriction outside groups does not apply.
+        assert_eq!(
+            reserve.check_deposit(1, Some(&in_group_3)),
+            Err(Refusal::OutsideObligationGroup { group: 3 })
+        );
+        emode_only.elevation_groups[..2].copy_from_slice(&[1, 3]);
+        assert_eq!(emode_only.check_deposit(1, Some(&in_group_3)), Ok(()));
     }
 
     fn capped(capacity: i64, current_total: i64, start: u64, secs: u64) -> Reserve {

@@ -114,10 +114,10 @@ impl Venues {
 
 /// The codes a venue answers for a deposit it would refuse as it stands (paused, not yet
 /// updated for the epoch, restricted, obsolete, full, the amount outside what it takes, or
-/// collateral the wallet's Kamino obligation cannot take while it owes), before the wallet
-/// signs. Automatic routing then tries the next venue; a deposit that named its venue gets the
-/// refusal.
-pub const DEPOSIT_REFUSALS: [&str; 7] = [
+/// collateral the wallet's Kamino obligation cannot take while it owes or outside its elevation
+/// group), before the wallet signs. Automatic routing then tries the next venue; a deposit that
+/// named its venue gets the refusal.
+pub const DEPOSIT_REFUSALS: [&str; 8] = [
     "venue_paused",
     "venue_not_updated",
     "venue_deposits_restricted",
@@ -125,6 +125,7 @@ pub const DEPOSIT_REFUSALS: [&str; 7] = [
     "amount_above_deposit_limit",
     "amount_below_minimum",
     "collateral_outside_elevation_group",
+    "obligation_in_elevation_group",
 ];
 
 /// Whether `error` is a venue's refusal of a deposit as it stands ([`DEPOSIT_REFUSALS`]).
