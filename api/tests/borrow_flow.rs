@@ -151,6 +151,22 @@ impl Borrower {
         self.deposit(sol).await;
     }
 
+    /// A `flare` wallet with 10 SOL deposited into lend_b and the borrow terms accepted: where
+    /// most borrow tests start.
+    async fn ready() -> Borrower {
+        let b = Borrower::start().await;
+        b.flare_with_deposit(10).await;
+        b.accept_terms().await;
+        b
+    }
+
+    /// A borrow of `amount_usd` of SOL prepared (200), not signed: its answer.
+    async fn prepared(&self, amount_usd: f64) -> Value {
+        let (status, prepared) = self.prepare(amount_usd).await;
+        assert_eq!(status, StatusCode::OK, "{prepared}");
+        prepared
+    }
+
     async fn accept_terms(&self) {
         let now = self.clock.now();
         let message = format!(
@@ -346,8 +362,7 @@ async fn a_flare_wallet_borrows_against_its_kamino_deposit_and_repays_with_inter
     assert_eq!(b.prepared_rows().await, rows);
 
     // 300 USD of SOL: 2 SOL, against 1,500 USD of collateral.
-    let (status, prepared) = b.prepare(300.0).await;
-    assert_eq!(status, StatusCode::OK, "{prepared}");
+    let prepared = b.prepared(300.0).await;
     assert_eq!(prepared["status"], "ready_to_confirm");
     assert_eq!(prepared["amount_base"], 2 * SOL);
     assert_eq!(prepared["max_ltv"], 0.6);
@@ -815,10 +830,8 @@ async fn the_health_job_alerts_once_per_downward_crossing_and_rearms_on_recovery
 
 #[tokio::test]
 async fn a_fast_action_borrows_its_share_of_the_max_ltv() {
-    let b = Borrower::start().await;
+    let b = Borrower::ready().await;
     let wallet = b.address();
-    b.flare_with_deposit(10).await;
-    b.accept_terms().await;
     let fast = |action: &str, extra: Value| {
         let mut body = json!({"wallet": wallet, "action": action});
         body.as_object_mut()
@@ -966,16 +979,13 @@ async fn a_falling_sol_price_alerts_a_usdc_borrow_at_each_level_it_crosses() {
 /// the borrow is prepared, lands and counts against the cap.
 #[tokio::test]
 async fn a_borrow_kamino_would_refuse_is_refused_before_the_wallet_signs() {
-    let b = Borrower::start().await;
+    let b = Borrower::ready().await;
     let wallet = b.address();
-    b.flare_with_deposit(10).await;
-    b.accept_terms().await;
 
     // 300 USD is 2 SOL at 150. Prepared while the reserve lends freely; then its limit is
     // lowered to 1 SOL above what it lends (with the interest accrued since it was installed,
     // rounded up), and the transaction fails at the borrow: the double checks the limit too.
-    let (status, before_limit) = b.prepare(300.0).await;
-    assert_eq!(status, StatusCode::OK, "{before_limit}");
+    let before_limit = b.prepared(300.0).await;
     let lent = lend_b::Reserve::decode(&b.reserve_data().await)
         .unwrap()
         .borrowed_sf
@@ -1005,8 +1015,7 @@ async fn a_borrow_kamino_would_refuse_is_refused_before_the_wallet_signs() {
 
     // Prepared while nothing stands in the way, then the admin caps borrows at 5 SOL an hour
     // with 4 SOL out since the hour began, now: the transaction fails at the borrow.
-    let (status, early) = b.prepare(300.0).await;
-    assert_eq!(status, StatusCode::OK, "{early}");
+    let early = b.prepared(300.0).await;
     assert_eq!(early["transactions"], 1, "{early}");
     let now = b.ledger.harness.lock().await.now().await;
     let start = u64::try_from(now).unwrap();
@@ -1063,14 +1072,11 @@ async fn a_borrow_kamino_would_refuse_is_refused_before_the_wallet_signs() {
 /// the ceiling was set fails on chain; a borrow within the room lands.
 #[tokio::test]
 async fn a_borrow_past_the_utilisation_ceiling_is_refused_before_the_wallet_signs() {
-    let b = Borrower::start().await;
-    b.flare_with_deposit(10).await;
-    b.accept_terms().await;
+    let b = Borrower::ready().await;
 
     // 300 USD is 2 SOL at 150, prepared while the reserve has no ceiling. Then the admin sets
     // one at 51 % while borrowers hold 1,048 SOL of it: the transaction fails at the borrow.
-    let (status, early) = b.prepare(300.0).await;
-    assert_eq!(status, StatusCode::OK, "{early}");
+    let early = b.prepared(300.0).await;
     let lent = 1_048 * SOL;
     b.edit_reserve(|d| {
         klend::set_borrowed(d, lent);
@@ -1104,14 +1110,11 @@ async fn a_borrow_past_the_utilisation_ceiling_is_refused_before_the_wallet_sign
 /// is counted.
 #[tokio::test]
 async fn a_borrow_past_the_limit_outside_elevation_groups_is_refused_before_the_wallet_signs() {
-    let b = Borrower::start().await;
-    b.flare_with_deposit(10).await;
-    b.accept_terms().await;
+    let b = Borrower::ready().await;
 
     // 2 SOL prepared; then the admin lends at most 1.5 SOL outside elevation groups, none of
     // it lent yet: the transaction fails at the borrow.
-    let (status, early) = b.prepare(300.0).await;
-    assert_eq!(status, StatusCode::OK, "{early}");
+    let early = b.prepared(300.0).await;
     b.edit_reserve(|d| klend::set_outside_groups(d, 3 * SOL / 2, 0))
         .await;
     b.fails_at_the_borrow(&early).await;
@@ -1132,11 +1135,8 @@ async fn a_borrow_past_the_limit_outside_elevation_groups_is_refused_before_the_
 /// `venue_borrowing_disabled` and stores nothing; with borrowing resumed the borrow lands.
 #[tokio::test]
 async fn a_borrow_while_kamino_stops_borrowing_is_refused_before_the_wallet_signs() {
-    let b = Borrower::start().await;
-    b.flare_with_deposit(10).await;
-    b.accept_terms().await;
-    let (status, early) = b.prepare(300.0).await;
-    assert_eq!(status, StatusCode::OK, "{early}");
+    let b = Borrower::ready().await;
+    let early = b.prepared(300.0).await;
     b.edit_market(|d| klend::set_borrow_disabled(d, true)).await;
     b.fails_at_the_borrow(&early).await;
 
@@ -1162,11 +1162,8 @@ async fn a_borrow_while_kamino_stops_borrowing_is_refused_before_the_wallet_sign
 /// into the obligation while it owes nothing is still taken, as Kamino takes it.
 #[tokio::test]
 async fn collateral_kamino_takes_only_in_elevation_groups_is_answered_before_the_wallet_signs() {
-    let b = Borrower::start().await;
-    b.flare_with_deposit(10).await;
-    b.accept_terms().await;
-    let (status, early) = b.prepare(300.0).await;
-    assert_eq!(status, StatusCode::OK, "{early}");
+    let b = Borrower::ready().await;
+    let early = b.prepared(300.0).await;
     b.edit_reserve(|d| klend::set_collateral_emode_only(d, true))
         .await;
     b.fails_at_the_borrow(&early).await;
@@ -1230,11 +1227,8 @@ async fn collateral_kamino_takes_only_in_elevation_groups_is_answered_before_the
 /// out of the group, the borrow lands.
 #[tokio::test]
 async fn an_obligation_in_an_elevation_group_is_answered_before_the_wallet_signs() {
-    let b = Borrower::start().await;
-    b.flare_with_deposit(10).await;
-    b.accept_terms().await;
-    let (status, early_borrow) = b.prepare(300.0).await;
-    assert_eq!(status, StatusCode::OK, "{early_borrow}");
+    let b = Borrower::ready().await;
+    let early_borrow = b.prepared(300.0).await;
     let into_kamino =
         json!({"wallet": b.address(), "token_symbol": "SOL", "amount": 1, "protocol": "lend_b"});
     let (status, early_deposit) = b
