@@ -1285,3 +1285,46 @@ async fn an_obligation_in_an_elevation_group_is_answered_before_the_wallet_signs
     assert_eq!(b.debt().await, 2 * SOL);
     b.server.stop().await;
 }
+
+/// Kamino's emergency mode refuses every refresh and user instruction, borrows and repayments
+/// included (`GlobalEmergencyMode`). A repayment prepared before it fails at its first reserve
+/// refresh; asked now, a borrow and a repayment are answered 503 `venue_paused` with a retry and
+/// nothing stored; out of emergency mode the repayment lands.
+#[tokio::test]
+async fn kaminos_emergency_mode_is_answered_to_borrows_and_repayments() {
+    let b = Borrower::ready().await;
+    let borrow_id = b.borrow(150.0).await;
+    let repay_body = json!({"wallet": b.address(), "position_id": borrow_id});
+    let (status, early) = b.server.post("/v1/borrow/repay/prepare", &repay_body).await;
+    assert_eq!(status, StatusCode::OK, "{early}");
+
+    b.edit_market(|d| klend::set_emergency_mode(d, true)).await;
+    let refresh_at = chain::anchor_instruction_at(&early["transaction"], "refresh_reserve");
+    assert_eq!(
+        b.ledger.process(chain::sign(&early, &b.wallet)).await,
+        Err(format!("InstructionError({refresh_at}, InvalidArgument)")),
+        "the refresh fails"
+    );
+    assert_eq!(b.debt().await, SOL);
+
+    let rows = b.prepared_rows().await;
+    // The SOL debt is open (one a token), so the borrow asked is of USDC.
+    let borrow_body = json!({"wallet": b.address(), "protocol": "lend_b", "borrow_asset": "USDC", "amount_usd": 150.0});
+    for (path, body) in [
+        ("/v1/borrow/prepare", &borrow_body),
+        ("/v1/borrow/repay/prepare", &repay_body),
+    ] {
+        let (status, retry_after, refused) = b.server.post_with_retry_after(path, body).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{path}: {refused}");
+        assert_eq!(refused["error"], "venue_paused", "{refused}");
+        assert_eq!(retry_after.as_deref(), Some("2"), "{path}");
+    }
+    assert_eq!(b.prepared_rows().await, rows);
+
+    b.edit_market(|d| klend::set_emergency_mode(d, false)).await;
+    let (status, repay) = b.server.post("/v1/borrow/repay/prepare", &repay_body).await;
+    assert_eq!(status, StatusCode::OK, "{repay}");
+    b.sign_and_send(&repay, &b.wallet).await;
+    assert_eq!(b.debt().await, 0);
+    b.server.stop().await;
+}
