@@ -563,22 +563,6 @@ pub fn set_reserve_groups(reserve_data: &mut [u8], groups: &[u8]) {
     reserve_data[at..at + groups.len()].copy_from_slice(groups);
 }
 
-/// `check_same_elevation_group`: an obligation in a group takes deposits into and borrows from
-/// only the reserves in that group (`InconsistentElevationGroup`).
-fn same_group(obligation_data: &[u8], reserve_data: &[u8]) -> ProgramResult {
-    let group = obligation_data[obligation::ELEVATION_GROUP];
-    let at = reserve::ELEVATION_GROUPS;
-    check(
-        group == 0 || reserve_data[at..at + reserve::ELEVATION_GROUP_COUNT].contains(&group),
-        "the reserve is not in the obligation's elevation group",
-    )
-}
-
-/// Whether an obligation is in no elevation group (the limits outside groups apply to it).
-fn outside_groups(obligation_data: &[u8]) -> bool {
-    obligation_data[obligation::ELEVATION_GROUP] == 0
-}
-
 /// Makes a reserve's collateral back borrows only inside an elevation group, or everywhere
 /// again, in its data (as its market's admin would).
 pub fn set_collateral_emode_only(reserve_data: &mut [u8], on: bool) {
@@ -679,6 +663,22 @@ fn market_operating(program_id: &Pubkey, info: &AccountInfo) -> ProgramResult {
         info.data.borrow()[market::EMERGENCY_MODE] == 0,
         "the market is in emergency mode",
     )
+}
+
+/// `check_same_elevation_group`: an obligation in a group takes deposits into and borrows from
+/// only the reserves in that group (`InconsistentElevationGroup`).
+fn same_group(obligation_data: &[u8], reserve_data: &[u8]) -> ProgramResult {
+    let group = obligation_data[obligation::ELEVATION_GROUP];
+    let at = reserve::ELEVATION_GROUPS;
+    check(
+        group == 0 || reserve_data[at..at + reserve::ELEVATION_GROUP_COUNT].contains(&group),
+        "the reserve is not in the obligation's elevation group",
+    )
+}
+
+/// Whether an obligation is in no elevation group (the limits outside groups apply to it).
+fn outside_groups(obligation_data: &[u8]) -> bool {
+    obligation_data[obligation::ELEVATION_GROUP] == 0
 }
 
 /// Creates `info` at its PDA (`seeds` with `bump`) for the program, `len` bytes, paid by
