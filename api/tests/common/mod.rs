@@ -105,10 +105,31 @@ const ANONYMOUS_LIMIT_OUT_OF_THE_WAY: u32 = 1_000_000;
 /// A closed port (discard): a provider pointed here refuses at once, as an unreachable one does.
 const NOWHERE: &str = "http://127.0.0.1:9";
 
+/// The service's tracing events through a subscriber like the binary's, into the test harness's
+/// captured output (printed only for a failing test), at WARN and above unless `RUST_LOG` says
+/// otherwise. Without a subscriber `tracing` falls back to the `log` crate, whose logger
+/// solana-program-test installs: every request's request-id span (an ERROR-level span in poem)
+/// then printed as an ERROR line, hundreds in a CI log, and the service's warnings went to the
+/// terminal whether the test failed or not.
+fn trace_to_test_output() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        let subscriber = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_test_writer()
+            .finish();
+        // Only this sets one; a process that already has one keeps it.
+        let _ = tracing::subscriber::set_global_default(subscriber);
+    });
+}
+
 /// The settings every test server starts from (an operator pair, one browser origin, the
 /// anonymous rate limit out of the way, no outside service), then `configure`'s changes;
 /// nothing from the process environment.
 fn test_config(configure: impl FnOnce(&mut Config)) -> Config {
+    trace_to_test_output();
     let mut config = Config::defaults();
     // The default price feed is CoinGecko on the internet, which the background jobs (borrow
     // health) would ask from every test server. Tests that need a price configure one or serve
