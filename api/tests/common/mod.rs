@@ -118,6 +118,7 @@ fn trace_to_test_output() {
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
         let subscriber = tracing_subscriber::fmt()
             .with_env_filter(filter)
+            .with_ansi(false)
             .with_test_writer()
             .finish();
         // Only this sets one; a process that already has one keeps it.
