@@ -8,13 +8,14 @@ mod common;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::{serve_locally as serve, TestServer};
+use common::{eventually, serve_locally as serve, TestServer};
 use narrative_api::clock::ManualClock;
 use narrative_api::providers::venue_rates::{JitoKobe, MarinadeApi, RateApi};
 use poem::web::{Data, Json};
 use poem::{get, handler, EndpointExt, IntoResponse, Route};
 use reqwest::StatusCode;
 use serde_json::json;
+use tokio::sync::Notify;
 
 /// What the local APIs answer, switchable mid-test.
 #[derive(Default)]
@@ -23,6 +24,9 @@ struct Answers {
     /// 0: documented answer; 1: implausible APY; 2: no APY in the answer.
     shape: AtomicUsize,
     calls: AtomicUsize,
+    /// Kobe's answers wait for `release` while this is set.
+    holding: AtomicBool,
+    release: Notify,
 }
 
 fn outage() -> poem::Response {
@@ -33,8 +37,11 @@ fn outage() -> poem::Response {
 
 /// Kobe's `stake_pool_stats`: daily buckets oldest first, APY as a fraction.
 #[handler]
-fn kobe_stats(Data(answers): Data<&Arc<Answers>>) -> poem::Response {
+async fn kobe_stats(Data(answers): Data<&Arc<Answers>>) -> poem::Response {
     answers.calls.fetch_add(1, Ordering::SeqCst);
+    if answers.holding.load(Ordering::SeqCst) {
+        answers.release.notified().await;
+    }
     if answers.failing.load(Ordering::SeqCst) {
         return outage();
     }
@@ -75,6 +82,9 @@ async fn apis(answers: &Arc<Answers>) -> String {
     )
     .await
 }
+
+/// A wallet address for the prepares.
+const WALLET: &str = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
 
 #[tokio::test]
 async fn the_clients_read_the_documented_answers_and_refuse_the_rest() {
@@ -155,6 +165,57 @@ async fn the_apy_read_keeps_a_failed_sources_last_good_value_and_says_so() {
     clock.advance(60);
     let (_, back) = server.get("/v1/defi/apys").await;
     assert_eq!(back["sources"]["stake_b"]["stale"], false);
+}
+
+/// A rate API that does not answer holds only the request polling it. The deposit prepare's
+/// routing reads the same board: while the poll waits on Jito's API, a prepare answers on the
+/// board being replaced instead of queueing behind the poll (before, every prepare waited for
+/// it, here until the rate client's 3 s timeout, which would mark the value stale).
+#[tokio::test]
+async fn a_rate_api_that_hangs_holds_only_the_request_polling_it() {
+    let answers = Arc::new(Answers::default());
+    let base = apis(&answers).await;
+    let clock = ManualClock::at_system_time();
+    let server = TestServer::start_at(clock.clone(), |c| {
+        c.stake_a_rate_api = Some(base.clone());
+        c.stake_b_rate_api = Some(base.clone());
+    })
+    .await;
+    let (_, first) = server.get("/v1/defi/apys").await;
+    assert_eq!(answers.calls.load(Ordering::SeqCst), 2, "{first}");
+
+    answers.holding.store(true, Ordering::SeqCst);
+    clock.advance(60);
+    let polling = tokio::spawn(reqwest::get(server.url("/v1/defi/apys")));
+    eventually("the poll asks Jito's API", || async {
+        answers.calls.load(Ordering::SeqCst) == 3
+    })
+    .await;
+    let (status, prepared) = server
+        .post(
+            "/v1/defi/deposit/prepare",
+            &json!({"wallet": WALLET, "token_symbol": "SOL", "amount": 1}),
+        )
+        .await;
+    assert_eq!(
+        (status, &prepared["error"]),
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            &json!("no_venue_available")
+        ),
+        "routed on the last board (no market of this server's takes SOL): {prepared}"
+    );
+    assert_eq!(answers.calls.load(Ordering::SeqCst), 3, "one poll");
+
+    answers.holding.store(false, Ordering::SeqCst);
+    answers.release.notify_one();
+    let polled: serde_json::Value = polling.await.unwrap().unwrap().json().await.unwrap();
+    assert_eq!(
+        polled["sources"]["stake_a"]["stale"], false,
+        "Jito's answer came while the poll still waited for it: {polled}"
+    );
+    assert_ne!(polled["polled_at"], first["polled_at"]);
+    assert_eq!(answers.calls.load(Ordering::SeqCst), 4);
 }
 
 /// A venue this cluster wires but whose markets the operator has not named (no

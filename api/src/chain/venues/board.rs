@@ -2,9 +2,8 @@
 //! (`domain::defi::apys` polls it), and the sources besides the ledger.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
-
-use tokio::sync::Mutex;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
 
 use crate::providers::venue_rates::RateApi;
 use crate::values::VenueId;
@@ -119,17 +118,66 @@ pub struct ApySources {
     pub configured: BTreeMap<String, f64>,
 }
 
+/// A board as last polled, polled again by one caller at a time once it is due. While that
+/// poll runs, every other caller reads the board it will replace: the boards feed the deposit
+/// and borrow prepares' routing and rates, and a source that is slow to answer (a rate API up
+/// to its timeout, a node) would otherwise hold every prepare behind the one poll. Only the
+/// first board, before any poll has answered, is waited for.
+#[derive(Default)]
+pub struct KeptBoard {
+    current: Mutex<Arc<Board>>,
+    /// Held by the caller polling.
+    polling: tokio::sync::Mutex<()>,
+}
+
+impl KeptBoard {
+    /// The board, polled with `poll` (given the board it replaces) when it is empty or at
+    /// least `max_age` seconds old at `now` and no other caller is polling it.
+    pub async fn read<P, F>(&self, now: i64, max_age: i64, poll: P) -> Arc<Board>
+    where
+        P: FnOnce(Arc<Board>) -> F,
+        F: Future<Output = Board>,
+    {
+        let due = |board: &Board| board.values.is_empty() || now - board.polled_at >= max_age;
+        let current = self.current();
+        if !due(&current) {
+            return current;
+        }
+        // Dropped with this future: a caller that goes away mid-poll leaves it to the next.
+        let _polling = if current.values.is_empty() {
+            self.polling.lock().await
+        } else {
+            match self.polling.try_lock() {
+                Ok(polling) => polling,
+                Err(_) => return current,
+            }
+        };
+        // The caller that held the lock before may have polled it meanwhile.
+        let current = self.current();
+        if !due(&current) {
+            return current;
+        }
+        let polled = Arc::new(poll(current).await);
+        *self.current.lock().expect("board") = polled.clone();
+        polled
+    }
+
+    fn current(&self) -> Arc<Board> {
+        self.current.lock().expect("board").clone()
+    }
+}
+
 /// The board and what polls it.
 pub struct Apys {
     pub sources: ApySources,
-    pub board: Mutex<Board>,
+    pub board: KeptBoard,
 }
 
 impl Apys {
     pub fn new(sources: ApySources) -> Apys {
         Apys {
             sources,
-            board: Mutex::new(Board::default()),
+            board: KeptBoard::default(),
         }
     }
 }
@@ -141,14 +189,128 @@ pub const BORROW_KEYS: [&str; 4] = ["lend_a_sol", "lend_a_usdc", "lend_b_sol", "
 pub struct BorrowRates {
     /// `BORROW_CONFIGURED_RATES`: percent per key, for a token whose reserve gives none.
     pub configured: BTreeMap<String, f64>,
-    pub board: Mutex<Board>,
+    pub board: KeptBoard,
 }
 
 impl BorrowRates {
     pub fn new(configured: BTreeMap<String, f64>) -> BorrowRates {
         BorrowRates {
             configured,
-            board: Mutex::new(Board::default()),
+            board: KeptBoard::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::pin::pin;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::{Context, Poll, Waker};
+
+    use tokio::sync::{oneshot, Notify};
+
+    use super::*;
+
+    fn board(polled_at: i64) -> Board {
+        let apy = Apy {
+            pct: polled_at as f64,
+            source: "ledger",
+            polled_at,
+            stale: false,
+        };
+        Board {
+            values: BTreeMap::from([("lend_a", apy)]),
+            polled_at,
+        }
+    }
+
+    /// What a read answers at its first poll, or None when it waits.
+    fn at_once<F: Future>(read: F) -> Option<F::Output> {
+        match pin!(read).poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(board) => Some(board),
+            Poll::Pending => None,
+        }
+    }
+
+    /// A poll that says it started, then answers `board(at)` once released.
+    async fn held_poll(started: oneshot::Sender<()>, release: Arc<Notify>, at: i64) -> Board {
+        let _ = started.send(());
+        release.notified().await;
+        board(at)
+    }
+
+    #[tokio::test]
+    async fn a_due_board_is_polled_by_one_caller_while_the_others_read_the_last() {
+        let kept = Arc::new(KeptBoard::default());
+        kept.read(0, 60, |_| async { board(0) }).await;
+        let release = Arc::new(Notify::new());
+        let (started, poll_started) = oneshot::channel();
+        let polling = tokio::spawn({
+            let (kept, release) = (kept.clone(), release.clone());
+            async move {
+                kept.read(60, 60, |previous| {
+                    assert_eq!(
+                        previous.polled_at, 0,
+                        "the poll is given the board it replaces"
+                    );
+                    held_poll(started, release, 60)
+                })
+                .await
+            }
+        });
+        poll_started.await.unwrap();
+        // Due as well, but polled already: answered at once with the board being replaced.
+        let meanwhile = at_once(kept.read(61, 60, |_| async { unreachable!("polled twice") }));
+        assert_eq!(meanwhile.map(|b| b.polled_at), Some(0));
+        release.notify_one();
+        assert_eq!(polling.await.unwrap().polled_at, 60);
+        // The new board is read until it is due in turn.
+        let after = at_once(kept.read(119, 60, |_| async { unreachable!("not due") }));
+        assert_eq!(after.map(|b| b.polled_at), Some(60));
+        assert_eq!(
+            kept.read(120, 60, |_| async { board(120) }).await.polled_at,
+            120
+        );
+    }
+
+    #[tokio::test]
+    async fn the_first_board_is_waited_for_and_polled_once() {
+        let kept = Arc::new(KeptBoard::default());
+        let release = Arc::new(Notify::new());
+        let (started, poll_started) = oneshot::channel();
+        let polls = AtomicUsize::new(0);
+        let polling = tokio::spawn({
+            let (kept, release) = (kept.clone(), release.clone());
+            async move { kept.read(5, 60, |_| held_poll(started, release, 5)).await }
+        });
+        poll_started.await.unwrap();
+        let mut waiting = pin!(kept.read(6, 60, |_| {
+            polls.fetch_add(1, Ordering::SeqCst);
+            async { board(6) }
+        }));
+        let mut context = Context::from_waker(Waker::noop());
+        assert!(
+            waiting.as_mut().poll(&mut context).is_pending(),
+            "no board yet: the read waits for the first poll"
+        );
+        release.notify_one();
+        assert_eq!(polling.await.unwrap().polled_at, 5);
+        assert_eq!(waiting.await.polled_at, 5, "the first poll's board");
+        assert_eq!(polls.load(Ordering::SeqCst), 0, "not polled again");
+    }
+
+    #[tokio::test]
+    async fn a_caller_gone_mid_poll_leaves_the_poll_to_the_next() {
+        let kept = KeptBoard::default();
+        kept.read(0, 60, |_| async { board(0) }).await;
+        let gone = at_once(kept.read(60, 60, |_| std::future::pending::<Board>()));
+        assert!(
+            gone.is_none(),
+            "its poll never answered, and its future is dropped"
+        );
+        assert_eq!(
+            kept.read(61, 60, |_| async { board(61) }).await.polled_at,
+            61
+        );
     }
 }

@@ -4,6 +4,7 @@
 //! [`CACHE_SECS`]; a reserve that cannot be read keeps its last good value, marked stale.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::{bps_fraction, SPREAD_BPS};
 use crate::chain::venues::board::{Apy, Board};
@@ -36,7 +37,7 @@ pub struct BorrowRate {
 /// The rates as last polled.
 #[derive(Debug, Clone)]
 pub struct Rates {
-    pub board: Board,
+    pub board: Arc<Board>,
 }
 
 impl Rates {
@@ -73,17 +74,18 @@ fn key(venue: VenueId, asset: TokenSymbol) -> Option<&'static str> {
         .map(|(key, _, _)| *key)
 }
 
-/// The rates, polled again when older than [`CACHE_SECS`].
+/// The rates, polled again when older than [`CACHE_SECS`] by one request while the others read
+/// the ones it replaces (`KeptBoard`: a slow node holds only the request polling it).
 pub async fn read(state: &AppState) -> Rates {
     let now = state.now();
-    let mut board = state.borrow_rates.board.lock().await;
-    if board.values.is_empty() || now - board.polled_at >= CACHE_SECS {
-        let previous = std::mem::take(&mut *board);
-        *board = poll(state, &previous, now).await;
-    }
-    Rates {
-        board: board.clone(),
-    }
+    let board = state
+        .borrow_rates
+        .board
+        .read(now, CACHE_SECS, |previous| async move {
+            poll(state, &previous, now).await
+        })
+        .await;
+    Rates { board }
 }
 
 async fn poll(state: &AppState, previous: &Board, now: i64) -> Board {

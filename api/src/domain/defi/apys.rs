@@ -1,10 +1,11 @@
 //! The APY read (spec 4.5 `GET /v1/defi/apys`): per venue, from its own state on the ledger
 //! where that state gives one (a lending reserve's utilisation and rate curve), else from its
 //! public rate API, else a configured value; `source` says which. Values are kept for
-//! [`CACHE_SECS`] and refreshed by one request at a time; a source that fails keeps its last
-//! good value, marked `stale`.
+//! [`CACHE_SECS`] and refreshed by one request at a time, while the others read the values it
+//! replaces; a source that fails keeps its last good value, marked `stale`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 pub use super::venues::board::{Apy, ApySources, Apys, Board, KEYS};
 use super::venues::p0::P0;
@@ -18,21 +19,23 @@ pub const CACHE_SECS: i64 = 60;
 /// How long a venue's exchange rate is used by allocation and yield reads.
 pub const RATE_CACHE_SECS: i64 = 10;
 
-/// The board, polled again when older than [`CACHE_SECS`].
-pub async fn read(state: &AppState) -> Board {
+/// The board, polled again when older than [`CACHE_SECS`] by one request while the others read
+/// the one it replaces (`KeptBoard`).
+pub async fn read(state: &AppState) -> Arc<Board> {
     let now = state.now();
-    let mut board = state.defi_apys.board.lock().await;
-    if board.values.is_empty() || now - board.polled_at >= CACHE_SECS {
-        let previous = std::mem::take(&mut *board);
-        *board = poll(state, previous, now).await;
-    }
-    board.clone()
+    state
+        .defi_apys
+        .board
+        .read(now, CACHE_SECS, |previous| async move {
+            poll(state, &previous, now).await
+        })
+        .await
 }
 
-async fn poll(state: &AppState, previous: Board, now: i64) -> Board {
+async fn poll(state: &AppState, previous: &Board, now: i64) -> Board {
     let mut values = BTreeMap::new();
     let configured = &state.defi_apys.sources.configured;
-    let keep = |key: &'static str, fresh| Apy::settle(key, fresh, &previous, configured, now);
+    let keep = |key: &'static str, fresh| Apy::settle(key, fresh, previous, configured, now);
     let venues = &state.defi;
     for (key, venue, symbol) in [
         ("lend_a_sol", VenueId::LendA, TokenSymbol::Sol),
