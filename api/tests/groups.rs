@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use common::TestServer;
-use narrative_api::providers::prices::{CoinGeckoFeed, PriceFeed};
+use narrative_api::providers::prices::{CoinGeckoFeed, PriceFeed, RETRY_AFTER_SECS};
 use narrative_store::entities::{narrative_group_members, narrative_groups};
 use poem::web::{Data, Json, Query};
 use poem::{get, handler, EndpointExt, Route};
@@ -161,6 +161,52 @@ fn simple_price(Query(q): Query<PriceQuery>, Data(calls): Data<&Arc<AtomicUsize>
         ("solana", "usd")
     );
     Json(json!({"solana": {"usd": 187.25}}))
+}
+
+/// CoinGecko answering 429 (its free tier's rate limit), counting the calls.
+#[handler]
+fn rate_limited(Data(calls): Data<&Arc<AtomicUsize>>) -> poem::Response {
+    calls.fetch_add(1, Ordering::SeqCst);
+    poem::Response::builder()
+        .status(poem::http::StatusCode::TOO_MANY_REQUESTS)
+        .finish()
+}
+
+/// Requests that need the price while CoinGecko refuses share one failed fetch, and the feed
+/// does not ask again for RETRY_AFTER_SECS (before, each request fetched in turn, adding to the
+/// rate limit it had met).
+#[tokio::test]
+async fn a_refused_price_fetch_is_shared_and_not_repeated_at_once() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let base = common::serve_locally(
+        Route::new()
+            .at("/api/v3/simple/price", get(rate_limited))
+            .data(calls.clone()),
+    )
+    .await;
+    let clock = narrative_api::clock::ManualClock::at(1_790_000_000);
+    let feed = Arc::new(CoinGeckoFeed::new(&format!("{base}/api/v3"), clock.clone()).unwrap());
+    let reads: Vec<_> = (0..8)
+        .map(|_| {
+            let feed = feed.clone();
+            tokio::spawn(async move { feed.sol_usd().await })
+        })
+        .collect();
+    for read in reads {
+        let refused = read.await.unwrap().unwrap_err().to_string();
+        assert!(refused.contains("429"), "{refused}");
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    clock.advance(RETRY_AFTER_SECS - 1);
+    assert!(feed.sol_usd().await.is_err());
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "not asked within the retry time"
+    );
+    clock.advance(1);
+    assert!(feed.sol_usd().await.is_err());
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
 }
 
 #[tokio::test]

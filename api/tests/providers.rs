@@ -6,8 +6,8 @@ mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use narrative_api::chain::ledger::rpc::BLOCKHASH_TTL_SECS;
-use narrative_api::chain::ledger::{Ledger, RpcLedger};
+use narrative_api::chain::ledger::rpc::{BLOCKHASH_RETRY_AFTER_SECS, BLOCKHASH_TTL_SECS};
+use narrative_api::chain::ledger::{Ledger, LedgerError, RpcLedger};
 use narrative_api::providers::human::{HumanVerifier, TurnstileVerifier, Verdict};
 use poem::web::{Data, Form, Json};
 use poem::{handler, post, EndpointExt, IntoResponse, Route};
@@ -207,6 +207,51 @@ async fn rpc_ledger_caches_blockhashes_and_reads_accounts_and_missing_transactio
         down.latest_blockhash().await,
         Err(narrative_api::chain::ledger::LedgerError::Unavailable(_))
     ));
+}
+
+/// A node that answers every call with a JSON-RPC error (a node that has fallen behind),
+/// counting them.
+#[handler]
+fn node_behind(Json(request): Json<Value>, Data(calls): Data<&Arc<AtomicUsize>>) -> Json<Value> {
+    calls.fetch_add(1, Ordering::SeqCst);
+    Json(json!({"jsonrpc": "2.0", "id": request["id"],
+                "error": {"code": -32005, "message": "Node is behind by 300 slots"}}))
+}
+
+/// Prepares that ask for a blockhash while a fetch of it fails share that failure instead of
+/// each asking the node again in turn (against a node that hung, the n-th waited n of the
+/// client's 30 s timeouts), and a failure is answered for BLOCKHASH_RETRY_AFTER_SECS before the
+/// node is asked again.
+#[tokio::test]
+async fn a_failed_blockhash_fetch_is_shared_not_repeated_by_each_prepare() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let base = serve(Route::new().at("/", post(node_behind)).data(calls.clone())).await;
+    let clock = narrative_api::clock::ManualClock::at(1_790_000_000);
+    let ledger = Arc::new(RpcLedger::new(&base, clock.clone()));
+    let prepares: Vec<_> = (0..8)
+        .map(|_| {
+            let ledger = ledger.clone();
+            tokio::spawn(async move { ledger.latest_blockhash().await })
+        })
+        .collect();
+    for prepare in prepares {
+        let refused = prepare.await.unwrap().unwrap_err();
+        assert!(
+            matches!(&refused, LedgerError::Unavailable(text) if text.contains("behind")),
+            "{refused}"
+        );
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "one fetch for the eight");
+    clock.advance(BLOCKHASH_RETRY_AFTER_SECS - 1);
+    assert!(ledger.latest_blockhash().await.is_err());
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "not asked within the retry time"
+    );
+    clock.advance(1);
+    assert!(ledger.latest_blockhash().await.is_err());
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "asked again after it");
 }
 
 /// A token account's history on a JSON-RPC node: `count` transactions, newest first, one a

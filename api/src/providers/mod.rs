@@ -7,6 +7,7 @@
 
 pub mod chat;
 pub mod drafter;
+pub mod fetched;
 pub mod human;
 pub mod identity_pass;
 pub mod kyc;

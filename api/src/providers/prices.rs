@@ -4,13 +4,16 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::sync::Mutex;
 
-use crate::clock::{is_fresh, SharedClock};
+use super::fetched::Fetched;
+use crate::clock::SharedClock;
 
 pub const COINGECKO: &str = "https://api.coingecko.com/api/v3";
 /// How long a fetched price is used.
 pub const CACHE_SECS: i64 = 60;
+/// How long a failed fetch is answered without asking again (CoinGecko's free tier limits
+/// calls a minute, and a source that is down is not asked by every request).
+pub const RETRY_AFTER_SECS: i64 = 5;
 
 /// A SOL/USD price, where it came from and when it was read (`None`: a configured price,
 /// which does not age).
@@ -55,8 +58,8 @@ pub struct CoinGeckoFeed {
     http: reqwest::Client,
     base: String,
     clock: SharedClock,
-    /// The price and when (unix seconds) it was read.
-    cached: Mutex<Option<(f64, i64)>>,
+    /// The price and when (unix seconds) it was read; one fetch at a time.
+    price: Fetched<f64, String>,
 }
 
 impl CoinGeckoFeed {
@@ -67,7 +70,7 @@ impl CoinGeckoFeed {
                 .build()?,
             base: base.trim_end_matches('/').to_owned(),
             clock,
-            cached: Mutex::new(None),
+            price: Fetched::new(CACHE_SECS, RETRY_AFTER_SECS),
         })
     }
 }
@@ -75,18 +78,22 @@ impl CoinGeckoFeed {
 #[async_trait::async_trait]
 impl PriceFeed for CoinGeckoFeed {
     async fn quote(&self) -> anyhow::Result<PriceQuote> {
-        let mut cached = self.cached.lock().await;
-        let now = self.clock.now();
-        let quote = |price, at| PriceQuote {
+        let fetch = || async { self.fetch().await.map_err(|e| format!("{e:#}")) };
+        let (price, at) = self
+            .price
+            .get(self.clock.now(), fetch)
+            .await
+            .map_err(anyhow::Error::msg)?;
+        Ok(PriceQuote {
             sol_usd: price,
             source: "coingecko",
             read_at: Some(at),
-        };
-        if let Some((price, at)) = *cached {
-            if is_fresh(at, now, CACHE_SECS) {
-                return Ok(quote(price, at));
-            }
-        }
+        })
+    }
+}
+
+impl CoinGeckoFeed {
+    async fn fetch(&self) -> anyhow::Result<f64> {
         let answer: Value = self
             .http
             .get(format!("{}/simple/price", self.base))
@@ -96,11 +103,9 @@ impl PriceFeed for CoinGeckoFeed {
             .error_for_status()?
             .json()
             .await?;
-        let price = answer["solana"]["usd"]
+        answer["solana"]["usd"]
             .as_f64()
             .filter(|p| p.is_finite() && *p > 0.0)
-            .ok_or_else(|| anyhow::anyhow!("no SOL/USD price in {answer}"))?;
-        *cached = Some((price, now));
-        Ok(quote(price, now))
+            .ok_or_else(|| anyhow::anyhow!("no SOL/USD price in {answer}"))
     }
 }

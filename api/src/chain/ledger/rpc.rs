@@ -15,19 +15,22 @@ use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction_status_client_types::EncodedConfirmedTransactionWithStatusMeta;
 use std::sync::Arc;
 
-use tokio::sync::Mutex;
-
 use super::accounts_call::AccountsCall;
 use super::coalesce::Coalescer;
 use super::{
     BalanceChange, LandedTransaction, Ledger, LedgerAccount, LedgerError, SignatureStatus,
     TokenAccountRef,
 };
-use crate::clock::{is_fresh, SharedClock};
+use crate::clock::SharedClock;
+use crate::providers::fetched::Fetched;
 
 /// How long (seconds) a fetched blockhash is handed out: well inside its ~60 s validity, so a
 /// wallet still has most of a minute to sign.
 pub const BLOCKHASH_TTL_SECS: i64 = 10;
+/// How long a failed blockhash fetch is answered without asking the node again: a prepare
+/// refused with 503 `ledger_unavailable` is retried by its wallet, and a node that is down is
+/// not asked by every prepare meanwhile.
+pub const BLOCKHASH_RETRY_AFTER_SECS: i64 = 1;
 
 /// Account-read calls that go out at once; beyond them, reads wait and go out together
 /// (`coalesce`). Two: against a node on the same network a call ends in well under a
@@ -42,8 +45,9 @@ const MAX_ACCOUNT_CALLS: usize = 8;
 pub struct RpcLedger {
     client: Arc<RpcClient>,
     clock: SharedClock,
-    /// The blockhash and when (unix seconds) it was fetched.
-    blockhash: Mutex<Option<(Hash, i64)>>,
+    /// The blockhash and when (unix seconds) it was fetched; one fetch at a time, whose
+    /// outcome the prepares that waited for it share.
+    blockhash: Fetched<Hash, LedgerError>,
     redactor: Arc<Redactor>,
     /// The one call the prepares' reads make, read without `solana-rpc-client`.
     accounts: Arc<AccountsCall>,
@@ -59,7 +63,7 @@ impl RpcLedger {
                 CommitmentConfig::confirmed(),
             )),
             clock,
-            blockhash: Mutex::new(None),
+            blockhash: Fetched::new(BLOCKHASH_TTL_SECS, BLOCKHASH_RETRY_AFTER_SECS),
             accounts: Arc::new(AccountsCall::new(url, redactor.clone())),
             redactor,
             reads: Coalescer::new(EAGER_ACCOUNT_CALLS, MAX_ACCOUNT_CALLS),
@@ -142,21 +146,16 @@ impl Redactor {
 #[async_trait::async_trait]
 impl Ledger for RpcLedger {
     async fn latest_blockhash(&self) -> Result<Hash, LedgerError> {
-        // Held across the fetch, so a burst of prepares costs one request, not one each.
-        let mut cached = self.blockhash.lock().await;
-        let now = self.clock.now();
-        if let Some((hash, fetched)) = *cached {
-            if is_fresh(fetched, now, BLOCKHASH_TTL_SECS) {
-                return Ok(hash);
-            }
-        }
-        let hash = self
-            .client
-            .get_latest_blockhash()
-            .await
-            .map_err(|e| self.unavailable(e))?;
-        let hash = Hash::new_from_array(hash.to_bytes());
-        *cached = Some((hash, now));
+        // One fetch for a burst of prepares, not one each; a failure is theirs too.
+        let fetch = || async {
+            let hash = self
+                .client
+                .get_latest_blockhash()
+                .await
+                .map_err(|e| self.unavailable(e))?;
+            Ok(Hash::new_from_array(hash.to_bytes()))
+        };
+        let (hash, _) = self.blockhash.get(self.clock.now(), fetch).await?;
         Ok(hash)
     }
 
