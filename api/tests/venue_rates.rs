@@ -83,6 +83,23 @@ async fn apis(answers: &Arc<Answers>) -> String {
     .await
 }
 
+/// A server whose staking rate APIs are the local ones answering `answers`, on a clock the test
+/// moves, with `configure`'s settings besides.
+async fn on_local_apis(
+    answers: &Arc<Answers>,
+    configure: impl FnOnce(&mut narrative_api::Config),
+) -> (TestServer, Arc<ManualClock>) {
+    let base = apis(answers).await;
+    let clock = ManualClock::at_system_time();
+    let server = TestServer::start_at(clock.clone(), |c| {
+        c.stake_a_rate_api = Some(base.clone());
+        c.stake_b_rate_api = Some(base);
+        configure(c);
+    })
+    .await;
+    (server, clock)
+}
+
 /// A wallet address for the prepares.
 const WALLET: &str = "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin";
 
@@ -108,11 +125,7 @@ async fn the_clients_read_the_documented_answers_and_refuse_the_rest() {
 #[tokio::test]
 async fn the_apy_read_keeps_a_failed_sources_last_good_value_and_says_so() {
     let answers = Arc::new(Answers::default());
-    let base = apis(&answers).await;
-    let clock = ManualClock::at_system_time();
-    let server = TestServer::start_at(clock.clone(), |c| {
-        c.stake_a_rate_api = Some(base.clone());
-        c.stake_b_rate_api = Some(base.clone());
+    let (server, clock) = on_local_apis(&answers, |c| {
         c.defi_configured_apys = vec!["pool_a=4.25".into(), "lend_a=3.5".into()];
     })
     .await;
@@ -174,13 +187,7 @@ async fn the_apy_read_keeps_a_failed_sources_last_good_value_and_says_so() {
 #[tokio::test]
 async fn a_rate_api_that_hangs_holds_only_the_request_polling_it() {
     let answers = Arc::new(Answers::default());
-    let base = apis(&answers).await;
-    let clock = ManualClock::at_system_time();
-    let server = TestServer::start_at(clock.clone(), |c| {
-        c.stake_a_rate_api = Some(base.clone());
-        c.stake_b_rate_api = Some(base.clone());
-    })
-    .await;
+    let (server, clock) = on_local_apis(&answers, |_| {}).await;
     let (_, first) = server.get("/v1/defi/apys").await;
     assert_eq!(answers.calls.load(Ordering::SeqCst), 2, "{first}");
 
