@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
+use crate::clock::is_fresh;
 use crate::providers::venue_rates::RateApi;
 use crate::values::VenueId;
 
@@ -138,7 +139,9 @@ impl KeptBoard {
         P: FnOnce(Arc<Board>) -> F,
         F: Future<Output = Board>,
     {
-        let due = |board: &Board| board.values.is_empty() || now - board.polled_at >= max_age;
+        // `is_fresh`: a board dated after `now` (the clock stepped back) is due too.
+        let due =
+            |board: &Board| board.values.is_empty() || !is_fresh(board.polled_at, now, max_age);
         let current = self.current();
         if !due(&current) {
             return current;
@@ -270,6 +273,11 @@ mod tests {
         assert_eq!(
             kept.read(120, 60, |_| async { board(120) }).await.polled_at,
             120
+        );
+        // The clock steps back: a board dated after now is polled again, not kept until then.
+        assert_eq!(
+            kept.read(90, 60, |_| async { board(90) }).await.polled_at,
+            90
         );
     }
 
