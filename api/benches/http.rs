@@ -246,7 +246,7 @@ async fn settle(db: &TestDb) {
 
 /// The counters a run moves: cache hits and misses, prepared-row statements and rows, and the
 /// node's account-read calls (how well the service's coalescing shares them).
-async fn counters(base: &str) -> [f64; 5] {
+async fn counters(base: &str) -> [f64; 8] {
     let page = metrics_page(base).await;
     [
         metric(&page, "http_cache_requests_total{outcome=\"hit\"}"),
@@ -254,6 +254,9 @@ async fn counters(base: &str) -> [f64; 5] {
         metric(&page, "prepared_writer_statements_total"),
         metric(&page, "prepared_writer_rows_total"),
         metric(&page, "ledger_account_calls_total"),
+        metric(&page, "prepared_writer_statement_seconds_sum"),
+        metric(&page, "prepared_writer_wait_seconds_sum"),
+        metric(&page, "prepared_writer_wait_seconds_count"),
     ]
 }
 
@@ -610,10 +613,13 @@ async fn main() {
         }
         if delta(2) > 0.0 {
             println!(
-                "  prepared rows: {:.0} in {:.0} statements ({:.1} a statement)",
+                "  prepared rows: {:.0} in {:.0} statements ({:.1} a statement, {:.2} ms each); \
+                 a prepare waited {:.2} ms for its row",
                 delta(3),
                 delta(2),
-                delta(3) / delta(2)
+                delta(3) / delta(2),
+                delta(5) * 1e3 / delta(2),
+                delta(6) * 1e3 / delta(7)
             );
         }
         let requests = figures.requests_per_second * seconds as f64;

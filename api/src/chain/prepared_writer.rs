@@ -16,6 +16,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use narrative_store::freshness::{generations, Generations};
 use narrative_store::Store;
@@ -66,11 +67,27 @@ pub struct PreparedWriter {
     counts: Arc<Counts>,
 }
 
-/// What `/metrics` shows of the writer.
+/// What `/metrics` shows of the writer. Under load a prepare spends most of its time waiting
+/// for its statement (decisions.md, "The deposit prepare's speed"), so the statements' time and
+/// the prepares' wait are shown beside the counts: their means are what an operator compares
+/// when prepares slow down.
 #[derive(Default)]
 struct Counts {
     statements: AtomicU64,
     rows: AtomicU64,
+    /// Nanoseconds from a statement's start to its answer, summed over `statements`.
+    statement_nanos: AtomicU64,
+    /// Prepares answered, and the nanoseconds each waited from handing its row over to the
+    /// answer (the statement in flight before its own, then its own).
+    waits: AtomicU64,
+    wait_nanos: AtomicU64,
+}
+
+impl Counts {
+    fn add(nanos: &AtomicU64, elapsed: Duration) {
+        let elapsed = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        nanos.fetch_add(elapsed, Ordering::Relaxed);
+    }
 }
 
 impl PreparedWriter {
@@ -90,15 +107,28 @@ impl PreparedWriter {
 
     /// Its lines of the Prometheus text format.
     pub fn render(&self) -> String {
+        let seconds = |nanos: &AtomicU64| nanos.load(Ordering::Relaxed) as f64 / 1e9;
         format!(
             "# HELP prepared_writer_statements_total Statements that stored prepared transactions.\n\
              # TYPE prepared_writer_statements_total counter\n\
              prepared_writer_statements_total {}\n\
              # HELP prepared_writer_rows_total Prepared transactions handed to those statements.\n\
              # TYPE prepared_writer_rows_total counter\n\
-             prepared_writer_rows_total {}\n",
+             prepared_writer_rows_total {}\n\
+             # HELP prepared_writer_statement_seconds Time from a statement's start to its answer.\n\
+             # TYPE prepared_writer_statement_seconds summary\n\
+             prepared_writer_statement_seconds_sum {}\n\
+             prepared_writer_statement_seconds_count {}\n\
+             # HELP prepared_writer_wait_seconds Time a prepare waited for its row's statement.\n\
+             # TYPE prepared_writer_wait_seconds summary\n\
+             prepared_writer_wait_seconds_sum {}\n\
+             prepared_writer_wait_seconds_count {}\n",
             self.statements(),
-            self.counts.rows.load(Ordering::Relaxed)
+            self.counts.rows.load(Ordering::Relaxed),
+            seconds(&self.counts.statement_nanos),
+            self.statements(),
+            seconds(&self.counts.wait_nanos),
+            self.counts.waits.load(Ordering::Relaxed),
         )
     }
 
@@ -110,6 +140,7 @@ impl PreparedWriter {
         component: Component,
     ) -> Result<(Stored, Generations), ApiError> {
         let (reply, answer) = oneshot::channel();
+        let handed_over = Instant::now();
         self.queue
             .send(Pending {
                 row,
@@ -118,10 +149,12 @@ impl PreparedWriter {
             })
             .await
             .map_err(|_| ApiError::internal("the prepared-transaction writer stopped"))?;
-        answer
+        let answered = answer
             .await
-            .map_err(|_| ApiError::internal("the prepared-transaction writer stopped"))?
-            .map_err(ApiError::internal)
+            .map_err(|_| ApiError::internal("the prepared-transaction writer stopped"))?;
+        self.counts.waits.fetch_add(1, Ordering::Relaxed);
+        Counts::add(&self.counts.wait_nanos, handed_over.elapsed());
+        answered.map_err(ApiError::internal)
     }
 }
 
@@ -156,9 +189,12 @@ async fn write_batch(store: &Store, mut batch: Vec<Pending>, counts: &Counts) {
         let (models, replies): (Vec<_>, Vec<_>) =
             same.into_iter().map(|p| (p.row, p.reply)).unzip();
         let count = models.len() as u64;
+        let started = Instant::now();
+        let written = write_reading_generations(store, models, component).await;
+        Counts::add(&counts.statement_nanos, started.elapsed());
         counts.statements.fetch_add(1, Ordering::Relaxed);
         counts.rows.fetch_add(count, Ordering::Relaxed);
-        let outcome = match write_reading_generations(store, models, component).await {
+        let outcome = match written {
             Ok((written, at)) if written == count => Ok((Stored::Written, at)),
             Ok((0, at)) => Ok((Stored::Halted, at)),
             // One statement sees one halt flag: all or nothing.
@@ -392,6 +428,38 @@ mod tests {
         assert_eq!(stored, Stored::Halted);
         assert!(after.of(Topic::System) > before.of(Topic::System));
         assert_eq!(after.of(Topic::Shield), before.of(Topic::Shield));
+    }
+
+    /// The value of `name` on the writer's metrics page.
+    fn metric(page: &str, name: &str) -> f64 {
+        page.lines()
+            .find_map(|line| line.strip_prefix(name)?.strip_prefix(' '))
+            .and_then(|value| value.parse().ok())
+            .unwrap_or_else(|| panic!("{name} missing from:\n{page}"))
+    }
+
+    /// `/metrics` shows each statement's time and each prepare's wait, and a prepare's wait
+    /// holds its statement's time.
+    #[tokio::test]
+    async fn statements_and_waits_are_timed() {
+        let db = narrative_store::testing::TestDb::new().await;
+        let writer = PreparedWriter::start(db.store.clone());
+        for id in ["a", "b"] {
+            writer
+                .write(prepared_row(id), Component::Shield)
+                .await
+                .unwrap();
+        }
+        let page = writer.render();
+        assert_eq!(
+            metric(&page, "prepared_writer_statement_seconds_count"),
+            2.0
+        );
+        assert_eq!(metric(&page, "prepared_writer_wait_seconds_count"), 2.0);
+        let statements = metric(&page, "prepared_writer_statement_seconds_sum");
+        let waits = metric(&page, "prepared_writer_wait_seconds_sum");
+        assert!(statements > 0.0, "{page}");
+        assert!(waits >= statements, "{page}");
     }
 
     /// Many prepares at once: each gets its own answer, a halted component's rows are refused
