@@ -174,18 +174,20 @@ fn rate_limited(Data(calls): Data<&Arc<AtomicUsize>>) -> poem::Response {
 
 /// Requests that need the price while CoinGecko refuses share one failed fetch, and the feed
 /// does not ask again for RETRY_AFTER_SECS (before, each request fetched in turn, adding to the
-/// rate limit it had met).
+/// rate limit it had met). The refusal, which is logged, leaves out the feed's address: here a
+/// keyed proxy's, with its key in the path.
 #[tokio::test]
 async fn a_refused_price_fetch_is_shared_and_not_repeated_at_once() {
     let calls = Arc::new(AtomicUsize::new(0));
     let base = common::serve_locally(
         Route::new()
-            .at("/api/v3/simple/price", get(rate_limited))
+            .at("/key-s3cr3t/api/v3/simple/price", get(rate_limited))
             .data(calls.clone()),
     )
     .await;
     let clock = narrative_api::clock::ManualClock::at(1_790_000_000);
-    let feed = Arc::new(CoinGeckoFeed::new(&format!("{base}/api/v3"), clock.clone()).unwrap());
+    let feed =
+        Arc::new(CoinGeckoFeed::new(&format!("{base}/key-s3cr3t/api/v3"), clock.clone()).unwrap());
     let reads: Vec<_> = (0..8)
         .map(|_| {
             let feed = feed.clone();
@@ -195,6 +197,7 @@ async fn a_refused_price_fetch_is_shared_and_not_repeated_at_once() {
     for read in reads {
         let refused = read.await.unwrap().unwrap_err().to_string();
         assert!(refused.contains("429"), "{refused}");
+        assert!(!refused.contains("s3cr3t"), "{refused}");
     }
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     clock.advance(RETRY_AFTER_SECS - 1);

@@ -73,6 +73,27 @@ impl CoinGeckoFeed {
             price: Fetched::new(CACHE_SECS, RETRY_AFTER_SECS),
         })
     }
+
+    /// One read of the price. Errors leave out the URL: an operator may point
+    /// `PRICE_FEED_URL` at a keyed proxy or plan whose key is in the address, and the error is
+    /// logged when a request is refused for want of a price.
+    async fn fetch(&self) -> anyhow::Result<f64> {
+        let answer: Value = self
+            .http
+            .get(format!("{}/simple/price", self.base))
+            .query(&[("ids", "solana"), ("vs_currencies", "usd")])
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .map_err(reqwest::Error::without_url)?
+            .json()
+            .await
+            .map_err(reqwest::Error::without_url)?;
+        answer["solana"]["usd"]
+            .as_f64()
+            .filter(|p| p.is_finite() && *p > 0.0)
+            .ok_or_else(|| anyhow::anyhow!("no SOL/USD price in {answer}"))
+    }
 }
 
 #[async_trait::async_trait]
@@ -89,23 +110,5 @@ impl PriceFeed for CoinGeckoFeed {
             source: "coingecko",
             read_at: Some(at),
         })
-    }
-}
-
-impl CoinGeckoFeed {
-    async fn fetch(&self) -> anyhow::Result<f64> {
-        let answer: Value = self
-            .http
-            .get(format!("{}/simple/price", self.base))
-            .query(&[("ids", "solana"), ("vs_currencies", "usd")])
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?;
-        answer["solana"]["usd"]
-            .as_f64()
-            .filter(|p| p.is_finite() && *p > 0.0)
-            .ok_or_else(|| anyhow::anyhow!("no SOL/USD price in {answer}"))
     }
 }
