@@ -38,6 +38,10 @@ impl FromStr for Base58Signature {
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         const REFUSED: &str = "must be a base58 signature of 64 bytes";
+        // Before decoding, whose cost is the square of the input (as a wallet's, `parse_key`).
+        if !SIGNATURE_CHARS.contains(&text.len()) {
+            return Err(REFUSED);
+        }
         let bytes = bs58::decode(text).into_vec().map_err(|_| REFUSED)?;
         Ok(Base58Signature(bytes.try_into().map_err(|_| REFUSED)?))
     }
@@ -55,14 +59,21 @@ impl fmt::Debug for Base58Signature {
     }
 }
 
+/// How many base58 characters 64 bytes take: 64 (all zero bytes) to 88.
+const SIGNATURE_CHARS: std::ops::RangeInclusive<usize> = 64..=88;
+
 string_value!(
     Base58Signature,
     "signature",
-    format_schema(
-        "A signature: 64 to 88 base58 characters that decode to exactly 64 bytes (format \
-         `solana-signature`).",
-        "solana-signature",
-    )
+    poem_openapi::registry::MetaSchema {
+        min_length: Some(*SIGNATURE_CHARS.start()),
+        max_length: Some(*SIGNATURE_CHARS.end()),
+        ..format_schema(
+            "A signature: 64 to 88 base58 characters that decode to exactly 64 bytes (format \
+             `solana-signature`).",
+            "solana-signature",
+        )
+    }
 );
 
 #[cfg(test)]
@@ -91,5 +102,21 @@ mod tests {
         assert!("1".repeat(63).parse::<Base58Signature>().is_err());
         assert!("0".repeat(64).parse::<Base58Signature>().is_err());
         assert!("".parse::<Base58Signature>().is_err());
+        let longest = bs58::encode([255; 64]).into_string();
+        assert_eq!(longest.len(), *SIGNATURE_CHARS.end());
+        assert!(longest.parse::<Base58Signature>().is_ok());
+    }
+
+    /// As a wallet's (`values::wallet`): refused by its length, not after hours of decoding.
+    #[test]
+    fn a_megabyte_of_base58_is_refused_without_decoding_it() {
+        let (answer, answered) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = answer.send("z".repeat(1 << 20).parse::<Base58Signature>().is_err());
+        });
+        let refused = answered
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("a megabyte-long signature refused within 20 s");
+        assert!(refused);
     }
 }

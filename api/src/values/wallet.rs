@@ -32,9 +32,16 @@ impl From<Wallet> for Pubkey {
     }
 }
 
-/// A base58 public key of exactly 32 bytes.
+/// How many base58 characters 32 bytes take: 32 (all zero bytes, one `1` each) to 44.
+pub(crate) const KEY_CHARS: std::ops::RangeInclusive<usize> = 32..=44;
+
+/// A base58 public key of exactly 32 bytes. The length is checked before decoding: base58
+/// decoding costs the square of its input, and a megabyte of it held a worker for minutes.
 fn parse_key(text: &str) -> Result<Pubkey, &'static str> {
     const REFUSED: &str = "must be a base58 public key of 32 bytes";
+    if !KEY_CHARS.contains(&text.len()) {
+        return Err(REFUSED);
+    }
     let bytes = bs58::decode(text).into_vec().map_err(|_| REFUSED)?;
     let key: [u8; 32] = bytes.try_into().map_err(|_| REFUSED)?;
     Ok(Pubkey::new_from_array(key))
@@ -57,10 +64,9 @@ impl fmt::Display for Wallet {
 // No `pattern`: which base58 strings decode to exactly 32 bytes is not a regular expression
 // worth writing (it depends on leading `1`s and on the value), so the format names the rule.
 string_value!(Wallet, "wallet", {
-    let mut schema = format_schema(
+    let mut schema = key_schema(
         "A wallet: a base58 ed25519 public key, 32 to 44 base58 characters that decode to \
          exactly 32 bytes (format `solana-pubkey`).",
-        "solana-pubkey",
     );
     schema.example = Some(serde_json::json!(EXAMPLE));
     schema
@@ -99,12 +105,20 @@ impl fmt::Display for MintAddress {
 string_value!(
     MintAddress,
     "mint_address",
-    format_schema(
-        "A token mint's address: a base58 public key that decodes to exactly 32 bytes (format \
-         `solana-pubkey`).",
-        "solana-pubkey",
+    key_schema(
+        "A token mint's address: a base58 public key, 32 to 44 base58 characters that decode \
+         to exactly 32 bytes (format `solana-pubkey`).",
     )
 );
+
+/// A public key's schema: its format and the lengths [`parse_key`] takes.
+fn key_schema(description: &'static str) -> poem_openapi::registry::MetaSchema {
+    poem_openapi::registry::MetaSchema {
+        min_length: Some(*KEY_CHARS.start()),
+        max_length: Some(*KEY_CHARS.end()),
+        ..format_schema(description, "solana-pubkey")
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -128,5 +142,36 @@ mod tests {
         ] {
             assert!(refused.parse::<Wallet>().is_err(), "{refused:?}");
         }
+    }
+
+    #[test]
+    fn the_lengths_taken_are_those_of_32_bytes() {
+        let shortest = Pubkey::default().to_string();
+        let longest = Pubkey::new_from_array([255; 32]).to_string();
+        assert_eq!(
+            (shortest.len(), longest.len()),
+            (*KEY_CHARS.start(), *KEY_CHARS.end())
+        );
+        assert!(shortest.parse::<Wallet>().is_ok());
+        assert!(longest.parse::<MintAddress>().is_ok());
+    }
+
+    /// Base58 decoding costs the square of its input: a megabyte of it, decoded, would hold the
+    /// thread for hours in a debug build. Refused by its length, it answers at once; the bound
+    /// is there so that a regression fails the test instead of hanging it.
+    #[test]
+    fn a_megabyte_of_base58_is_refused_without_decoding_it() {
+        let (answer, answered) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let huge = "z".repeat(1 << 20);
+            let _ = answer.send((
+                huge.parse::<Wallet>().is_err(),
+                huge.parse::<MintAddress>().is_err(),
+            ));
+        });
+        let refused = answered
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("a megabyte-long wallet refused within 20 s");
+        assert_eq!(refused, (true, true));
     }
 }
