@@ -84,20 +84,8 @@ async fn resolve_settle_claim_and_the_profiles_change() {
         h.warp_by(86_400 + 60).await;
     }
 
-    let (status, registered) = server
-        .post(
-            "/v1/agent/register",
-            &json!({"wallet_address": AGENT_WALLET, "name": "oracle-bot"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{registered}");
-    let key = registered["agent"]["api_key"].as_str().unwrap().to_owned();
-    // An operator grants it oracle authority; the stranger has none.
-    let agent_id = registered["agent"]["id"].as_str().unwrap();
-    let (status, granted) = server
-        .admin_post(&format!("/v1/admin/agents/{agent_id}/oracle"), &json!({}))
-        .await;
-    assert_eq!(status, StatusCode::OK, "{granted}");
+    // An operator grants the agent oracle authority; the stranger has none.
+    let key = oracle_agent(&server).await;
     let (status, other) = server
         .post(
             "/v1/agent/register",
@@ -314,5 +302,111 @@ async fn resolve_settle_claim_and_the_profiles_change() {
     assert_eq!(made["creator_score"], 22.0);
     assert_eq!(made["creator_tier"], "initiate");
     assert_eq!(made["total_creator_earnings_sol"], 0.00875);
+    server.stop().await;
+}
+
+/// Registers an agent and has an operator grant it oracle authority; answers its API key.
+async fn oracle_agent(server: &common::TestServer) -> String {
+    let (status, registered) = server
+        .post(
+            "/v1/agent/register",
+            &json!({"wallet_address": AGENT_WALLET, "name": "oracle-bot"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{registered}");
+    let agent_id = registered["agent"]["id"].as_str().unwrap();
+    let (status, granted) = server
+        .admin_post(&format!("/v1/admin/agents/{agent_id}/oracle"), &json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{granted}");
+    registered["agent"]["api_key"].as_str().unwrap().to_owned()
+}
+
+/// The service is one oracle of three (threshold 2). When the other two proposed the outcome
+/// before the agent's verdict came, the service's vote would be refused on chain; the job goes
+/// on to the hold and finalises instead of failing until it dies.
+#[tokio::test]
+async fn settlement_goes_on_when_the_other_oracles_proposed_first() {
+    let (server, ledger) = chain::start_on_bank_with(HarnessOptions::default(), |h, c| {
+        c.oracle_keypair = Some(h.oracles[2].to_base58_string().into());
+        c.treasury_wallet = Some(h.treasury.to_string());
+    })
+    .await;
+    let (creator, service_oracle) = {
+        let h = ledger.harness.lock().await;
+        (h.wallets[2].insecure_clone(), h.oracles[2].pubkey())
+    };
+    let uuid = chain::mint_and_publish(
+        &server,
+        &ledger,
+        &creator,
+        json!({
+            "thesis": "Kestrel ships its mainnet release before 2027",
+            "category": "TECHNOLOGY",
+            "deadline_days": 1,
+        }),
+    )
+    .await;
+    let market_id = narrative_sdk::market_id::market_id_from_str(&uuid).unwrap();
+    {
+        let mut h = ledger.harness.lock().await;
+        h.warp_by(86_400 + 60).await;
+        h.vote(0, &market_id, Side::Yes, 9_000).await.unwrap();
+        h.vote(1, &market_id, Side::Yes, 9_000).await.unwrap();
+        assert_eq!(h.market(&market_id).await.outcome, Some(Side::Yes));
+    }
+    let key = oracle_agent(&server).await;
+    let verdict = json!({
+        "narrative_id": uuid,
+        "resolution": "true",
+        "evidence": "The release shipped on the announced date.",
+        "confidence": 0.9,
+    });
+    let (status, body) = resolve(&server, &key, &verdict).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    let db = server.db.store.db();
+    let settle = || async {
+        jobs::Entity::find()
+            .filter(jobs::Column::Kind.eq("settle_narrative"))
+            .one(db)
+            .await
+            .unwrap()
+            .unwrap()
+    };
+    // It waits for the hold without having failed once.
+    let waiting = common::eventually_some("the job to wait for the hold", || async {
+        let job = settle().await;
+        (job.status == "queued" && job.run_at > chrono::Utc::now().timestamp() + 86_400)
+            .then_some(job)
+    })
+    .await;
+    assert_eq!(waiting.last_error, None);
+    assert_eq!(waiting.attempts, 0, "waiting is not failing");
+    let hold_ends = {
+        let mut h = ledger.harness.lock().await;
+        let market = h.market(&market_id).await;
+        market.resolution_proposed_at + 2 * 86_400
+    };
+    ledger.harness.lock().await.warp_to(hold_ends + 60).await;
+    let mut job = waiting.into_active_model();
+    job.run_at = sea_orm::ActiveValue::Set(chrono::Utc::now().timestamp());
+    job.update(db).await.unwrap();
+    eventually("the settlement job to finish", || async {
+        settle().await.status == "done"
+    })
+    .await;
+    let mut h = ledger.harness.lock().await;
+    let market = h.market(&market_id).await;
+    assert!(market.finalized);
+    assert_eq!(market.outcome, Some(Side::Yes));
+    assert_eq!((market.yes_votes, market.no_votes), (2, 0));
+    assert_eq!(
+        h.lamports(pda::binary::oracle_vote(&market_id, &service_oracle))
+            .await,
+        0,
+        "the service cast no vote"
+    );
+    drop(h);
     server.stop().await;
 }

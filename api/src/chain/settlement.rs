@@ -85,7 +85,10 @@ impl Settler {
             return Ok(JobOutcome::Done);
         }
         let now = self.clock.now();
-        if accounts[1].is_none() {
+        // The service is one oracle of the set: when the others proposed an outcome first, its
+        // vote would be refused (binary_vault takes votes only until an outcome is proposed),
+        // and the job goes straight on to the hold, the dispute and finalising.
+        if accounts[1].is_none() && market.outcome.is_none() {
             let vote = narrative_sdk::binary::submit_oracle_resolution(
                 oracle.pubkey(),
                 &market_id,
