@@ -8,8 +8,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use narrative_api::clock::{Clock, ManualClock, SharedClock};
-use narrative_api::jobs::queue::{fail, lease_next, MAX_ATTEMPTS};
-use narrative_api::jobs::{self, Handler, JobKind, JobOutcome, Leased, Registry, Worker};
+use narrative_api::jobs::queue::{backoff_secs, fail, lease_next, MAX_ATTEMPTS};
+use narrative_api::jobs::{
+    self, Handler, JobKind, JobOutcome, Leased, PerpetualJob, Registry, Worker,
+};
 use narrative_store::entities::jobs as job_rows;
 use narrative_store::testing::TestDb;
 use sea_orm::EntityTrait;
@@ -218,5 +220,69 @@ async fn a_kind_without_a_handler_or_a_payload_that_does_not_parse_fails_the_job
             .is_some_and(|e| e.starts_with("probe payload does not parse")),
         "{:?}",
         garbled.last_error
+    );
+}
+
+/// A perpetual job kind of the tests, whose handler always fails (a node that is down).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Beacon {}
+
+impl JobKind for Beacon {
+    const NAME: &'static str = "beacon";
+}
+
+impl PerpetualJob for Beacon {
+    const SINGLETON: &'static str = "beacon";
+}
+
+#[derive(Default)]
+struct Refusing {
+    runs: AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl Handler<Beacon> for Arc<Refusing> {
+    async fn run(&self, _: Leased<Beacon>) -> anyhow::Result<JobOutcome> {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        anyhow::bail!("the node is down")
+    }
+}
+
+#[tokio::test]
+async fn a_perpetual_job_outlives_any_number_of_failures() {
+    let db = TestDb::new().await;
+    let clock = ManualClock::at(NOW);
+    jobs::ensure_perpetual::<Beacon>(db.store.db(), NOW, NOW)
+        .await
+        .unwrap();
+    let refusing = Arc::new(Refusing::default());
+    let shared: SharedClock = clock.clone();
+    let runner = Worker::new(
+        db.store.clone(),
+        Arc::new(Registry::new().with(refusing.clone())),
+        shared,
+        Arc::new(Notify::new()),
+    );
+    // Twice the failures that end an ordinary job: each is retried once its backoff (at most
+    // ten minutes) has passed, its error on the row.
+    for attempt in 1..=2 * MAX_ATTEMPTS {
+        assert_eq!(runner.run_due().await.unwrap(), 1, "attempt {attempt}");
+        let beacon = job_rows::Entity::find()
+            .one(db.store.db())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (beacon.status.as_str(), beacon.attempts),
+            ("queued", attempt)
+        );
+        assert_eq!(beacon.run_at, clock.now() + backoff_secs(attempt));
+        assert_eq!(beacon.last_error.as_deref(), Some("the node is down"));
+        assert_eq!(runner.run_due().await.unwrap(), 0, "not during its backoff");
+        clock.advance(backoff_secs(attempt));
+    }
+    assert_eq!(
+        refusing.runs.load(Ordering::SeqCst),
+        2 * MAX_ATTEMPTS as usize
     );
 }

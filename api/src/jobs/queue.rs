@@ -228,14 +228,17 @@ pub fn backoff_secs(attempts: i32) -> i64 {
     Ord::min(2i64.saturating_pow(attempts.clamp(1, 30) as u32), 600)
 }
 
-/// Records a failure at `now`: retried later, or `dead` after [`MAX_ATTEMPTS`].
+/// Records a failure at `now`: retried later, or `dead` after [`MAX_ATTEMPTS`]. A perpetual
+/// job (one with a singleton key) is never dead: it is revived only when a process starts, so
+/// an outage of the node longer than its backoffs would otherwise stop the keepers until a
+/// restart. It goes on retrying at the longest backoff, its error on its row.
 pub async fn fail(
     db: &impl ConnectionTrait,
     job: &jobs::Model,
     error: &str,
     now: i64,
 ) -> Result<(), sea_orm::DbErr> {
-    let dead = job.attempts >= MAX_ATTEMPTS;
+    let dead = job.attempts >= MAX_ATTEMPTS && job.singleton.is_none();
     jobs::Entity::update_many()
         .col_expr(
             jobs::Column::Status,
