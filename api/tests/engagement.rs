@@ -433,6 +433,10 @@ async fn a_users_backings_come_in_pages_with_their_totals() {
     assert_eq!(last["backings"].as_array().unwrap().len(), 1);
     let beyond = page("?page=9&limit=3".into()).await;
     assert_eq!(beyond["backings"], json!([]));
+    // A page whose rows would start past what a database offset holds is as empty.
+    let furthest = page(format!("?page={}&limit=3", i64::MAX)).await;
+    assert_eq!(furthest["backings"], json!([]));
+    assert_eq!(furthest["total"], 7);
     // Caps clamp: the page size stops at 200, a page below 1 is the first.
     let capped = page("?limit=100000&page=0".into()).await;
     assert_eq!(

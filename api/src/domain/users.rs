@@ -67,7 +67,13 @@ pub async fn backings(
         .order_by_desc(backings::Column::LastBackedAt)
         .order_by_asc(backings::Column::Address)
         .limit(size)
-        .offset(page.saturating_sub(1).saturating_mul(size))
+        // Within what the database binds (a signed 64-bit value): a page past every row is
+        // empty, not an error.
+        .offset(
+            page.saturating_sub(1)
+                .saturating_mul(size)
+                .min(i64::MAX as u64),
+        )
         .all(db)
         .await?;
     let market_ids: Vec<String> = rows.iter().map(|b| b.market_id.clone()).collect();
