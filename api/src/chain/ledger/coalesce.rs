@@ -122,8 +122,28 @@ impl Coalescer {
     /// Reads `addresses` through `fetch`, in one call with whatever else is waiting (every read
     /// of one coalescer must fetch the same way: a call carries others' reads). Calls run as
     /// tasks of their own, so a caller that goes away does not take the others' answers with
-    /// it.
+    /// it. More addresses than a call takes are read a call's worth at a time, and answered
+    /// together in their order at the oldest slot of the parts.
     pub async fn read<F, Fut>(&self, addresses: &[Pubkey], fetch: F) -> Read
+    where
+        F: Fn(Vec<Pubkey>) -> Fut + Clone + Send + 'static,
+        Fut: Future<Output = Read> + Send + 'static,
+    {
+        if addresses.len() <= MAX_ADDRESSES {
+            return self.read_in_one_call(addresses, fetch).await;
+        }
+        let mut slot = u64::MAX;
+        let mut accounts = Vec::with_capacity(addresses.len());
+        for part in addresses.chunks(MAX_ADDRESSES) {
+            let (read_at, mut read) = self.read_in_one_call(part, fetch.clone()).await?;
+            slot = slot.min(read_at);
+            accounts.append(&mut read);
+        }
+        Ok((slot, accounts))
+    }
+
+    /// [`Coalescer::read`] of at most [`MAX_ADDRESSES`] addresses.
+    async fn read_in_one_call<F, Fut>(&self, addresses: &[Pubkey], fetch: F) -> Read
     where
         F: Fn(Vec<Pubkey>) -> Fut + Send + 'static,
         Fut: Future<Output = Read> + Send + 'static,
@@ -366,6 +386,26 @@ mod tests {
         assert_eq!(coalescer.queued(), 0);
         // A call answers its reads before it gives its slot back: wait for the slot.
         until("every slot given back", || coalescer.calls_in_flight() == 0).await;
+    }
+
+    /// A read of more addresses than a node takes in one call goes out a call's worth at a
+    /// time, and is answered whole, in order.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_read_longer_than_a_call_is_split_into_calls_the_node_takes() {
+        let coalescer = Arc::new(Coalescer::new(2, 8));
+        let (node, open) = GatedNode::new();
+        open.send(true).unwrap();
+        let addresses: Vec<Pubkey> = (0..=249u8)
+            .map(|n| Pubkey::new_from_array([n; 32]))
+            .collect();
+        let (_, (slot, accounts)) = node.read(&coalescer, 0, addresses).await.unwrap();
+        assert_eq!(node.calls(), [100, 100, 50]);
+        assert_eq!(slot, 7);
+        let lamports: Vec<u64> = accounts
+            .iter()
+            .map(|a| a.as_ref().unwrap().lamports)
+            .collect();
+        assert_eq!(lamports, (0..=249u64).collect::<Vec<_>>());
     }
 
     /// A call whose fetch panics fails the reads it carried, as a failed call does, and its
