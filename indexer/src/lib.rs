@@ -8,6 +8,7 @@ pub mod events;
 pub mod leader;
 pub mod metrics;
 pub mod pipeline;
+pub mod redact;
 pub mod source;
 
 pub use leader::{run_as_leader, LeaseConfig};

@@ -16,6 +16,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
@@ -34,6 +35,7 @@ use yellowstone_grpc_proto::geyser::{
 };
 
 use crate::metrics::Metrics;
+use crate::redact::Redactor;
 use crate::source::reconcile::{reconcile, Reconcile};
 use crate::source::{
     Backoff, Envelope, InnerInstruction, ResumePoint, Source, SourceMessage, TransactionUpdate,
@@ -52,6 +54,8 @@ pub struct GrpcSource {
     pub programs: Vec<Pubkey>,
     pub metrics: Metrics,
     pub backoff: Backoff,
+    /// Both URLs out of what is logged: providers put their keys in them.
+    redactor: Arc<Redactor>,
 }
 
 /// How a session starts.
@@ -82,6 +86,7 @@ impl GrpcSource {
         metrics: Metrics,
     ) -> Self {
         GrpcSource {
+            redactor: Arc::new(Redactor::for_urls(&[&endpoint, &rpc_url])),
             endpoint,
             x_token,
             rpc_url,
@@ -184,7 +189,7 @@ impl GrpcSource {
             }
             Err(error) => return Err(error).context("subscribing"),
         };
-        info!(endpoint = %self.endpoint, ?plan, "subscribed");
+        info!(endpoint = %self.redactor.shown(), ?plan, "subscribed");
         // Started once the stream is live (its first message), so it covers the reconciliation.
         let mut to_reconcile = match plan {
             Plan::Reconcile(what) => Some(what),
@@ -208,7 +213,7 @@ impl GrpcSource {
                         // try again, rather than dropping a healthy subscription.
                         Err(error) => {
                             let delay = retry.next_delay();
-                            warn!(error = format!("{error:#}"), ?what, retry_in_ms = delay.as_millis() as u64, "reconciliation failed");
+                            warn!(error = self.redactor.clean(&format!("{error:#}")), ?what, retry_in_ms = delay.as_millis() as u64, "reconciliation failed");
                             let again = async move {
                                 tokio::time::sleep(delay).await;
                                 reconcile(&self.rpc_url, &self.programs, what, out).await
@@ -338,7 +343,10 @@ impl Source for GrpcSource {
                     // Not an outage: go straight to the gap fill.
                     self.backoff.reset();
                 }
-                Err(error) => warn!(error = format!("{error:#}"), "grpc session ended"),
+                Err(error) => warn!(
+                    error = self.redactor.clean(&format!("{error:#}")),
+                    "grpc session ended"
+                ),
             }
             if out.is_closed() {
                 return Ok(());

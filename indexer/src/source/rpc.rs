@@ -26,6 +26,7 @@ use tokio::sync::mpsc;
 use tracing::warn;
 
 use crate::metrics::Metrics;
+use crate::redact::Redactor;
 use crate::source::{
     Backoff, Envelope, InnerInstruction, ResumePoint, Source, SourceMessage, TransactionUpdate,
 };
@@ -39,6 +40,8 @@ pub struct RpcSource {
     pub poll_interval: Duration,
     pub metrics: Metrics,
     backoff: Backoff,
+    /// The URL out of what is logged: providers put their keys in it.
+    redactor: Redactor,
     /// Per program: the accounts of the previous snapshot, and the newest signature processed.
     seen: HashMap<Pubkey, ProgramState>,
 }
@@ -57,6 +60,7 @@ impl RpcSource {
         metrics: Metrics,
     ) -> Self {
         RpcSource {
+            redactor: Redactor::new(&url),
             url,
             programs,
             poll_interval,
@@ -64,6 +68,11 @@ impl RpcSource {
             backoff: Backoff::new(Duration::from_millis(200), Duration::from_secs(30)),
             seen: HashMap::new(),
         }
+    }
+
+    /// A failure as it is logged: without the URL's credentials, which the client quotes.
+    fn logged(&self, error: &anyhow::Error) -> String {
+        self.redactor.clean(&format!("{error:#}"))
     }
 
     async fn poll(
@@ -133,7 +142,7 @@ impl Source for RpcSource {
                     self.poll_interval
                 }
                 Err(error) => {
-                    warn!(error = format!("{error:#}"), "rpc poll failed");
+                    warn!(error = self.logged(&error), "rpc poll failed");
                     self.metrics.reconnects.inc();
                     self.backoff.next_delay()
                 }
@@ -297,4 +306,22 @@ async fn fetch_transaction(
         tx_index: 0,
         inner,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_failed_poll_is_logged_without_the_urls_key() {
+        // Nothing listens on port 1: the client's error quotes the URL it could not reach.
+        let url = "http://127.0.0.1:1/?api-key=rpc-key-99";
+        let source = RpcSource::new(url.into(), vec![], Duration::from_secs(1), Metrics::new());
+        let client = RpcClient::new(url.into());
+        let error = anyhow::Error::from(client.get_slot().await.unwrap_err()).context("polling");
+        assert!(format!("{error:#}").contains("rpc-key-99"), "{error:#}");
+        let logged = source.logged(&error);
+        assert!(!logged.contains("rpc-key-99"), "{logged}");
+        assert!(logged.starts_with("polling: "), "{logged}");
+    }
 }

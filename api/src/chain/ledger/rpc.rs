@@ -15,6 +15,8 @@ use solana_transaction::versioned::VersionedTransaction;
 use solana_transaction_status_client_types::EncodedConfirmedTransactionWithStatusMeta;
 use std::sync::Arc;
 
+pub use narrative_indexer::redact::Redactor;
+
 use super::accounts_call::AccountsCall;
 use super::coalesce::Coalescer;
 use super::{
@@ -79,67 +81,8 @@ impl RpcLedger {
 impl std::fmt::Debug for RpcLedger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RpcLedger")
-            .field("node", &self.redactor.shown)
+            .field("node", &self.redactor.shown())
             .finish_non_exhaustive()
-    }
-}
-
-/// Removes what a node URL may carry of a credential from text that quotes it: the URL whole
-/// (as configured, and as the HTTP client normalizes it) becomes its origin, and its query,
-/// user info and path become `[redacted]` wherever they still appear.
-pub struct Redactor {
-    /// The URL as written (and normalized), longest first.
-    urls: Vec<String>,
-    /// Fragments that may hold a credential, longest first.
-    fragments: Vec<String>,
-    /// What is shown instead of the URL: its scheme, host and port.
-    shown: String,
-}
-
-impl Redactor {
-    /// Shorter fragments are not taken for credentials (and replacing them would garble text).
-    const MIN_FRAGMENT: usize = 4;
-
-    pub fn new(url: &str) -> Redactor {
-        let mut urls = vec![url.to_owned()];
-        let mut fragments = Vec::new();
-        let shown = match reqwest::Url::parse(url) {
-            Ok(parsed) => {
-                urls.push(parsed.to_string());
-                fragments.extend(parsed.query().map(str::to_owned));
-                fragments.extend(url.split_once('?').map(|(_, query)| query.to_owned()));
-                fragments.push(parsed.username().to_owned());
-                fragments.extend(parsed.password().map(str::to_owned));
-                let path = parsed.path().trim_matches('/');
-                fragments.push(path.to_owned());
-                // Each segment too: a token is often one segment of several.
-                fragments.extend(path.split('/').map(str::to_owned));
-                parsed.origin().ascii_serialization()
-            }
-            Err(_) => "the configured RPC URL".to_owned(),
-        };
-        fragments.retain(|f| f.len() >= Self::MIN_FRAGMENT);
-        for list in [&mut urls, &mut fragments] {
-            list.sort_by_key(|s| std::cmp::Reverse(s.len()));
-            list.dedup();
-        }
-        Redactor {
-            urls,
-            fragments,
-            shown,
-        }
-    }
-
-    /// `text` with the URL and its secrets taken out.
-    pub fn clean(&self, text: &str) -> String {
-        let mut text = text.to_owned();
-        for url in &self.urls {
-            text = text.replace(url.as_str(), &self.shown);
-        }
-        for fragment in &self.fragments {
-            text = text.replace(fragment.as_str(), "[redacted]");
-        }
-        text
     }
 }
 
@@ -376,29 +319,5 @@ impl RpcLedger {
             before: balance(&meta["preTokenBalances"])?,
             after: balance(&meta["postTokenBalances"])?,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Redactor;
-
-    #[test]
-    fn the_node_urls_credentials_are_taken_out_of_text() {
-        let redactor =
-            Redactor::new("https://user:pass-99@rpc.example:8443/v2/path-token-42?api-key=key-77");
-        let text = "error sending request for url (https://user:pass-99@rpc.example:8443/v2/path-token-42?api-key=key-77): refused; api-key=key-77 path-token-42";
-        let cleaned = redactor.clean(text);
-        for secret in ["key-77", "pass-99", "path-token-42", "user:"] {
-            assert!(!cleaned.contains(secret), "{secret} in {cleaned}");
-        }
-        assert!(cleaned.contains("https://rpc.example:8443"), "{cleaned}");
-        assert!(cleaned.contains("refused"), "{cleaned}");
-        // Without a credential, nothing changes but the URL itself.
-        let plain = Redactor::new("http://127.0.0.1:8899");
-        assert_eq!(
-            plain.clean("node at http://127.0.0.1:8899/ is down"),
-            "node at http://127.0.0.1:8899 is down"
-        );
     }
 }
