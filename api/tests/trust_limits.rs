@@ -584,33 +584,28 @@ async fn the_retention_job_deletes_what_is_past_its_period_and_keeps_the_rest() 
     .await;
 
     let mut kept = Kept::new();
-    // Prepared transactions: unconfirmed ones go after a day; confirmed ones stay.
-    for (id, status, age) in [
-        (
-            "old-prepared",
-            "prepared",
-            retention::UNCONFIRMED_PREPARED_SECS + 1,
-        ),
-        (
-            "new-prepared",
-            "prepared",
-            retention::UNCONFIRMED_PREPARED_SECS - 60,
-        ),
-        ("old-confirmed", "confirmed", 400 * 86_400),
+    // Prepared transactions: unconfirmed ones go after a day, moves into outside venues (whose
+    // confirm is their only record) after 30; confirmed ones stay.
+    let day = retention::UNCONFIRMED_PREPARED_SECS;
+    let month = retention::UNCONFIRMED_VENUE_MOVE_SECS;
+    for (id, kind, status, age) in [
+        ("old-prepared", "shield_back", "prepared", day + 1),
+        ("new-prepared", "shield_back", "prepared", day - 60),
+        ("old-confirmed", "shield_back", "confirmed", 400 * 86_400),
         (
             "old-publishable-mint",
+            "narrative_mint",
             "prepared",
-            retention::UNCONFIRMED_PREPARED_SECS + 1,
+            day + 1,
         ),
-        (
-            "old-lapsed-mint",
-            "prepared",
-            retention::UNCONFIRMED_PREPARED_SECS + 1,
-        ),
+        ("old-lapsed-mint", "narrative_mint", "prepared", day + 1),
+        ("day-old-deposit", "defi_deposit", "prepared", day + 1),
+        ("month-old-deposit", "defi_deposit", "prepared", month - 60),
+        ("lapsed-borrow", "borrow", "prepared", month + 1),
     ] {
         prepared_transactions::Entity::insert(prepared_transactions::ActiveModel {
             id: Set(id.into()),
-            kind: Set("back".into()),
+            kind: Set(kind.into()),
             wallet: Set(wallet(1)),
             message: Set(vec![1, 2, 3]),
             params: Set(json!({})),
@@ -732,7 +727,7 @@ async fn the_retention_job_deletes_what_is_past_its_period_and_keeps_the_rest() 
     assert_eq!(
         deleted,
         retention::Deleted {
-            prepared_transactions: 2,
+            prepared_transactions: 3,
             probe_log: 1,
             partner_applications: 1,
             jobs: 1,
@@ -751,6 +746,9 @@ async fn the_retention_job_deletes_what_is_past_its_period_and_keeps_the_rest() 
     assert!(prepared.contains(&"old-confirmed".to_owned()));
     assert!(prepared.contains(&"old-publishable-mint".to_owned()));
     assert!(!prepared.contains(&"old-lapsed-mint".to_owned()));
+    assert!(prepared.contains(&"day-old-deposit".to_owned()));
+    assert!(prepared.contains(&"month-old-deposit".to_owned()));
+    assert!(!prepared.contains(&"lapsed-borrow".to_owned()));
     let probes: Vec<String> = shield_probe_log::Entity::find()
         .all(db)
         .await

@@ -2,10 +2,15 @@
 //! the job runs again an hour later. The periods:
 //!
 //! - prepared transactions never confirmed: [`UNCONFIRMED_PREPARED_SECS`] (1 day) after they
-//!   were prepared. Their blockhash lapsed within minutes, so none of them can still land;
-//!   confirmed ones are the record of what landed and stay. A narrative's prepare-mint stays
-//!   while its mint can still be published (before the market's deadline): it may have landed
-//!   with its publish refused (moderation, the daily cap), and publish reads it to retry.
+//!   were prepared. Their blockhash lapsed within minutes, so none of them can still land, but
+//!   one may have landed with its confirm never sent (a closed tab); confirmed ones are the
+//!   record of what landed and stay. The moves into outside venues (DeFi deposits and
+//!   withdrawals, borrows, repays, p0) stay [`UNCONFIRMED_VENUE_MOVE_SECS`] (30 days): no
+//!   indexer sees those programs, so the confirm is the only way such a move that landed is
+//!   recorded (the backings of our own programs are indexed from the ledger either way). A
+//!   narrative's prepare-mint stays while its mint can still be published (before the
+//!   market's deadline): it may have landed with its publish refused (moderation, the daily
+//!   cap), and publish reads it to retry.
 //! - the shield probe log: [`PROBE_LOG_SECS`] (30 days), far past the gate's ten-minute window.
 //!   The newest row always stays, so its id (which lifted blocks are fenced by) keeps rising.
 //! - shield partner applications: [`PARTNER_APPLICATION_SECS`] (90 days) for an operator to
@@ -21,15 +26,34 @@ use narrative_store::entities::{
 };
 use narrative_store::Store;
 use sea_orm::sea_query::Query;
-use sea_orm::{ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QuerySelect};
+use sea_orm::{
+    ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QuerySelect,
+};
 
+use crate::chain::MoneyFlow;
 use crate::clock::{SharedClock, DAY_SECS};
+use crate::domain::borrow::flow::BorrowFlow;
+use crate::domain::borrow::repay::RepayFlow;
+use crate::domain::defi::deposit::DefiDeposit;
+use crate::domain::defi::withdrawal::DefiWithdrawal;
+use crate::domain::p0::deposit::P0Deposit;
+use crate::domain::p0::withdraw::P0Withdraw;
 use crate::domain::wallet_proof;
 use crate::jobs::retention::Retention;
 use crate::jobs::settle_narrative::SettleNarrative;
 use crate::jobs::{Handler, JobKind, JobOutcome, Leased};
 
 pub const UNCONFIRMED_PREPARED_SECS: i64 = DAY_SECS;
+pub const UNCONFIRMED_VENUE_MOVE_SECS: i64 = 30 * DAY_SECS;
+/// The prepared kinds whose confirm is the only record of a move that landed.
+const VENUE_MOVES: [&str; 6] = [
+    DefiDeposit::KIND,
+    DefiWithdrawal::KIND,
+    BorrowFlow::KIND,
+    RepayFlow::KIND,
+    P0Deposit::KIND,
+    P0Withdraw::KIND,
+];
 pub const PROBE_LOG_SECS: i64 = 30 * DAY_SECS;
 pub const PARTNER_APPLICATION_SECS: i64 = 90 * DAY_SECS;
 pub const FINISHED_JOB_SECS: i64 = 14 * DAY_SECS;
@@ -54,9 +78,16 @@ pub async fn apply(db: &impl ConnectionTrait, now: i64) -> Result<Deleted, DbErr
         .and_where(narrative_mints::Column::Status.eq("prepared"))
         .and_where(narrative_mints::Column::DeadlineAt.gt(now))
         .to_owned();
+    let past_their_period = Condition::any()
+        .add(
+            Condition::all()
+                .add(prepared_transactions::Column::Kind.is_not_in(VENUE_MOVES))
+                .add(prepared_transactions::Column::CreatedAt.lt(now - UNCONFIRMED_PREPARED_SECS)),
+        )
+        .add(prepared_transactions::Column::CreatedAt.lt(now - UNCONFIRMED_VENUE_MOVE_SECS));
     let prepared_transactions = prepared_transactions::Entity::delete_many()
         .filter(prepared_transactions::Column::Status.eq("prepared"))
-        .filter(prepared_transactions::Column::CreatedAt.lt(now - UNCONFIRMED_PREPARED_SECS))
+        .filter(past_their_period)
         .filter(prepared_transactions::Column::Id.not_in_subquery(publishable))
         .exec(db)
         .await?
