@@ -473,6 +473,11 @@ async fn a_flare_wallet_borrows_against_its_kamino_deposit_and_repays_with_inter
             .count(db)
     };
     assert_eq!(positions().await.unwrap(), 0);
+    // Landed and not confirmed yet, the debt is the venue's alone: a second borrow of the token
+    // is refused by what the venue holds, as after the confirm.
+    let (status, refused) = b.prepare(10.0).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{refused}");
+    assert_eq!(refused["error"], "borrow_open");
 
     let (status, confirmed) = b
         .server

@@ -188,7 +188,20 @@ pub async fn prepare(state: &AppState, request: BorrowRequest) -> Result<Prepare
         .filter(borrow_positions::Column::Status.eq("open"))
         .count(state.store.db())
         .await?;
-    if open > 0 {
+    let wallet = request.wallet.pubkey();
+    let lender: &dyn Lender = venue.lender().expect("checked by `lender`");
+    // The store shows confirmed borrows; a borrow that landed and is not confirmed yet (or one
+    // taken at the venue directly) is a debt only the venue's loan shows, and a second one in
+    // the same token would join it.
+    let owed_at_venue = if open == 0 {
+        lender
+            .loan(state.chain.ledger.as_ref(), &wallet)
+            .await?
+            .map_or(0, |loan| loan.owed(request.asset))
+    } else {
+        0
+    };
+    if open > 0 || owed_at_venue > 0 {
         return Err(ApiError::coded(
             StatusCode::CONFLICT,
             "borrow_open",
@@ -217,8 +230,6 @@ pub async fn prepare(state: &AppState, request: BorrowRequest) -> Result<Prepare
             ),
         )
     })?;
-    let wallet = request.wallet.pubkey();
-    let lender: &dyn Lender = venue.lender().expect("checked by `lender`");
     let mut transactions = lender
         .borrow(state.chain.ledger.as_ref(), &wallet, &token, amount_base)
         .await?;
