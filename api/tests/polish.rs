@@ -150,3 +150,44 @@ async fn the_chat_client_sends_the_instruction_and_reads_the_answer() {
         "an empty answer is not a polish"
     );
 }
+
+/// The wallet is named in the body, not proven: the pool is the named wallet's from the
+/// caller's address, so naming someone else's wallet three times does not use up theirs.
+#[tokio::test]
+async fn naming_a_wallet_from_another_address_does_not_spend_its_pool() {
+    let server = TestServer::start_at(common::clock_at_hour_start(), |c| {
+        c.trusted_proxies = vec!["127.0.0.1/8".into()];
+    })
+    .await;
+    let polish_from = |caller: &'static str| {
+        server
+            .http
+            .post(server.url("/v1/narratives/polish-text"))
+            .header("x-forwarded-for", caller)
+            .json(&json!({"thesis": "sol above 300 by june", "wallet_address": WALLET}))
+            .send()
+    };
+    // Someone else names the wallet until its pool is spent from their address...
+    for _ in 0..3 {
+        assert_eq!(
+            polish_from("198.51.100.66").await.unwrap().status(),
+            StatusCode::OK
+        );
+    }
+    assert_eq!(
+        polish_from("198.51.100.66").await.unwrap().status(),
+        StatusCode::TOO_MANY_REQUESTS
+    );
+    // ...and the wallet's own caller still has its three.
+    for _ in 0..3 {
+        assert_eq!(
+            polish_from("203.0.113.7").await.unwrap().status(),
+            StatusCode::OK
+        );
+    }
+    let refused = polish_from("203.0.113.7").await.unwrap();
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    let refused: Value = refused.json().await.unwrap();
+    assert_eq!(refused["error"], "daily_limit_reached");
+    server.stop().await;
+}

@@ -14,6 +14,7 @@ use crate::error::ApiError;
 use crate::limits::client::Subject;
 use crate::limits::Policy;
 use crate::state::AppState;
+use crate::values::Wallet;
 
 /// Counts one hit of `subject` against `policy`; past it, 429 `code` with `resets_at` and
 /// `retry-after`. Fails open.
@@ -93,6 +94,18 @@ pub async fn charge_cost_per_ip(
         message,
     )
     .await
+}
+
+/// What a per-wallet pool is counted under when the wallet is named in the body, not proven:
+/// the wallet as named from the caller's address. Keyed on the name alone, the pool was anyone's
+/// to spend (three requests naming a wallet used up its polishes for the day); per address,
+/// each caller spends its own, and the per-IP cap bounds what one address spends over all the
+/// wallets it names.
+pub fn named_wallet(wallet: &Wallet, ip: Option<IpAddr>) -> String {
+    match ip {
+        Some(ip) => format!("{wallet}@{}", Subject::of(ip).as_str()),
+        None => wallet.to_string(),
+    }
 }
 
 /// [`charge`] refusing with `rate_limit_exceeded` and the policy's numbers.

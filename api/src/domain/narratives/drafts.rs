@@ -61,7 +61,7 @@ pub async fn start(
     quota::charge_cost(
         state,
         &AI_GENERATE,
-        &request.wallet.to_string(),
+        &quota::named_wallet(&request.wallet, ip),
         "daily_limit_reached",
         "5 drafts per wallet per day",
     )

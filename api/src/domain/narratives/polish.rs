@@ -1,5 +1,6 @@
 //! Polishing a thesis or a voice transcript (spec 4.1): one pool of 3 per wallet per UTC day
-//! for both, and a per-IP daily cap beside it (`POLISH_PER_IP_DAILY`), counted before the
+//! for both (the wallet as named from the caller's address: [`quota::named_wallet`]), and a
+//! per-IP daily cap beside it (`POLISH_PER_IP_DAILY`), counted before the
 //! provider is asked (failing closed when they cannot be counted), then the provider's answer in
 //! the input's language.
 
@@ -21,7 +22,7 @@ pub async fn polish(
     quota::charge_cost(
         state,
         &AI_POLISH,
-        &wallet.to_string(),
+        &quota::named_wallet(wallet, ip),
         "daily_limit_reached",
         "3 polishes per wallet per day (text and voice together)",
     )
