@@ -569,6 +569,58 @@ async fn the_shield_gate_blocks_an_address_that_keeps_failing_until_an_operator_
     server.stop().await;
 }
 
+/// An IPv6 caller is counted and blocked by its /64, as the rate limits count it: one host
+/// holds the whole /64, and stepping through its addresses does not start the count again.
+#[tokio::test]
+async fn the_shield_gate_counts_and_blocks_an_ipv6_caller_by_its_64() {
+    let server = TestServer::start(|c| {
+        c.shield_gate_max_failures = 2;
+        c.trusted_proxies = vec!["127.0.0.1/8".into()];
+    })
+    .await;
+    let bad = json!({"wallet": "not-a-wallet", "signature": "forged"});
+    let ack_from = |caller: &'static str| {
+        server
+            .http
+            .post(server.url("/v1/shield/terms-ack"))
+            .header("x-forwarded-for", caller)
+            .json(&bad)
+            .send()
+    };
+    for caller in ["2001:db8:1:2::1", "2001:db8:1:2::2"] {
+        let status = ack_from(caller).await.unwrap().status();
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{caller}");
+    }
+    let refused = ack_from("2001:db8:1:2:ffff::99").await.unwrap();
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    let refused: Value = refused.json().await.unwrap();
+    assert_eq!(refused["error"], "ip_blocked");
+    // Another /64 is another caller.
+    let status = ack_from("2001:db8:1:3::1").await.unwrap().status();
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (_, listed) = admin(
+        &server,
+        reqwest::Method::GET,
+        "/v1/shield/blocked-ips",
+        None,
+    )
+    .await;
+    assert_eq!(listed["blocked"][0]["ip"], "2001:db8:1:2::/64", "{listed}");
+    // Any address of the /64 names it to the operator.
+    let (status, lifted) = admin(
+        &server,
+        reqwest::Method::POST,
+        "/v1/shield/blocked-ips/unblock",
+        Some(&json!({"ip": "2001:db8:1:2::abcd"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{lifted}");
+    assert_eq!(lifted["ip"], "2001:db8:1:2::/64");
+    let status = ack_from("2001:db8:1:2::1").await.unwrap().status();
+    assert_eq!(status, StatusCode::BAD_REQUEST, "lifted");
+    server.stop().await;
+}
+
 /// A node that takes the connection and never answers does not hold the dashboard: it says
 /// the node is unreachable once its probe's bound passes.
 #[tokio::test]

@@ -1,5 +1,5 @@
 //! The shield gate. Every attempt at `POST /v1/shield/terms-ack`, accepted or not, malformed
-//! ones included, is recorded with the caller's address, the wallet it named (as given) and its
+//! ones included, is recorded with the caller's address (an IPv6 caller's /64), the wallet it named (as given) and its
 //! outcome (`acknowledged`, or the `error` it got); an address whose attempts keep being refused
 //! is blocked (`crate::domain::shield::gate`), and a blocked address gets 403 `ip_blocked` from
 //! every wallet-facing shield write until an operator lifts the block. It sits inside the rate
@@ -18,6 +18,7 @@ use crate::http::client_ip::client_ip;
 use crate::http::contract::Contract;
 use crate::http::errors::render_error;
 use crate::http::MAX_BODY_BYTES;
+use crate::limits::client::Subject;
 use crate::state::AppState;
 
 pub const TERMS_ACK: &str = "/v1/shield/terms-ack";
@@ -51,7 +52,9 @@ pub async fn shield_gate<E: Endpoint>(
             ep.call(req).await.map(IntoResponse::into_response)
         };
     }
-    let ip = address.map(|ip| ip.to_string());
+    // Counted, logged and blocked as the rate limits count a caller: an IPv6 caller by its
+    // /64, which one host holds whole, so stepping through it does not start the count again.
+    let ip = address.map(|ip| Subject::of(ip).as_str().to_owned());
     let body = req.take_body().into_bytes_limit(MAX_BODY_BYTES).await?;
     let wallet = serde_json::from_slice::<Value>(&body).ok().and_then(|v| {
         v.get("wallet")?

@@ -1,4 +1,5 @@
-//! The shield gate's blocks (spec 5 rule 6): an address whose terms acknowledgements were
+//! The shield gate's blocks (spec 5 rule 6): an address (an IPv6 /64, as the rate limits count
+//! callers) whose terms acknowledgements were
 //! refused `SHIELD_GATE_MAX_FAILURES` times within ten minutes (forged or mismatched
 //! signatures, malformed requests: what probing the gate looks like) is blocked from the
 //! shield's wallet-facing writes (403 `ip_blocked`) until an operator lifts the block. Counting
@@ -25,6 +26,7 @@ use serde_json::json;
 
 use crate::domain::admin::{log, Operator};
 use crate::error::ApiError;
+use crate::limits::client::{limit_key, Subject};
 use crate::state::AppState;
 
 /// The window refused attempts are counted over.
@@ -61,9 +63,9 @@ async fn blocked_as_of(state: &AppState, ip: IpAddr, at: &Generations) -> Result
     state
         .memos
         .blocked_ips
-        .get(at, ip, || async {
+        .get(at, limit_key(ip), || async {
             Ok::<_, ApiError>(
-                shield_blocked_ips::Entity::find_by_id(ip.to_string())
+                shield_blocked_ips::Entity::find_by_id(Subject::of(ip).as_str().to_owned())
                     .filter(shield_blocked_ips::Column::LiftedAt.is_null())
                     .one(state.store.db())
                     .await?
@@ -149,8 +151,9 @@ pub async fn unblock(
     operator: &Operator,
     ip: IpAddr,
 ) -> Result<shield_blocked_ips::Model, ApiError> {
-    // Written as the gate writes it, whatever form the operator typed.
-    let ip = ip.to_string();
+    // Written as the gate writes it, whatever form the operator typed (any address of an
+    // IPv6 /64 lifts the /64's block).
+    let ip = Subject::of(ip).as_str().to_owned();
     let ip = ip.as_str();
     let now = state.now();
     let txn = state.store.begin_write().await?;
