@@ -105,6 +105,10 @@ pub struct Config {
     #[arg(long, env = "PASSPORT_PER_IP_DAILY", default_value_t = 30)]
     pub passport_per_ip_daily: u32,
 
+    /// Identity pass checks with the identity pass provider per IP per UTC day.
+    #[arg(long, env = "IDPASS_PER_IP_DAILY", default_value_t = 30)]
+    pub idpass_per_ip_daily: u32,
+
     /// Holder checks that read the ledger, per IP per UTC day (a cached answer is free).
     #[arg(long, env = "HOLDER_PER_IP_DAILY", default_value_t = 30)]
     pub holder_per_ip_daily: u32,

@@ -280,6 +280,7 @@ pub struct CostCaps {
     pub polish: Policy,
     pub screening: Policy,
     pub passport: Policy,
+    pub idpass: Policy,
     pub holder: Policy,
 }
 
@@ -289,6 +290,7 @@ impl CostCaps {
             polish: per_ip_daily("ai_polish_ip", config.polish_per_ip_daily),
             screening: per_ip_daily("screening_ip", config.screening_per_ip_daily),
             passport: per_ip_daily("passport_ip", config.passport_per_ip_daily),
+            idpass: per_ip_daily("idpass_ip", config.idpass_per_ip_daily),
             holder: per_ip_daily("holder_ip", config.holder_per_ip_daily),
         }
     }

@@ -250,6 +250,7 @@ async fn fresh_wallets_from_one_ip_run_into_the_per_ip_daily_caps_of_paid_routes
         c.polish_per_ip_daily = 4;
         c.screening_per_ip_daily = 2;
         c.passport_per_ip_daily = 3;
+        c.idpass_per_ip_daily = 2;
     })
     .await;
     // Each wallet is under its own cap (3 polishes a day); the address is not.
@@ -325,6 +326,22 @@ async fn fresh_wallets_from_one_ip_run_into_the_per_ip_daily_caps_of_paid_routes
         .get(&format!("/v1/verify/passport/{}", wallet(0)))
         .await;
     assert_daily_cap(status, &body, "3 passport checks per IP per day");
+
+    // Every identity pass check asks the provider, a token it refuses included.
+    let idpass = |n: u32| {
+        let server = &server;
+        async move {
+            let body = json!({"wallet_address": wallet(n), "token": "not-a-pass"});
+            server.post("/v1/verify/idpass", &body).await
+        }
+    };
+    for n in 0..2 {
+        let (status, body) = idpass(n).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+        assert_eq!(body["error"], "idpass_invalid", "{body}");
+    }
+    let (status, body) = idpass(2).await;
+    assert_daily_cap(status, &body, "2 identity pass checks per IP per day");
     server.stop().await;
 }
 

@@ -272,6 +272,18 @@ pub struct PassVerified {
     pub expires_at: Option<i64>,
 }
 
+/// [`check_idpass`] for a caller at `ip`, counted against its daily cap first
+/// (`IDPASS_PER_IP_DAILY`): every check is a call to the provider, a refused token included.
+pub async fn idpass_for(
+    state: &AppState,
+    ip: Option<IpAddr>,
+    wallet: &Wallet,
+    token: &str,
+) -> Result<PassVerified, ApiError> {
+    quota::charge_cost_per_ip(state, &state.cost_caps.idpass, ip, "identity pass checks").await?;
+    check_idpass(state, wallet, token).await
+}
+
 /// Checks an identity pass token with the provider and records the wallet verified. A token
 /// the provider refuses is 400 `idpass_invalid` and changes nothing: anyone may send a token,
 /// and only a pass of this wallet speaks for it.

@@ -279,11 +279,17 @@ impl VerifyApi {
     #[oai(path = "/verify/idpass", method = "post")]
     async fn idpass(
         &self,
+        req: &Request,
         body: Json<IdPassRequest>,
     ) -> Answer<Json<IdPassVerified>, IdPassRefusals> {
         let body = body.0;
-        let pass =
-            verify::check_idpass(&self.state, &body.wallet_address, body.token.as_str()).await?;
+        let pass = verify::idpass_for(
+            &self.state,
+            client_ip(req),
+            &body.wallet_address,
+            body.token.as_str(),
+        )
+        .await?;
         Ok(Json(IdPassVerified {
             ok: true,
             wallet_address: body.wallet_address,
