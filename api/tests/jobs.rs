@@ -286,3 +286,53 @@ async fn a_perpetual_job_outlives_any_number_of_failures() {
         2 * MAX_ATTEMPTS as usize
     );
 }
+
+/// A job kind of the tests whose handler panics.
+#[derive(Debug, Serialize, Deserialize)]
+struct Fragile {}
+
+impl JobKind for Fragile {
+    const NAME: &'static str = "fragile";
+}
+
+struct Panicking;
+
+#[async_trait::async_trait]
+impl Handler<Fragile> for Panicking {
+    async fn run(&self, _: Leased<Fragile>) -> anyhow::Result<JobOutcome> {
+        panic!("an index out of bounds")
+    }
+}
+
+#[tokio::test]
+async fn a_handler_that_panics_fails_its_attempt_and_the_worker_goes_on() {
+    let db = TestDb::new().await;
+    let clock = ManualClock::at(NOW);
+    let fragile = jobs::enqueue(db.store.db(), &Fragile {}, NOW, NOW)
+        .await
+        .unwrap();
+    let after = jobs::enqueue(db.store.db(), &Probe { i: 3 }, NOW, NOW + 1)
+        .await
+        .unwrap();
+    let good = handler(false);
+    let shared: SharedClock = clock.clone();
+    let runner = Worker::new(
+        db.store.clone(),
+        Arc::new(Registry::new().with(Panicking).with(good.clone())),
+        shared,
+        Arc::new(Notify::new()),
+    );
+    assert_eq!(runner.run_due().await.unwrap(), 1);
+    let failed = row(&db, fragile).await;
+    assert_eq!((failed.status.as_str(), failed.attempts), ("queued", 1));
+    assert_eq!(
+        failed.last_error.as_deref(),
+        Some("the handler panicked: an index out of bounds")
+    );
+    assert_eq!(failed.run_at, NOW + 2, "retried after the first backoff");
+    // The same worker runs the next job.
+    clock.advance(1);
+    assert_eq!(runner.run_due().await.unwrap(), 1);
+    assert_eq!(row(&db, after).await.status, "done");
+    assert_eq!(*good.seen.lock().unwrap(), vec![3]);
+}

@@ -81,7 +81,13 @@ impl Worker {
             lease_next_of(db, self.lane.kinds(), LEASE_SECS, self.clock.now()).await?
         {
             ran += 1;
-            let outcome = self.registry.run(&job).await;
+            // On a task of its own, so a handler that panics fails its attempt like one that
+            // errs, instead of ending this worker (the core lane has one) for the process's life.
+            let registry = self.registry.clone();
+            let leased = job.clone();
+            let outcome = tokio::spawn(async move { registry.run(&leased).await })
+                .await
+                .unwrap_or_else(|joined| Err(anyhow::anyhow!("the handler {}", ended(joined))));
             let now = self.clock.now();
             match outcome {
                 Ok(JobOutcome::Done) => complete(db, job.id, now).await?,
@@ -96,6 +102,7 @@ impl Worker {
         Ok(ran)
     }
 
+    /// Runs every due job until `shutdown`, waking when work is enqueued.
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()>) {
         tokio::pin!(shutdown);
         loop {
@@ -108,5 +115,21 @@ impl Worker {
                 _ = tokio::time::sleep(self.poll) => {}
             }
         }
+    }
+}
+
+/// How a handler's task ended without an answer: its panic's message, when it left one.
+fn ended(joined: tokio::task::JoinError) -> String {
+    if !joined.is_panic() {
+        return "was cancelled".into();
+    }
+    let panic = joined.into_panic();
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|m| (*m).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned());
+    match message {
+        Some(message) => format!("panicked: {message}"),
+        None => "panicked".into(),
     }
 }
