@@ -152,6 +152,19 @@ async fn operators_see_the_queue_and_moderate_narratives() {
         .map(|n| n["title"].as_str().unwrap())
         .collect();
     assert_eq!(titles, vec!["Other"]);
+    // Nor does the public originality check compare with it: "Listed is the thesis" is the
+    // hidden thesis reworded, and shares only "thesis" with Other's.
+    let originality = || async {
+        let (status, checked) = server
+            .post(
+                "/v1/narratives/check-originality",
+                &json!({"thesis": "Listed is the thesis"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{checked}");
+        checked["similarity"].as_f64().unwrap()
+    };
+    assert_eq!(originality().await, 0.5);
     let (status, again) = admin(
         &server,
         reqwest::Method::POST,
@@ -172,6 +185,7 @@ async fn operators_see_the_queue_and_moderate_narratives() {
     assert_eq!(restored["status"], "active");
     let (status, _) = server.get(&format!("/v1/narratives/{listed}")).await;
     assert_eq!(status, StatusCode::OK);
+    assert_eq!(originality().await, 1.0, "restored, it is compared again");
     let (status, again) = admin(
         &server,
         reqwest::Method::POST,

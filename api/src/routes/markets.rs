@@ -24,7 +24,8 @@ pub struct CreateMarketRequest {
     pub cf_token: Option<Text<2048, 0>>,
     /// The creator's ed25519 signature (base58) of
     /// `narrative-market-service:create-market:<variant>:<deadline>:<seed_yes_lamports>:<seed_no_lamports>:<fee_tx_signature>:<question>:issued-at:<issued_at>`
-    /// (the seeds in lamports, 0 when absent; the question as sent).
+    /// (the seeds in lamports, 0 when absent; the question without the ASCII whitespace around
+    /// it, as the service holds it).
     pub signature: Option<Base58Signature>,
     /// When the creator signed (unix seconds): accepted within 300 s before the server's time
     /// (60 s after), once.

@@ -5,8 +5,9 @@
 use std::collections::HashMap;
 
 use narrative_store::entities::narratives;
-use sea_orm::{EntityTrait, QueryOrder, QuerySelect};
+use sea_orm::{EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
+use crate::domain::narratives::feed::visible;
 use crate::error::ApiError;
 use crate::state::AppState;
 
@@ -186,12 +187,15 @@ pub struct Checked {
     pub message: &'static str,
 }
 
-/// Checks `thesis` against the most recent published theses.
+/// Checks `thesis` against the most recent published theses an operator has not hidden: the
+/// answer (a similarity, a category) is public, and would otherwise tell a caller guessing at
+/// a hidden thesis how close the guess came.
 pub async fn check_thesis(state: &AppState, thesis: &str) -> Result<Checked, ApiError> {
     let published: Vec<(String, String)> = narratives::Entity::find()
         .select_only()
         .column(narratives::Column::Thesis)
         .column(narratives::Column::Category)
+        .filter(visible())
         .order_by_desc(narratives::Column::CreatedAt)
         .limit(COMPARED_THESES)
         .into_tuple()
