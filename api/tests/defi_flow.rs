@@ -37,6 +37,11 @@ struct Flow {
 
 impl Flow {
     async fn start() -> Flow {
+        Flow::start_with(|_| {}).await
+    }
+
+    /// [`Flow::start`], with `configure` changing the service's settings last.
+    async fn start_with(configure: impl FnOnce(&mut narrative_api::Config)) -> Flow {
         let clock = ManualClock::at_system_time();
         let shared: SharedClock = clock.clone();
         let options = HarnessOptions {
@@ -50,6 +55,7 @@ impl Flow {
             let kamino = h.kamino.expect("the double is installed");
             c.lend_b_market = Some(kamino.market.to_string());
             c.lend_b_reserves = vec![format!("SOL={}", kamino.sol_reserve)];
+            configure(c);
         })
         .await;
         let (market, kamino, wallet, stranger) = {
@@ -414,6 +420,76 @@ async fn a_deposit_earns_at_the_reserves_rate_and_comes_back_with_its_yield() {
 /// meets a node whose status cache no longer holds the signature. The deposit and the
 /// withdrawal are still recorded: confirm looks for the transaction itself, which the node
 /// finds however long ago it landed. A signature that never landed stays pending.
+/// A wallet confirms while its deposit is on the way, and the confirm waits for it. What the
+/// deposit bought is read once it has landed: before, the reserve holds the rate of its last
+/// refresh (a year ago here), and the deposit's own refresh moves it, so a receipt read then
+/// would be more than was minted.
+// program-test's warp is the one way to move slots; its deprecation is about v4's feature flag.
+#[allow(deprecated)]
+#[tokio::test]
+async fn a_confirm_waiting_for_its_deposit_records_what_the_deposit_minted() {
+    let f = Flow::start_with(|c| c.confirm_wait_ms = 20_000).await;
+    let wallet = f.wallet.pubkey();
+    let deposit = |amount: &'static str| {
+        let f = &f;
+        async move {
+            let (status, prepared) = f
+                .server
+                .post(
+                    "/v1/defi/deposit/prepare",
+                    &json!({"wallet": wallet.to_string(), "token_symbol": "SOL",
+                            "amount": amount, "protocol": "lend_b"}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{prepared}");
+            prepared
+        }
+    };
+    // The first deposit sets up the obligation; nobody refreshes the reserve for a year after.
+    let first = deposit("10").await;
+    let signature = f.sign_and_send(&first, &f.wallet).await;
+    let backing_id = first["backing_id"].as_str().unwrap();
+    let (status, confirmed) = f
+        .post_backing("/v1/defi/deposit/confirm", backing_id, Some(&signature))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    {
+        let mut h = f.ledger.harness.lock().await;
+        let slot = h.clock().await.slot;
+        h.ctx
+            .warp_to_slot(slot + klend::SLOTS_PER_YEAR as u64)
+            .expect("warp");
+    }
+    let before = f.kamino_collateral(&wallet).await;
+    let second = deposit("5").await;
+    let backing_id = second["backing_id"].as_str().unwrap();
+    let signed = chain::sign(&second, &f.wallet);
+    let signature = signed.signatures[0].to_string();
+    // The confirm goes first; the transaction is sent once the confirm asks the ledger for it.
+    let asked_before = f.ledger.lookups();
+    let confirming = f.post_backing("/v1/defi/deposit/confirm", backing_id, Some(&signature));
+    let sending = async {
+        common::eventually("the confirm to ask for its transaction", || async {
+            f.ledger.lookups() > asked_before
+        })
+        .await;
+        f.ledger.process(signed).await.expect("the deposit lands");
+    };
+    let ((status, confirmed), ()) = tokio::join!(confirming, sending);
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    let minted = f.kamino_collateral(&wallet).await - before;
+    let recorded = defi_positions::Entity::find_by_id(backing_id.to_owned())
+        .one(f.server.db.store.db())
+        .await
+        .unwrap()
+        .expect("the position")
+        .receipt_amount as u64;
+    assert!(
+        recorded <= minted && minted - recorded <= minted / 10_000,
+        "recorded {recorded} receipt units, minted {minted}"
+    );
+}
+
 #[tokio::test]
 async fn a_confirm_sent_after_the_nodes_recent_statuses_still_records_the_move() {
     let f = Flow::start().await;

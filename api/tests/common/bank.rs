@@ -32,6 +32,9 @@ pub struct BankLedger {
     /// While set, `signature_status` knows no signature, as a node answers for those that
     /// landed before its recent slots; `transaction` still finds them.
     statuses_forgotten: AtomicBool,
+    /// Questions about a signature so far (`signature_status` and `transaction`), so a test
+    /// can tell that a confirm is waiting for its transaction.
+    lookups: AtomicUsize,
 }
 
 /// A transaction as the indexer receives it.
@@ -54,7 +57,13 @@ impl BankLedger {
             recorded: Default::default(),
             offline: Default::default(),
             statuses_forgotten: Default::default(),
+            lookups: Default::default(),
         })
+    }
+
+    /// How many times a signature has been asked about.
+    pub fn lookups(&self) -> usize {
+        self.lookups.load(Ordering::SeqCst)
     }
 
     /// Makes the ledger stop (or start again) answering the api, as an RPC outage would; the
@@ -137,6 +146,7 @@ impl Ledger for BankLedger {
         &self,
         signature: &Signature,
     ) -> Result<Option<SignatureStatus>, LedgerError> {
+        self.lookups.fetch_add(1, Ordering::SeqCst);
         self.answering()?;
         if self.statuses_forgotten.load(Ordering::SeqCst) {
             return Ok(None);
@@ -156,6 +166,7 @@ impl Ledger for BankLedger {
         &self,
         signature: &Signature,
     ) -> Result<Option<LandedTransaction>, LedgerError> {
+        self.lookups.fetch_add(1, Ordering::SeqCst);
         self.answering()?;
         Ok(self.landed.lock().unwrap().get(signature).cloned())
     }

@@ -156,8 +156,8 @@ async fn first_taking<'v>(
     Err(first_refusal.unwrap_or_else(|| ApiError::internal("no venue to deposit into")))
 }
 
-/// Confirms a deposit: reads the venue's rate (the deposit has landed by now), then the runner
-/// verifies and records.
+/// Confirms a deposit: once it has landed, reads the venue's rate, then the runner verifies and
+/// records.
 pub async fn confirm(
     state: &AppState,
     backing_id: PreparedId,
@@ -175,6 +175,11 @@ pub async fn confirm(
     let bought = match opened {
         crate::chain::confirm::Opened::Replay(_) => None,
         crate::chain::confirm::Opened::Unconfirmed(ref p) => {
+            // Not before it landed: until then the venue holds the rate of its last refresh,
+            // and the deposit's own refresh moves it, so a receipt read from the older rate
+            // would be more than was minted (a wallet confirms while its transaction is on the
+            // way, and the confirm waits for it).
+            state.chain.landed(&signature).await?;
             let venue = state.defi.live(p.params.protocol)?;
             let token = state.defi.token(venue, p.params.token_symbol)?;
             Some(
