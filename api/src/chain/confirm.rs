@@ -452,11 +452,24 @@ impl Chain {
             Opened::Replay(prepared) => return flow.answer(db, &prepared, false).await,
             Opened::Unconfirmed(prepared) => prepared,
         };
-        ensure_running(db, flow.component(&prepared.params)).await?;
         // The ledger is asked only once the store has nothing to answer from.
-        let landed = self.landed(&signature).await?;
-        verify(&prepared, &landed)?;
+        self.check_landed(flow, &prepared, &signature).await?;
         self.record(flow, prepared, signature).await
+    }
+
+    /// What a confirm checks before it records: `prepared`'s component runs, and `signature`
+    /// landed it, from its wallet, with its instructions (waiting up to the confirm wait). A
+    /// flow that records what the landed transaction did reads it between this and
+    /// [`Chain::record`].
+    pub async fn check_landed<F: MoneyFlow>(
+        &self,
+        flow: &F,
+        prepared: &Prepared<F::Params>,
+        signature: &Base58Signature,
+    ) -> Result<(), ApiError> {
+        ensure_running(self.store.db(), flow.component(&prepared.params)).await?;
+        let landed = self.landed(signature).await?;
+        verify(prepared, &landed)
     }
 
     /// Prepared transaction `id` of `F`, unless it was confirmed with another signature or

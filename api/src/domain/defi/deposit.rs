@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::venues::{refuses_as_it_stands, Bought, Deposit, SharedVenue, VenueToken};
 use super::{ensure_minimum, lamports_of, rate_strings};
+use crate::chain::confirm::Opened;
 use crate::chain::{MoneyFlow, Prepared, Unsigned};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -156,8 +157,8 @@ async fn first_taking<'v>(
     Err(first_refusal.unwrap_or_else(|| ApiError::internal("no venue to deposit into")))
 }
 
-/// Confirms a deposit: once it has landed, reads the venue's rate, then the runner verifies and
-/// records.
+/// Confirms a deposit: the runner's steps, with what it bought read from the venue between the
+/// landing and the record.
 pub async fn confirm(
     state: &AppState,
     backing_id: PreparedId,
@@ -168,35 +169,42 @@ pub async fn confirm(
         .chain
         .open::<DefiDeposit>(backing_id, &signature)
         .await?;
-    let prepared = opened.prepared();
-    if prepared.wallet != *wallet {
+    if opened.prepared().wallet != *wallet {
         return Err(not_yours());
     }
-    let bought = match opened {
-        crate::chain::confirm::Opened::Replay(_) => None,
-        crate::chain::confirm::Opened::Unconfirmed(ref p) => {
-            // Not before it landed: until then the venue holds the rate of its last refresh,
-            // and the deposit's own refresh moves it, so a receipt read from the older rate
-            // would be more than was minted (a wallet confirms while its transaction is on the
-            // way, and the confirm waits for it).
-            state.chain.landed(&signature).await?;
-            let venue = state.defi.live(p.params.protocol)?;
-            let token = state.defi.token(venue, p.params.token_symbol)?;
-            Some(
-                venue
-                    .bought(state.chain.ledger.as_ref(), &token, p.params.amount_base)
-                    .await?,
-            )
-        }
+    let landing = DefiDeposit {
+        bought: None,
+        versioned: false,
     };
+    let prepared = match opened {
+        Opened::Replay(p) => return landing.answer(state.store.db(), &p, false).await,
+        Opened::Unconfirmed(p) => p,
+    };
+    // Not before it landed: until then the venue holds the rate of its last refresh, and the
+    // deposit's own refresh moves it, so a receipt read from the older rate would be more than
+    // was minted (a wallet confirms while its transaction is on the way, and the confirm waits
+    // for it).
     state
         .chain
-        .confirm(
+        .check_landed(&landing, &prepared, &signature)
+        .await?;
+    let venue = state.defi.live(prepared.params.protocol)?;
+    let token = state.defi.token(venue, prepared.params.token_symbol)?;
+    let bought = venue
+        .bought(
+            state.chain.ledger.as_ref(),
+            &token,
+            prepared.params.amount_base,
+        )
+        .await?;
+    state
+        .chain
+        .record(
             &DefiDeposit {
-                bought,
-                versioned: false,
+                bought: Some(bought),
+                ..landing
             },
-            backing_id,
+            prepared,
             signature,
         )
         .await
