@@ -18,7 +18,6 @@ use crate::http::client_ip::client_ip;
 use crate::http::contract::Contract;
 use crate::http::errors::render_error;
 use crate::http::MAX_BODY_BYTES;
-use crate::limits::client::Subject;
 use crate::state::AppState;
 
 pub const TERMS_ACK: &str = "/v1/shield/terms-ack";
@@ -52,9 +51,7 @@ pub async fn shield_gate<E: Endpoint>(
             ep.call(req).await.map(IntoResponse::into_response)
         };
     }
-    // Counted, logged and blocked as the rate limits count a caller: an IPv6 caller by its
-    // /64, which one host holds whole, so stepping through it does not start the count again.
-    let ip = address.map(|ip| Subject::of(ip).as_str().to_owned());
+    let ip = address.map(gate::caller);
     let body = req.take_body().into_bytes_limit(MAX_BODY_BYTES).await?;
     let wallet = serde_json::from_slice::<Value>(&body).ok().and_then(|v| {
         v.get("wallet")?

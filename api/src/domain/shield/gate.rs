@@ -36,6 +36,13 @@ pub const ACCEPTED: &str = "acknowledged";
 /// The outcome (and error code) of an attempt from a blocked address.
 pub const BLOCKED: &str = "ip_blocked";
 
+/// What the gate logs, counts and blocks a caller at `ip` as: the address as the rate limits
+/// count callers, an IPv6 caller's /64 (one host holds it whole, so stepping through it does
+/// not start the count again).
+pub fn caller(ip: IpAddr) -> String {
+    Subject::of(ip).as_str().to_owned()
+}
+
 pub fn ip_blocked() -> ApiError {
     ApiError::coded(
         StatusCode::FORBIDDEN,
@@ -65,7 +72,7 @@ async fn blocked_as_of(state: &AppState, ip: IpAddr, at: &Generations) -> Result
         .blocked_ips
         .get(at, limit_key(ip), || async {
             Ok::<_, ApiError>(
-                shield_blocked_ips::Entity::find_by_id(Subject::of(ip).as_str().to_owned())
+                shield_blocked_ips::Entity::find_by_id(caller(ip))
                     .filter(shield_blocked_ips::Column::LiftedAt.is_null())
                     .one(state.store.db())
                     .await?
@@ -153,7 +160,7 @@ pub async fn unblock(
 ) -> Result<shield_blocked_ips::Model, ApiError> {
     // Written as the gate writes it, whatever form the operator typed (any address of an
     // IPv6 /64 lifts the /64's block).
-    let ip = Subject::of(ip).as_str().to_owned();
+    let ip = caller(ip);
     let ip = ip.as_str();
     let now = state.now();
     let txn = state.store.begin_write().await?;
