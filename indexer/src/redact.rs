@@ -42,10 +42,7 @@ impl Redactor {
                 fragments.extend(path.split('/').map(str::to_owned));
             }
         }
-        let shown = all.first().map_or_else(
-            || "the configured RPC URL".to_owned(),
-            |url| Self::origin(url),
-        );
+        let shown = Self::origin(all.first().copied().unwrap_or_default());
         fragments.retain(|f| f.len() >= Self::MIN_FRAGMENT);
         fragments.sort_by_key(|s| std::cmp::Reverse(s.len()));
         fragments.dedup();
@@ -69,6 +66,11 @@ impl Redactor {
     /// What the (first) URL is shown as in place of itself.
     pub fn shown(&self) -> &str {
         &self.shown
+    }
+
+    /// An error as it is logged (`{error:#}`, its causes included), cleaned.
+    pub fn error(&self, error: &anyhow::Error) -> String {
+        self.clean(&format!("{error:#}"))
     }
 
     /// `text` with the URL and its secrets taken out.

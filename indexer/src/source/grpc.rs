@@ -213,7 +213,7 @@ impl GrpcSource {
                         // try again, rather than dropping a healthy subscription.
                         Err(error) => {
                             let delay = retry.next_delay();
-                            warn!(error = self.redactor.clean(&format!("{error:#}")), ?what, retry_in_ms = delay.as_millis() as u64, "reconciliation failed");
+                            warn!(error = self.redactor.error(&error), ?what, retry_in_ms = delay.as_millis() as u64, "reconciliation failed");
                             let again = async move {
                                 tokio::time::sleep(delay).await;
                                 reconcile(&self.rpc_url, &self.programs, what, out).await
@@ -343,10 +343,7 @@ impl Source for GrpcSource {
                     // Not an outage: go straight to the gap fill.
                     self.backoff.reset();
                 }
-                Err(error) => warn!(
-                    error = self.redactor.clean(&format!("{error:#}")),
-                    "grpc session ended"
-                ),
+                Err(error) => warn!(error = self.redactor.error(&error), "grpc session ended"),
             }
             if out.is_closed() {
                 return Ok(());

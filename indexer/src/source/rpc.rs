@@ -70,11 +70,6 @@ impl RpcSource {
         }
     }
 
-    /// A failure as it is logged: without the URL's credentials, which the client quotes.
-    fn logged(&self, error: &anyhow::Error) -> String {
-        self.redactor.clean(&format!("{error:#}"))
-    }
-
     async fn poll(
         &mut self,
         client: &RpcClient,
@@ -142,7 +137,7 @@ impl Source for RpcSource {
                     self.poll_interval
                 }
                 Err(error) => {
-                    warn!(error = self.logged(&error), "rpc poll failed");
+                    warn!(error = self.redactor.error(&error), "rpc poll failed");
                     self.metrics.reconnects.inc();
                     self.backoff.next_delay()
                 }
@@ -320,7 +315,7 @@ mod tests {
         let client = RpcClient::new(url.into());
         let error = anyhow::Error::from(client.get_slot().await.unwrap_err()).context("polling");
         assert!(format!("{error:#}").contains("rpc-key-99"), "{error:#}");
-        let logged = source.logged(&error);
+        let logged = source.redactor.error(&error);
         assert!(!logged.contains("rpc-key-99"), "{logged}");
         assert!(logged.starts_with("polling: "), "{logged}");
     }
