@@ -39,6 +39,14 @@ async fn add_narrative(server: &TestServer, title: &str, oracle_status: &str, at
     id.to_string()
 }
 
+/// The shield gate's blocks now, as an operator lists them.
+async fn blocked_ips(server: &TestServer) -> Value {
+    let (status, listed) =
+        admin(server, reqwest::Method::GET, "/v1/shield/blocked-ips", None).await;
+    assert_eq!(status, StatusCode::OK, "{listed}");
+    listed
+}
+
 /// A job of `kind` about `subject` (a narrative), due a day ahead, in `status`.
 async fn add_job(
     server: &TestServer,
@@ -510,14 +518,7 @@ async fn the_shield_gate_blocks_an_address_that_keeps_failing_until_an_operator_
 
     let refused = server.get("/v1/shield/blocked-ips").await;
     assert_eq!(refused.0, StatusCode::UNAUTHORIZED);
-    let (status, listed) = admin(
-        &server,
-        reqwest::Method::GET,
-        "/v1/shield/blocked-ips",
-        None,
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{listed}");
+    let listed = blocked_ips(&server).await;
     assert_eq!(listed["blocked"].as_array().unwrap().len(), 1);
     assert_eq!(listed["blocked"][0]["ip"], "127.0.0.1");
     assert_eq!(listed["blocked"][0]["failures"], 3);
@@ -550,13 +551,7 @@ async fn the_shield_gate_blocks_an_address_that_keeps_failing_until_an_operator_
     )
     .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    let (_, listed) = admin(
-        &server,
-        reqwest::Method::GET,
-        "/v1/shield/blocked-ips",
-        None,
-    )
-    .await;
+    let listed = blocked_ips(&server).await;
     assert_eq!(listed["blocked"], json!([]));
 
     // The count starts again after the lift: two refusals do not block, the third does.
@@ -612,13 +607,7 @@ async fn the_shield_gate_counts_and_blocks_an_ipv6_caller_by_its_64() {
     // Another /64 is another caller.
     let status = ack_from("2001:db8:1:3::1").await.unwrap().status();
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    let (_, listed) = admin(
-        &server,
-        reqwest::Method::GET,
-        "/v1/shield/blocked-ips",
-        None,
-    )
-    .await;
+    let listed = blocked_ips(&server).await;
     assert_eq!(listed["blocked"][0]["ip"], "2001:db8:1:2::/64", "{listed}");
     // Any address of the /64 names it to the operator.
     let (status, lifted) = admin(

@@ -139,14 +139,7 @@ async fn resolve_settle_claim_and_the_profiles_change() {
         h.market(&market_id).await.outcome == Some(Side::Yes)
     })
     .await;
-    let settle = || async {
-        jobs::Entity::find()
-            .filter(jobs::Column::Kind.eq("settle_narrative"))
-            .one(db)
-            .await
-            .unwrap()
-            .unwrap()
-    };
+    let settle = || settle_job(db);
     eventually("the job to wait for the hold", || async {
         let job = settle().await;
         job.status == "queued" && job.run_at > chrono::Utc::now().timestamp() + 86_400
@@ -315,6 +308,16 @@ async fn publish(
     (uuid, market_id)
 }
 
+/// The narrative's settlement job (a test settles one narrative).
+async fn settle_job(db: &sea_orm::DatabaseConnection) -> jobs::Model {
+    jobs::Entity::find()
+        .filter(jobs::Column::Kind.eq("settle_narrative"))
+        .one(db)
+        .await
+        .unwrap()
+        .expect("the settlement job")
+}
+
 /// Registers an agent and has an operator grant it oracle authority; answers its API key.
 async fn oracle_agent(server: &common::TestServer) -> String {
     let (status, registered) = server
@@ -365,14 +368,7 @@ async fn settlement_goes_on_when_the_other_oracles_proposed_first() {
     assert_eq!(status, StatusCode::OK, "{body}");
 
     let db = server.db.store.db();
-    let settle = || async {
-        jobs::Entity::find()
-            .filter(jobs::Column::Kind.eq("settle_narrative"))
-            .one(db)
-            .await
-            .unwrap()
-            .unwrap()
-    };
+    let settle = || settle_job(db);
     // It waits for the hold without having failed once.
     let waiting = common::eventually_some("the job to wait for the hold", || async {
         let job = settle().await;

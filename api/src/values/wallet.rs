@@ -33,7 +33,7 @@ impl From<Wallet> for Pubkey {
 }
 
 /// How many base58 characters 32 bytes take: 32 (all zero bytes, one `1` each) to 44.
-pub(crate) const KEY_CHARS: std::ops::RangeInclusive<usize> = 32..=44;
+const KEY_CHARS: std::ops::RangeInclusive<usize> = 32..=44;
 
 /// A base58 public key of exactly 32 bytes. The length is checked before decoding: base58
 /// decoding costs the square of its input, and a megabyte of it held a worker for minutes.
