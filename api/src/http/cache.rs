@@ -13,8 +13,10 @@
 //! Answers that turn stale with time (a period that opens, a narrative no longer new) carry the
 //! moment in an internal header, `x-fresh-until`, which the handler sets and the cache strips.
 //!
-//! Memory is bounded: entries are evicted least recently used first once their bodies pass
-//! `RESPONSE_CACHE_MB`, and an answer over [`MAX_ENTRY_BYTES`] is never kept. On Postgres,
+//! Memory is bounded: entries are evicted least recently used first once their bodies, keys
+//! and a per-entry overhead pass `RESPONSE_CACHE_MB`, and an answer over [`MAX_ENTRY_BYTES`]
+//! or a key over [`MAX_KEY_BYTES`] is never kept. A key is the path and the query parameters
+//! the route declares ([`key`]): made-up parameters neither miss the cache nor fill it. On Postgres,
 //! entries a commit made stale are also dropped as soon as its notification arrives
 //! ([`crate::freshness::Caches::changed`]), so they do not hold memory until their next read; the generations stay
 //! the fence that decides what is served, because a notification may arrive after a read that
@@ -41,6 +43,18 @@ use crate::freshness::{Cache, Freshness};
 pub const FRESH_UNTIL: &str = "x-fresh-until";
 /// The largest answer kept (the broad listing of 5,000 narratives is 2.35 MiB).
 pub const MAX_ENTRY_BYTES: usize = 8 * 1024 * 1024;
+/// The longest key kept: a path and declared parameters past this are made up (the longest
+/// real ones, a wallet's and a filtered feed's, are under 200 bytes), and are answered without
+/// the cache.
+pub const MAX_KEY_BYTES: usize = 1024;
+/// What an entry holds beside its body and key (its headers, generations, the LRU's links),
+/// counted toward `RESPONSE_CACHE_MB` so that many small entries are bounded too.
+const ENTRY_OVERHEAD_BYTES: usize = 256;
+
+/// The memory an entry under `key` is counted as holding.
+fn held(key: &str, entry: &Entry) -> usize {
+    key.len() + entry.body.len() + ENTRY_OVERHEAD_BYTES
+}
 
 /// The routes cached (by template) and the topics each reads.
 fn topics_of(template: &str) -> Option<&'static [Topic]> {
@@ -200,14 +214,15 @@ impl ResponseCache {
 
     fn keep(&self, key: String, entry: Arc<Entry>) {
         let mut entries = self.entries.lock().expect("cache");
-        entries.bytes += entry.body.len();
-        if let Some(old) = entries.lru.insert(key, entry) {
-            entries.bytes -= old.body.len();
+        entries.bytes += held(&key, &entry);
+        let replaced = entries.lru.insert(key.clone(), entry);
+        if let Some(old) = replaced {
+            entries.bytes -= held(&key, &old);
         }
         while entries.bytes > self.max_bytes {
             match entries.lru.remove_lru() {
-                Some((_, evicted)) => {
-                    entries.bytes -= evicted.body.len();
+                Some((key, evicted)) => {
+                    entries.bytes -= held(&key, &evicted);
                     self.counters
                         .evicted_for_room
                         .fetch_add(1, Ordering::Relaxed);
@@ -233,7 +248,7 @@ impl Cache for ResponseCache {
             .collect();
         for key in stale {
             if let Some(entry) = entries.lru.remove(&key) {
-                entries.bytes -= entry.body.len();
+                entries.bytes -= held(&key, &entry);
                 self.counters
                     .evicted_by_change
                     .fetch_add(1, Ordering::Relaxed);
@@ -253,7 +268,7 @@ impl Cache for ResponseCache {
             "# HELP http_cache_entries Answers the response cache holds.\n\
              # TYPE http_cache_entries gauge\n\
              http_cache_entries {entries}\n\
-             # HELP http_cache_bytes Bytes of the bodies the response cache holds.\n\
+             # HELP http_cache_bytes Bytes the response cache holds: bodies, keys, entries.\n\
              # TYPE http_cache_bytes gauge\n\
              http_cache_bytes {bytes}\n\
              # HELP http_cache_max_bytes The response cache's bound (RESPONSE_CACHE_MB).\n\
@@ -279,7 +294,7 @@ impl Cache for ResponseCache {
 }
 
 impl ResponseCache {
-    /// Bytes of bodies held now.
+    /// Bytes held now: bodies, keys and each entry's overhead.
     pub fn bytes(&self) -> usize {
         self.entries.lock().expect("cache").bytes
     }
@@ -295,14 +310,15 @@ impl ResponseCache {
         ep: E,
         req: Request,
     ) -> poem::Result<Response> {
-        let topics = match (req.method() == Method::GET && self.max_bytes > 0)
-            .then(|| topics_of(self.contract.route_label(req.uri().path())))
+        let cached = (req.method() == Method::GET && self.max_bytes > 0)
+            .then(|| self.contract.get_route(req.uri().path()))
             .flatten()
-        {
-            Some(topics) => topics,
-            None => return pass(&ep, req).await,
+            .and_then(|route| Some((topics_of(route.template)?, key(&req, route.query))));
+        let (topics, key) = match cached {
+            // A key this long is a made-up path or query value: answered, not kept.
+            Some((topics, key)) if key.len() <= MAX_KEY_BYTES => (topics, key),
+            _ => return pass(&ep, req).await,
         };
-        let key = key(&req);
         let if_none_match = req.headers().get(IF_NONE_MATCH).cloned();
         // Read after the request arrived: every commit before it is reflected.
         let generations = match self.freshness.current().await {
@@ -411,17 +427,36 @@ async fn pass<E: Endpoint>(ep: &E, req: Request) -> poem::Result<Response> {
     Ok(Box::pin(ep.call(req)).await?.into_response())
 }
 
-/// The request's path and its query parameters in a canonical order.
-fn key(req: &Request) -> String {
+/// The request's path and the query parameters its route declares (`declared`, sorted), by
+/// name, each name's values in the order sent. Parameters the route does not declare cannot
+/// change its answer (poem-openapi ignores them), so they are left out: otherwise any made-up
+/// parameter would be an entry of its own, a way around the cache and into its memory. Of a
+/// name sent twice the order is kept, since the route reads the first (or all, in order).
+fn key(req: &Request, declared: &[String]) -> String {
     let path = req.uri().path();
-    match req.uri().query().filter(|q| !q.is_empty()) {
-        None => path.to_owned(),
-        Some(query) => {
-            let mut pairs: Vec<&str> = query.split('&').filter(|p| !p.is_empty()).collect();
-            pairs.sort_unstable();
-            format!("{path}?{}", pairs.join("&"))
-        }
+    let mut pairs: Vec<(&str, &str)> = req
+        .uri()
+        .query()
+        .unwrap_or_default()
+        .split('&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| pair.split_once('=').unwrap_or((pair, "")))
+        .filter(|(name, _)| declared.binary_search_by(|d| d.as_str().cmp(name)).is_ok())
+        .collect();
+    if pairs.is_empty() {
+        return path.to_owned();
     }
+    // Stable: values of one name keep the order they were sent in.
+    pairs.sort_by(|a, b| a.0.cmp(b.0));
+    let mut key = String::with_capacity(path.len() + 1 + pairs.len() * 16);
+    key.push_str(path);
+    for (i, (name, value)) in pairs.iter().enumerate() {
+        key.push(if i == 0 { '?' } else { '&' });
+        key.push_str(name);
+        key.push('=');
+        key.push_str(value);
+    }
+    key
 }
 
 /// A strong validator of the body: the first 16 bytes of its SHA-256, quoted.
@@ -466,18 +501,40 @@ fn answer(entry: &Entry, if_none_match: Option<&HeaderValue>) -> Response {
 mod tests {
     use super::*;
 
+    fn declared() -> Vec<String> {
+        vec!["filter".to_owned(), "limit".to_owned()]
+    }
+
+    fn key_of(uri: &str) -> String {
+        key(&Request::builder().uri_str(uri).finish(), &declared())
+    }
+
     #[test]
     fn keys_do_not_depend_on_the_order_of_parameters() {
-        let a = Request::builder()
-            .uri_str("/v1/narratives?limit=5&filter=new")
-            .finish();
-        let b = Request::builder()
-            .uri_str("/v1/narratives?filter=new&limit=5")
-            .finish();
-        assert_eq!(key(&a), key(&b));
-        assert_eq!(key(&a), "/v1/narratives?filter=new&limit=5");
-        let bare = Request::builder().uri_str("/v1/narratives").finish();
-        assert_eq!(key(&bare), "/v1/narratives");
+        let a = key_of("/v1/narratives?limit=5&filter=new");
+        assert_eq!(a, key_of("/v1/narratives?filter=new&limit=5"));
+        assert_eq!(a, "/v1/narratives?filter=new&limit=5");
+        assert_eq!(key_of("/v1/narratives"), "/v1/narratives");
+    }
+
+    #[test]
+    fn keys_hold_only_the_parameters_the_route_declares() {
+        assert_eq!(
+            key_of("/v1/narratives?pad=1&limit=5&x&&filter=new&zzz=9"),
+            "/v1/narratives?filter=new&limit=5"
+        );
+        assert_eq!(key_of("/v1/narratives?pad=123"), "/v1/narratives");
+        // A name sent twice: the route reads the first, so the order is part of the key.
+        assert_eq!(
+            key_of("/v1/narratives?limit=1&limit=100"),
+            "/v1/narratives?limit=1&limit=100"
+        );
+        assert_ne!(
+            key_of("/v1/narratives?limit=1&limit=100"),
+            key_of("/v1/narratives?limit=100&limit=1")
+        );
+        // A declared name without a value is still what was sent.
+        assert_eq!(key_of("/v1/narratives?filter"), "/v1/narratives?filter=");
     }
 
     #[test]
@@ -501,15 +558,7 @@ mod tests {
         impl Endpoint + Clone,
     ) {
         let db = narrative_store::testing::TestDb::new().await;
-        let spec = serde_json::json!({
-            "openapi": "3.0.0",
-            "paths": {"/shield/protocols": {"get": {}}},
-            "components": {"schemas": {}},
-        });
-        let contract = Arc::new(Contract::new(&spec.to_string(), &[], &[]));
-        let clock: SharedClock = crate::clock::ManualClock::at(1_800_000_000);
-        let freshness = Freshness::new(db.store.clone());
-        let cache = ResponseCache::new(contract, freshness, clock, 1 << 20);
+        let cache = cache_over(&db, 1 << 20);
         let builds = Arc::new(AtomicU64::new(0));
         let release = Arc::new(tokio::sync::Semaphore::new(0));
         let endpoint = {
@@ -524,6 +573,101 @@ mod tests {
             }))
         };
         (db, cache, builds, release, endpoint)
+    }
+
+    /// A cache of `max_bytes` over a one-route contract: `/v1/shield/protocols`, which declares
+    /// the query parameter `category`.
+    fn cache_over(db: &narrative_store::testing::TestDb, max_bytes: usize) -> Arc<ResponseCache> {
+        let spec = serde_json::json!({
+            "openapi": "3.0.0",
+            "paths": {"/shield/protocols": {"get": {
+                "parameters": [{"name": "category", "in": "query", "schema": {"type": "string"}}],
+            }}},
+            "components": {"schemas": {}},
+        });
+        let contract = Arc::new(Contract::new(&spec.to_string(), &[], &[]));
+        let clock: SharedClock = crate::clock::ManualClock::at(1_800_000_000);
+        let freshness = Freshness::new(db.store.clone());
+        ResponseCache::new(contract, freshness, clock, max_bytes)
+    }
+
+    /// An endpoint answering `small` and counting its calls.
+    fn counted() -> (Arc<AtomicU64>, impl Endpoint + Clone) {
+        let calls = Arc::new(AtomicU64::new(0));
+        let endpoint = {
+            let calls = calls.clone();
+            Arc::new(poem::endpoint::make(move |_| {
+                calls.fetch_add(1, Ordering::SeqCst);
+                async move { "small" }
+            }))
+        };
+        (calls, endpoint)
+    }
+
+    fn get(uri: &str) -> Request {
+        Request::builder().uri_str(uri).finish()
+    }
+
+    /// A made-up parameter is served the entry of the request without it, and adds none.
+    #[tokio::test]
+    async fn made_up_parameters_neither_miss_nor_fill_the_cache() {
+        let db = narrative_store::testing::TestDb::new().await;
+        let cache = cache_over(&db, 1 << 20);
+        let (calls, endpoint) = counted();
+        for i in 0..20 {
+            let uri = format!("/v1/shield/protocols?pad={i}-{}", "x".repeat(500));
+            let response = cache.serve(endpoint.clone(), get(&uri)).await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+        assert_eq!(cache.entries.lock().unwrap().lru.len(), 1);
+        assert_eq!(cache.counters.hits.load(Ordering::Relaxed), 19);
+        // A declared parameter is part of the key.
+        cache
+            .serve(endpoint.clone(), get("/v1/shield/protocols?category=dex"))
+            .await
+            .unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        assert_eq!(cache.entries.lock().unwrap().lru.len(), 2);
+    }
+
+    /// Keys count toward the bound: many small answers under long keys stay within it, and a
+    /// key past [`MAX_KEY_BYTES`] is answered but not kept.
+    #[tokio::test]
+    async fn keys_count_toward_the_bound() {
+        let db = narrative_store::testing::TestDb::new().await;
+        let max_bytes = 16 * 1024;
+        let cache = cache_over(&db, max_bytes);
+        let (calls, endpoint) = counted();
+        for i in 0..100 {
+            let uri = format!("/v1/shield/protocols?category={i}-{}", "c".repeat(900));
+            let response = cache.serve(endpoint.clone(), get(&uri)).await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 100);
+        let (entries, bytes) = {
+            let held = cache.entries.lock().unwrap();
+            (held.lru.len(), held.bytes)
+        };
+        assert!(bytes <= max_bytes, "{bytes} bytes held over {max_bytes}");
+        // Each entry is counted with its key: at most 16 KiB / (900 + 5 + 256) of them.
+        assert!((10..=14).contains(&entries), "{entries} entries");
+        assert_eq!(bytes, cache.bytes());
+        assert!(
+            bytes >= entries * 900,
+            "{bytes} bytes for {entries} long keys"
+        );
+
+        let long = format!(
+            "/v1/shield/protocols?category={}",
+            "c".repeat(MAX_KEY_BYTES)
+        );
+        cache.serve(endpoint.clone(), get(&long)).await.unwrap();
+        cache.serve(endpoint.clone(), get(&long)).await.unwrap();
+        assert_eq!(calls.load(Ordering::SeqCst), 102);
+        assert!(cache
+            .lookup(&key(&get(&long), &["category".into()]))
+            .is_none());
     }
 
     fn protocols() -> Request {

@@ -46,6 +46,17 @@ struct Operation {
     method: Method,
     /// The security scheme the operation asks for (`AdminAuth`, `ApiKeyAuth`…), if any.
     scheme: Option<String>,
+    /// The query parameters it declares, sorted: the only ones that can change its answer
+    /// (poem-openapi ignores the others).
+    query: Vec<String>,
+}
+
+/// A `GET` route as the response cache sees it.
+pub struct GetRoute<'a> {
+    /// Its template: the route label.
+    pub template: &'a str,
+    /// The query parameters its operation declares, sorted.
+    pub query: &'a [String],
 }
 
 /// The label of a request no route serves (so that unknown paths cannot grow the label set).
@@ -95,6 +106,7 @@ impl Contract {
                                 scheme: operation["security"][0]
                                     .as_object()
                                     .and_then(|s| s.keys().next().cloned()),
+                                query: query_parameters(operation),
                             })
                         })
                         .collect();
@@ -104,6 +116,7 @@ impl Contract {
             let get = Operation {
                 method: Method::GET,
                 scheme: None,
+                query: Vec::new(),
             };
             PathTemplate::new((*path).to_owned(), vec![get])
         });
@@ -173,6 +186,29 @@ impl Contract {
     pub fn route_label(&self, path: &str) -> &str {
         self.route(path).map_or(UNMATCHED, |r| r.template.as_str())
     }
+
+    /// The `GET` operation served at `path`, if there is one.
+    pub fn get_route(&self, path: &str) -> Option<GetRoute<'_>> {
+        let route = self.route(path)?;
+        let get = route.operations.iter().find(|o| o.method == Method::GET)?;
+        Some(GetRoute {
+            template: &route.template,
+            query: &get.query,
+        })
+    }
+}
+
+/// The names of the query parameters an operation of the document declares, sorted.
+fn query_parameters(operation: &Value) -> Vec<String> {
+    let mut names: Vec<String> = operation["parameters"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["in"] == "query")
+        .filter_map(|p| p["name"].as_str().map(str::to_owned))
+        .collect();
+    names.sort_unstable();
+    names
 }
 
 impl PathTemplate {
@@ -243,7 +279,12 @@ mod tests {
         json!({
             "openapi": "3.0.0",
             "paths": {
-                "/narratives": {"get": {}},
+                "/narratives": {"get": {"parameters": [
+                    {"name": "limit", "in": "query"},
+                    {"name": "id", "in": "path"},
+                    {"name": "filter", "in": "query"},
+                    {"name": "X-Api-Key", "in": "header"},
+                ]}},
                 "/narratives/{id}": {"get": {}},
                 "/narratives/publish": {"post": {}},
                 "/narratives/{id}/back": {"post": {"security": [{"ApiKeyAuth": []}]}},
@@ -395,5 +436,19 @@ mod tests {
         assert_eq!(contract.route_label("/health"), "/health");
         assert_eq!(contract.route_label("/v1/anything/else/at/all"), UNMATCHED);
         assert_eq!(contract.route_label("/wp-login.php"), UNMATCHED);
+    }
+
+    #[test]
+    fn get_routes_name_their_declared_query_parameters() {
+        let contract = Contract::new(&spec(), &[], &["/health"]);
+        let feed = contract.get_route("/v1/narratives").unwrap();
+        assert_eq!(feed.template, "/v1/narratives");
+        assert_eq!(feed.query, ["filter", "limit"]);
+        let one = contract.get_route("/v1/narratives/abc1").unwrap();
+        assert_eq!(one.template, "/v1/narratives/{id}");
+        assert!(one.query.is_empty());
+        assert!(contract.get_route("/v1/narratives/publish").is_none());
+        assert!(contract.get_route("/health").unwrap().query.is_empty());
+        assert!(contract.get_route("/wp-login.php").is_none());
     }
 }
