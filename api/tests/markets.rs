@@ -343,6 +343,126 @@ async fn a_paid_signed_market_is_created_on_chain_and_confirmed() {
     s.server.stop().await;
 }
 
+/// A creation whose transaction never landed (the wallet signed after its blockhash lapsed)
+/// is asked again with the same fee, by its creator, every field the same: a fresh transaction
+/// for the same market, which lands and confirms. Another market on that fee is still refused.
+#[tokio::test]
+async fn a_creation_asked_again_before_it_landed_gets_a_fresh_transaction() {
+    let s = setup().await;
+    let paid = s.pay(&s.creator, &s.treasury, FEE).await;
+    let request = s.body(&s.creator, "yield", &paid, 0.5);
+    let (status, first) = s.create(&request).await;
+    assert_eq!(status, StatusCode::CREATED, "{first}");
+
+    // The same request, signed again (a proof is used once).
+    let issued_at = request["issued_at"].as_i64().unwrap() + 1;
+    let message = format!(
+        "{}:issued-at:{issued_at}",
+        statement(
+            "yield",
+            request["deadline"].as_i64().unwrap(),
+            SOL / 2,
+            0,
+            &paid,
+            request["question"].as_str().unwrap(),
+        )
+    );
+    let mut again = request.clone();
+    again["issued_at"] = json!(issued_at);
+    again["signature"] = json!(s.creator.sign_message(message.as_bytes()).to_string());
+    let (status, second) = s.create(&again).await;
+    assert_eq!(status, StatusCode::CREATED, "{second}");
+    assert_eq!(second["market_id"], first["market_id"]);
+    assert_ne!(second["prepared_id"], first["prepared_id"]);
+    let creations = market_creations::Entity::find()
+        .all(s.server.db.store.db())
+        .await
+        .unwrap();
+    assert_eq!(creations.len(), 1);
+    assert_eq!(creations[0].status, "awaiting_signature");
+
+    // Another market on the same payment is a second use.
+    let (status, other) = s.create(&s.body(&s.creator, "yield", &paid, 0.0)).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{other}");
+    assert_eq!(other["error"], "fee_already_used");
+
+    let signature = s
+        .ledger
+        .process(chain::sign(&second, &s.creator))
+        .await
+        .expect("market created")
+        .to_string();
+    let (status, confirmed) = s
+        .server
+        .post(
+            "/v1/markets/confirm",
+            &json!({"prepared_id": second["prepared_id"], "signature": signature}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    assert_eq!(confirmed["status"], "open");
+    let market_id =
+        narrative_sdk::market_id::market_id_from_str(first["market_id"].as_str().unwrap()).unwrap();
+    let on_chain: Market = s.ledger.harness.lock().await.market(&market_id).await;
+    assert_eq!(on_chain.yes_total, SOL / 2);
+
+    // Once it landed, the fee has bought its market.
+    let issued_at = issued_at + 1;
+    let message = message.replace(
+        &format!(":issued-at:{}", issued_at - 1),
+        &format!(":issued-at:{issued_at}"),
+    );
+    again["issued_at"] = json!(issued_at);
+    again["signature"] = json!(s.creator.sign_message(message.as_bytes()).to_string());
+    let (status, third) = s.create(&again).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{third}");
+    assert_eq!(third["error"], "fee_already_used");
+    s.server.stop().await;
+}
+
+/// A transaction that paid the treasury beside a call of this service's programs (as a
+/// narrative's mint does) paid for that; it buys no market too.
+#[tokio::test]
+async fn a_payment_for_something_else_buys_no_market() {
+    let s = setup().await;
+    let mut market_id = [0u8; 32];
+    market_id[..16].copy_from_slice(&[7; 16]);
+    let create = narrative_sdk::binary::create_market(
+        s.creator.pubkey(),
+        None,
+        narrative_sdk::binary_vault::instructions::CreateMarketArgs {
+            market_id,
+            variant: MarketVariant::Yield,
+            source: narrative_sdk::binary_vault::state::MarketSource::Seed,
+            deadline: chrono::Utc::now().timestamp() + 7 * 86_400,
+        },
+    );
+    let fee = anchor_lang::solana_program::system_instruction::transfer(
+        &s.creator.pubkey(),
+        &s.treasury,
+        FEE,
+    );
+    let blockhash = s.ledger.latest_blockhash().await.unwrap();
+    let tx = Transaction::new_signed_with_payer(
+        &[create, fee],
+        Some(&s.creator.pubkey()),
+        &[&s.creator],
+        blockhash,
+    );
+    let paid = s.ledger.process(tx).await.expect("lands").to_string();
+    let (status, refused) = s.create(&s.body(&s.creator, "yield", &paid, 0.0)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(refused["error"], "market_fee_missing_treasury");
+    assert_eq!(
+        market_creations::Entity::find()
+            .count(s.server.db.store.db())
+            .await
+            .unwrap(),
+        0
+    );
+    s.server.stop().await;
+}
+
 #[tokio::test]
 async fn a_classic_market_waits_for_review() {
     let s = setup().await;

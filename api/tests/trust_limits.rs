@@ -619,6 +619,7 @@ async fn the_retention_job_deletes_what_is_past_its_period_and_keeps_the_rest() 
         ("day-old-deposit", "defi_deposit", "prepared", day + 1),
         ("month-old-deposit", "defi_deposit", "prepared", month - 60),
         ("lapsed-borrow", "borrow", "prepared", month + 1),
+        ("day-old-creation", "market_create", "prepared", day + 1),
     ] {
         prepared_transactions::Entity::insert(prepared_transactions::ActiveModel {
             id: Set(id.into()),
@@ -766,6 +767,8 @@ async fn the_retention_job_deletes_what_is_past_its_period_and_keeps_the_rest() 
     assert!(prepared.contains(&"day-old-deposit".to_owned()));
     assert!(prepared.contains(&"month-old-deposit".to_owned()));
     assert!(!prepared.contains(&"lapsed-borrow".to_owned()));
+    // A market creation's fee is spent: its confirm is what moves it on to review or open.
+    assert!(prepared.contains(&"day-old-creation".to_owned()));
     let probes: Vec<String> = shield_probe_log::Entity::find()
         .all(db)
         .await

@@ -7,8 +7,10 @@
 //!   record of what landed and stay. The moves into outside venues (DeFi deposits and
 //!   withdrawals, borrows, repays, p0) stay [`UNCONFIRMED_VENUE_MOVE_SECS`] (30 days): no
 //!   indexer sees those programs, so the confirm is the only way such a move that landed is
-//!   recorded (the backings of our own programs are indexed from the ledger either way). A
-//!   narrative's prepare-mint stays while its mint can still be published (before the
+//!   recorded (the backings of our own programs are indexed from the ledger either way).
+//!   Market creations stay as long: the creation fee was paid before the prepare, and only the
+//!   confirm moves a creation on to review or open (a Classic market that landed would
+//!   otherwise wait unreviewable, its fee spent). A narrative's prepare-mint stays while its mint can still be published (before the
 //!   market's deadline): it may have landed with its publish refused (moderation, the daily
 //!   cap), and publish reads it to retry.
 //! - the shield probe log: [`PROBE_LOG_SECS`] (30 days), far past the gate's ten-minute window.
@@ -36,6 +38,7 @@ use crate::domain::borrow::flow::BorrowFlow;
 use crate::domain::borrow::repay::RepayFlow;
 use crate::domain::defi::deposit::DefiDeposit;
 use crate::domain::defi::withdrawal::DefiWithdrawal;
+use crate::domain::markets::creation::MarketCreation;
 use crate::domain::p0::deposit::P0Deposit;
 use crate::domain::p0::withdraw::P0Withdraw;
 use crate::domain::wallet_proof;
@@ -46,7 +49,8 @@ use crate::jobs::{Handler, JobKind, JobOutcome, Leased};
 pub const UNCONFIRMED_PREPARED_SECS: i64 = DAY_SECS;
 pub const UNCONFIRMED_VENUE_MOVE_SECS: i64 = 30 * DAY_SECS;
 /// The prepared kinds whose confirm is the only record of a move that landed.
-const VENUE_MOVES: [&str; 6] = [
+const VENUE_MOVES: [&str; 7] = [
+    MarketCreation::KIND,
     DefiDeposit::KIND,
     DefiWithdrawal::KIND,
     BorrowFlow::KIND,

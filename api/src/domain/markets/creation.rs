@@ -34,6 +34,15 @@ use crate::values::{
     enum_value, Base58Signature, Component, MarketRef, PreparedId, SolOrZero, UnixSeconds, Wallet,
 };
 
+/// A creation whose fee is paid and whose `create_market` has not been confirmed.
+const AWAITING_SIGNATURE: &str = "awaiting_signature";
+/// The programs of this service: a fee transaction calling one paid for something else.
+const SERVICE_PROGRAMS: [Pubkey; 3] = [
+    narrative_sdk::ids::BINARY_VAULT,
+    narrative_sdk::ids::CRUCIBLE_POOL,
+    narrative_sdk::ids::SHIELD_VAULT,
+];
+
 /// A market needs time to be backed before its deadline.
 const MIN_DEADLINE_LEAD_SECS: i64 = 3_600;
 /// binary_vault refuses a deadline more than 731 days after the slot that creates the market;
@@ -154,6 +163,17 @@ pub async fn create(
     if landed.error.is_some() {
         return Err(fee_missing("the fee transaction failed"));
     }
+    // A transaction calling this service's programs paid for something else (a narrative's
+    // mint sends the treasury its share beside them): one payment buys one thing.
+    if landed
+        .instructions
+        .iter()
+        .any(|ix| SERVICE_PROGRAMS.contains(&ix.program))
+    {
+        return Err(fee_missing(
+            "that transaction pays for something else (it calls this service's programs)",
+        ));
+    }
     let creator = request
         .creator
         .unwrap_or_else(|| Wallet::from(landed.fee_payer));
@@ -178,8 +198,115 @@ pub async fn create(
             .with("paid_lamports", paid));
     }
 
-    let market_uuid = uuid::Uuid::new_v4();
-    let market_id = narrative_sdk::market_id::market_id_from_uuid(&market_uuid);
+    let blockhash = state.chain.blockhash().await?;
+    let txn = state.store.begin_write().await?;
+    wallet_proof::consume(&txn, &statement, proof, state.now()).await?;
+    let creation = MarketCreationRow {
+        id: uuid::Uuid::new_v4().to_string(),
+        market_id: uuid::Uuid::new_v4(),
+    };
+    // One creation per fee payment: the unique signature refuses a second use, unless it is
+    // the same creation asked again before it landed.
+    let inserted = market_creations::Entity::insert(market_creations::ActiveModel {
+        id: Set(creation.id.clone()),
+        market_id: Set(creation.market_id.to_string()),
+        question: Set(request.question.clone()),
+        variant: Set(request.variant.to_string()),
+        deadline: Set(request.deadline.get()),
+        creator: Set(creator.to_string()),
+        seed_yes: Set(i64::try_from(request.seed_yes).map_err(ApiError::internal)?),
+        seed_no: Set(i64::try_from(request.seed_no).map_err(ApiError::internal)?),
+        fee_tx_signature: Set(fee_signature.to_string()),
+        source: Set("seed".into()),
+        status: Set(AWAITING_SIGNATURE.into()),
+        created_at: Set(state.now()),
+    })
+    .on_conflict(
+        OnConflict::column(market_creations::Column::FeeTxSignature)
+            .do_nothing()
+            .to_owned(),
+    )
+    .exec_without_returning(&txn)
+    .await?;
+    let creation = if inserted == 1 {
+        creation
+    } else {
+        asked_again(&txn, &fee_signature, &request, &creator).await?
+    };
+    let market_id = narrative_sdk::market_id::market_id_from_uuid(&creation.market_id);
+    let instructions = instructions(&request, &creator, market_id);
+    let unsigned = state
+        .chain
+        .prepare_with(
+            &txn,
+            blockhash,
+            &MarketCreation,
+            &creator,
+            &instructions,
+            &Params {
+                creation_id: creation.id,
+                market_id: Some(MarketRef::from(market_id)),
+            },
+        )
+        .await?;
+    txn.commit().await?;
+    Ok(MarketPrepared {
+        market_id: creation.market_id,
+        creator,
+        unsigned,
+        fee_lamports: state.binary_market_fee_lamports,
+    })
+}
+
+/// A creation's ids: new, or those of the creation asked again.
+struct MarketCreationRow {
+    id: String,
+    market_id: uuid::Uuid,
+}
+
+/// The creation `fee_signature` paid for, when `request` asks for it again: by its creator,
+/// every field the same, and not landed yet (its transaction's blockhash lapsed before the
+/// wallet sent it, or it was never sent). A fresh transaction is then prepared for the same
+/// market; whichever one lands creates it (the market's address is taken by the first).
+/// Anything else is a second use of the payment: 409 `fee_already_used`.
+async fn asked_again(
+    txn: &DatabaseTransaction,
+    fee_signature: &Base58Signature,
+    request: &CreateMarket,
+    creator: &Wallet,
+) -> Result<MarketCreationRow, ApiError> {
+    let paid_for = market_creations::Entity::find()
+        .filter(market_creations::Column::FeeTxSignature.eq(fee_signature.to_string()))
+        .one(txn)
+        .await?;
+    let same = paid_for.filter(|c| {
+        c.status == AWAITING_SIGNATURE
+            && c.creator == creator.to_string()
+            && c.variant == request.variant.as_str()
+            && c.question == request.question
+            && c.deadline == request.deadline.get()
+            && u64::try_from(c.seed_yes) == Ok(request.seed_yes)
+            && u64::try_from(c.seed_no) == Ok(request.seed_no)
+    });
+    match same {
+        Some(creation) => Ok(MarketCreationRow {
+            market_id: creation.market_id.parse().map_err(ApiError::internal)?,
+            id: creation.id,
+        }),
+        None => Err(ApiError::coded(
+            StatusCode::CONFLICT,
+            "fee_already_used",
+            "this fee payment already created a market",
+        )),
+    }
+}
+
+/// `create_market` for `request`'s market, then its seed backings (a Yield market's).
+fn instructions(
+    request: &CreateMarket,
+    creator: &Wallet,
+    market_id: [u8; 32],
+) -> Vec<narrative_sdk::Instruction> {
     let variant = match request.variant {
         Variant::Classic => MarketVariant::Classic,
         Variant::Yield => MarketVariant::Yield,
@@ -204,60 +331,7 @@ pub async fn create(
             ));
         }
     }
-    let creation_id = uuid::Uuid::new_v4().to_string();
-    let blockhash = state.chain.blockhash().await?;
-    let txn = state.store.begin_write().await?;
-    wallet_proof::consume(&txn, &statement, proof, state.now()).await?;
-    // One creation per fee payment: the unique signature refuses a second use.
-    let inserted = market_creations::Entity::insert(market_creations::ActiveModel {
-        id: Set(creation_id.clone()),
-        market_id: Set(market_uuid.to_string()),
-        question: Set(request.question.clone()),
-        variant: Set(request.variant.to_string()),
-        deadline: Set(request.deadline.get()),
-        creator: Set(creator.to_string()),
-        seed_yes: Set(i64::try_from(request.seed_yes).map_err(ApiError::internal)?),
-        seed_no: Set(i64::try_from(request.seed_no).map_err(ApiError::internal)?),
-        fee_tx_signature: Set(fee_signature.to_string()),
-        source: Set("seed".into()),
-        status: Set("awaiting_signature".into()),
-        created_at: Set(state.now()),
-    })
-    .on_conflict(
-        OnConflict::column(market_creations::Column::FeeTxSignature)
-            .do_nothing()
-            .to_owned(),
-    )
-    .exec_without_returning(&txn)
-    .await?;
-    if inserted == 0 {
-        return Err(ApiError::coded(
-            StatusCode::CONFLICT,
-            "fee_already_used",
-            "this fee payment already created a market",
-        ));
-    }
-    let unsigned = state
-        .chain
-        .prepare_with(
-            &txn,
-            blockhash,
-            &MarketCreation,
-            &creator,
-            &instructions,
-            &Params {
-                creation_id,
-                market_id: Some(MarketRef::from(market_id)),
-            },
-        )
-        .await?;
-    txn.commit().await?;
-    Ok(MarketPrepared {
-        market_id: market_uuid,
-        creator,
-        unsigned,
-        fee_lamports: state.binary_market_fee_lamports,
-    })
+    instructions
 }
 
 pub async fn confirm(
