@@ -106,6 +106,30 @@ async fn operators_see_the_queue_and_moderate_narratives() {
 
     let listed = add_narrative(&server, "Listed", "open", now - 10).await;
     let other = add_narrative(&server, "Other", "open", now - 20).await;
+    // The creator's own backing of the listed narrative: its backings name the narrative.
+    let listed_market = hex::encode(narrative_sdk::market_id::market_id_from_uuid(
+        &listed.parse().unwrap(),
+    ));
+    common::fixtures::backing(
+        "ListedBacking",
+        &listed_market,
+        CREATOR,
+        "yes",
+        1_000_000_000,
+    )
+    .into_active_model()
+    .insert(server.db.store.db())
+    .await
+    .unwrap();
+    let creator_backing = || async {
+        let (status, page) = server.get(&format!("/v1/users/{CREATOR}/backings")).await;
+        assert_eq!(status, StatusCode::OK, "{page}");
+        assert_eq!(page["backings"].as_array().unwrap().len(), 1, "{page}");
+        page["backings"][0].clone()
+    };
+    let shown = creator_backing().await;
+    assert_eq!(shown["title"], "Listed");
+    assert_eq!(shown["narrative_id"], listed.as_str());
     add_job(&server, "score_narrative", &listed, "dead", Some("boom")).await;
     add_job(&server, "score_narrative", &other, "queued", None).await;
 
@@ -160,6 +184,11 @@ async fn operators_see_the_queue_and_moderate_narratives() {
         .map(|n| n["title"].as_str().unwrap())
         .collect();
     assert_eq!(titles, vec!["Other"]);
+    // Nor do the wallet's backings name it: the backing stays, its narrative unnamed.
+    let shown = creator_backing().await;
+    assert_eq!(shown["id"], "ListedBacking");
+    assert!(shown["title"].is_null(), "{shown}");
+    assert!(shown["narrative_id"].is_null(), "{shown}");
     // Nor does the public originality check compare with it: "Listed is the thesis" is the
     // hidden thesis reworded, and shares only "thesis" with Other's.
     let originality = || async {
@@ -673,6 +702,15 @@ async fn the_shield_gate_does_not_count_the_services_own_failures() {
         "issued_at": 0,
     });
     halt(true).await;
+    // Who halted, and why, stays in the operators' log (the row keeps only the latest).
+    assert_eq!(
+        actions(&server).await,
+        vec![(
+            "system.halt".to_owned(),
+            "shield".to_owned(),
+            ADMIN_WALLET.to_owned()
+        )]
+    );
     for attempt in 1..=4 {
         let (status, body) = server.post("/v1/shield/terms-ack", &well_formed).await;
         assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{attempt}: {body}");

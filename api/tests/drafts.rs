@@ -198,13 +198,16 @@ struct Unreachable;
 #[async_trait::async_trait]
 impl Generator for Unreachable {
     async fn draft(&self, _: &str, _: Option<Category>, _: &str) -> anyhow::Result<Draft> {
-        anyhow::bail!("provider unreachable")
+        // What reqwest says of a host that does not answer: the provider's address.
+        anyhow::bail!(
+            "error sending request for url (http://10.0.0.7:8443/gateway-secret/chat/completions)"
+        )
     }
 }
 
 #[tokio::test]
 async fn a_provider_that_keeps_failing_ends_the_generation_as_failed() {
-    use narrative_api::domain::narratives::drafts::{Drafter, ATTEMPTS};
+    use narrative_api::domain::narratives::drafts::{Drafter, ATTEMPTS, DRAFT_FAILED};
     use narrative_api::jobs::generate_narrative::GenerateNarrative;
     use narrative_api::jobs::{Handler, Leased};
     use narrative_store::entities::narrative_generations;
@@ -251,10 +254,12 @@ async fn a_provider_that_keeps_failing_ends_the_generation_as_failed() {
     assert!(drafter.run(attempt(1)).await.is_err());
     let retrying = row().await;
     assert_eq!(retrying.status, "queued");
-    assert_eq!(retrying.error.as_deref(), Some("provider unreachable"));
+    // The public status says what happened, not where the provider lives.
+    assert_eq!(retrying.error.as_deref(), Some(DRAFT_FAILED));
     // The last attempt settles it: failed, with the error, and the job is done.
     assert!(drafter.run(attempt(ATTEMPTS)).await.is_ok());
     let failed = row().await;
     assert_eq!(failed.status, "failed");
     assert_eq!(failed.draft, None);
+    assert_eq!(failed.error.as_deref(), Some(DRAFT_FAILED));
 }

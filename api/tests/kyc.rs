@@ -622,6 +622,24 @@ async fn a_wallet_screening_flags_is_blocked_from_writes_until_an_operator_lifts
         )
         .await;
     assert_eq!(again["unblocked"], false, "nothing left to lift");
+    // The lift, once, in the operators' log.
+    use sea_orm::EntityTrait;
+    let logged: Vec<(String, String, String)> =
+        narrative_store::entities::admin_actions::Entity::find()
+            .all(server.db.store.db())
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.action, a.subject, a.actor))
+            .collect();
+    assert_eq!(
+        logged,
+        vec![(
+            "wallet.unblock".to_owned(),
+            sanctioned.address.to_string(),
+            common::ADMIN_WALLET.to_owned()
+        )]
+    );
     let (status, after) = shield_prepare(&server, &sanctioned).await;
     assert_ne!(after["error"], "wallet_blocked", "{status} {after}");
 

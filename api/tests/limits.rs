@@ -175,6 +175,64 @@ async fn keys_are_issued_once_listed_without_secrets_and_revoked_by_their_wallet
     server.stop().await;
 }
 
+/// A key the operator issued to no wallet (a partner's bot) is revocable by the operator, who
+/// names any wallet; no wallet's holder can revoke it. Issue and revocation are in the
+/// operators' log.
+#[tokio::test]
+async fn the_operator_revokes_a_key_issued_to_no_wallet_and_both_are_logged() {
+    use narrative_store::entities::admin_actions;
+    use sea_orm::QueryOrder;
+
+    let server = TestServer::start(|_| {}).await;
+    let (status, issued) = server
+        .admin_post("/v1/admin/apikeys", &json!({"name": "partner bot"}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{issued}");
+    assert_eq!(issued["wallet"], Value::Null);
+    let id = issued["id"].as_str().unwrap().to_owned();
+    let key = issued["key"].as_str().unwrap().to_owned();
+    assert_eq!(me(&server, &key).await.0, StatusCode::OK);
+
+    let anyone = "11111111111111111111111111111111";
+    let revoke = json!({"id": id, "wallet_address": anyone});
+    // Without the operator: a signature is asked for (and no wallet owns the key).
+    let (status, body) = server.post("/v1/apikeys/revoke", &revoke).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_eq!(me(&server, &key).await.0, StatusCode::OK, "still live");
+    let (status, body) = server.admin_post("/v1/apikeys/revoke", &revoke).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body, json!({"ok": true, "id": id, "revoked": true}));
+    assert_eq!(me(&server, &key).await.0, StatusCode::UNAUTHORIZED);
+    // Again: answered the same, logged once.
+    let (status, _) = server.admin_post("/v1/apikeys/revoke", &revoke).await;
+    assert_eq!(status, StatusCode::OK);
+
+    let logged: Vec<(String, String, String)> = admin_actions::Entity::find()
+        .order_by_asc(admin_actions::Column::Id)
+        .all(server.db.store.db())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|a| (a.action, a.subject, a.actor))
+        .collect();
+    assert_eq!(
+        logged,
+        vec![
+            (
+                "apikey.issue".to_owned(),
+                id.clone(),
+                ADMIN_WALLET.to_owned()
+            ),
+            (
+                "apikey.revoke".to_owned(),
+                id.clone(),
+                ADMIN_WALLET.to_owned()
+            ),
+        ]
+    );
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn a_free_key_gets_60_requests_a_minute_then_the_tier_body() {
     let server = TestServer::start_at(clock_at_hour_start(), |c| c.anon_rate_per_min = 1000).await;

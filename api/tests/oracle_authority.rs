@@ -109,6 +109,20 @@ async fn a_claimed_oracle_wallet_confers_nothing_and_a_proven_one_bootstraps() {
         json!({"ok": false, "error": "narrative not found or not open for resolution"})
     );
 
+    // Nor is the impostor's key filed under the wallet: the holder's listing shows only the
+    // key of the agent it proved, and `me` names no wallet for the impostor's.
+    let (status, listed) = server.get(&format!("/v1/apikeys/{}", oracle.address)).await;
+    assert_eq!(status, StatusCode::OK, "{listed}");
+    let names: Vec<&str> = listed["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["oracle-bot"]);
+    let (_, me) = server.key_get("/v1/apikeys/me", &impostor).await;
+    assert_eq!(me["wallet"], Value::Null, "{me}");
+
     // A proven wallet that is not listed confers nothing either.
     let other = SigningWallet::new(42);
     let (status, unlisted) = register(&server, signed_registration(&other, "scout", now)).await;
@@ -371,5 +385,91 @@ async fn agents_from_before_are_unproven_and_ungranted() {
         StatusCode::OK
     );
     assert_eq!(resolve_unknown(&server, key).await.0, StatusCode::NOT_FOUND);
+    server.stop().await;
+}
+
+/// A verdict already past the route's check when its agent is revoked: the verdict's own
+/// transaction asks again, so a revocation that answered first stops it (here the verdict is
+/// recorded directly, as a request that passed the check before the revocation would).
+#[tokio::test]
+async fn a_verdict_recorded_after_a_revocation_is_refused() {
+    use narrative_api::domain::agents::resolve::{record, Resolver, Verdict};
+    use narrative_api::values::{Confidence, NarrativeSide};
+    use narrative_store::entities::narratives;
+    use sea_orm::{ActiveModelTrait, IntoActiveModel};
+
+    let server = start().await;
+    let (status, registered) = register(
+        &server,
+        json!({"wallet_address": SigningWallet::new(42).address, "name": "resolver"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{registered}");
+    let agent_id = registered["agent"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(
+        set_authority(&server, Method::POST, &agent_id).await.0,
+        StatusCode::OK
+    );
+    // The same deployment's state, as the request handling a verdict holds it.
+    let config = common::test_config(|_| {});
+    let providers = narrative_api::Providers::with_clock(&config, server.clock.clone()).unwrap();
+    let state =
+        narrative_api::AppState::from_config_with(server.db.store.clone(), &config, providers)
+            .await
+            .unwrap();
+    let now = server.clock.now();
+    let mut open = Vec::new();
+    for title in ["First", "Second"] {
+        let id = uuid::Uuid::new_v4();
+        common::fixtures::narrative(
+            &id,
+            &SigningWallet::new(43).address,
+            title,
+            "crypto",
+            "open",
+            now,
+        )
+        .into_active_model()
+        .insert(server.db.store.db())
+        .await
+        .unwrap();
+        open.push(id.to_string());
+    }
+    let verdict = |id: &str| Verdict {
+        narrative_id: id.parse().unwrap(),
+        outcome: NarrativeSide::Yes,
+        evidence: None,
+        confidence: Confidence::new(0.9).unwrap(),
+    };
+    let db = server.db.store.db().clone();
+    let status_of = |id: String| {
+        let db = db.clone();
+        async move {
+            narratives::Entity::find_by_id(id)
+                .one(&db)
+                .await
+                .unwrap()
+                .unwrap()
+                .oracle_status
+        }
+    };
+    // Granted: recorded.
+    let recorded = record(&state, Resolver::Agent(&agent_id), verdict(&open[0]))
+        .await
+        .unwrap();
+    assert_eq!(
+        recorded.expect("open for resolution").as_str(),
+        "resolved_true"
+    );
+    assert_eq!(status_of(open[0].clone()).await, "resolved_true");
+
+    let (status, revoked) = set_authority(&server, Method::DELETE, &agent_id).await;
+    assert_eq!(status, StatusCode::OK, "{revoked}");
+    assert_eq!(revoked["changed"], true);
+    let refused = record(&state, Resolver::Agent(&agent_id), verdict(&open[1]))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    assert_eq!(status_of(open[1].clone()).await, "open");
     server.stop().await;
 }

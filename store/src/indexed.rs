@@ -150,17 +150,70 @@ pub async fn backers_by_market(
     Ok(by_market)
 }
 
-/// The narratives whose markets are among `market_ids`, by market id.
-pub async fn narratives_by_market(
+/// The narratives whose markets are among `market_ids`, by market id, but those an operator
+/// hid: what a public read may name beside a wallet's backings.
+pub async fn visible_narratives_by_market(
     db: &impl ConnectionTrait,
     market_ids: impl IntoIterator<Item = String>,
 ) -> Result<HashMap<String, crate::entities::narratives::Model>, DbErr> {
     use crate::entities::narratives;
     Ok(narratives::Entity::find()
         .filter(narratives::Column::MarketId.is_in(market_ids))
+        .filter(narratives::Column::Status.ne(narratives::HIDDEN))
         .all(db)
         .await?
         .into_iter()
         .map(|n| (n.market_id.clone(), n))
+        .collect())
+}
+
+/// How many distinct wallets back the visible member narratives' markets of each of
+/// `group_ids` (any backing, either side), counted by the database: a group listing would
+/// otherwise load every backing of every member market.
+pub async fn distinct_backers_by_group(
+    db: &impl ConnectionTrait,
+    group_ids: Vec<String>,
+) -> Result<HashMap<String, u64>, DbErr> {
+    use crate::entities::{narrative_group_members as members, narratives};
+    use sea_orm::sea_query::{Alias, Func, Query};
+    use sea_orm::FromQueryResult;
+
+    #[derive(FromQueryResult)]
+    struct Counted {
+        group_id: String,
+        backers: i64,
+    }
+    if group_ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let query = Query::select()
+        .column((members::Entity, members::Column::GroupId))
+        .expr_as(
+            Func::count_distinct(Expr::col((backings::Entity, backings::Column::Backer))),
+            Alias::new("backers"),
+        )
+        .from(members::Entity)
+        .inner_join(
+            narratives::Entity,
+            Expr::col((narratives::Entity, narratives::Column::Id))
+                .equals((members::Entity, members::Column::NarrativeId)),
+        )
+        .inner_join(
+            backings::Entity,
+            Expr::col((backings::Entity, backings::Column::MarketId))
+                .equals((narratives::Entity, narratives::Column::MarketId)),
+        )
+        .and_where(Expr::col((members::Entity, members::Column::GroupId)).is_in(group_ids))
+        .and_where(
+            Expr::col((narratives::Entity, narratives::Column::Status)).ne(narratives::HIDDEN),
+        )
+        .group_by_col((members::Entity, members::Column::GroupId))
+        .to_owned();
+    let statement = db.get_database_backend().build(&query);
+    Ok(Counted::find_by_statement(statement)
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|c| (c.group_id, u64::try_from(c.backers).unwrap_or(0)))
         .collect())
 }

@@ -5,12 +5,15 @@
 use narrative_store::entities::api_keys;
 use poem::http::StatusCode;
 use rand::RngCore;
+use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
 };
+use serde_json::json;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use crate::domain::admin::{self, Operator};
 use crate::domain::wallet_proof::{self, Proof, Statement};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -122,6 +125,7 @@ pub async fn issue(
 /// `tier_inactive` for Pro and Enterprise, and nothing is issued.
 pub async fn issue_by_operator(
     state: &AppState,
+    operator: &Operator,
     tier: AccessTier,
     wallet: Option<Wallet>,
     name: Option<String>,
@@ -138,7 +142,24 @@ pub async fn issue_by_operator(
         )
         .with("tier", tier.as_str()));
     }
-    let issued = issue(state.store.db(), tier, wallet, name, state.now()).await?;
+    let now = state.now();
+    let txn = state.store.begin_write().await?;
+    let issued = issue(&txn, tier, wallet, name, now).await?;
+    admin::log(
+        &txn,
+        operator,
+        "apikey.issue",
+        &issued.row.id,
+        json!({
+            "prefix": issued.row.prefix,
+            "tier": tier.as_str(),
+            "wallet": issued.row.wallet,
+            "name": issued.row.name,
+        }),
+        now,
+    )
+    .await?;
+    txn.commit().await?;
     tracing::info!(id = %issued.row.id, prefix = %issued.row.prefix, tier = tier.as_str(), "api key issued");
     Ok(issued)
 }
@@ -153,17 +174,18 @@ pub async fn list(state: &AppState, wallet: &Wallet) -> Result<Vec<api_keys::Mod
         .await?)
 }
 
-/// Revokes key `id` of `wallet` for the operator, or for its owner with `proof`, the wallet's
-/// fresh, unused signature of [`revoke_statement`]; 401 `invalid_signature` for anyone else,
-/// 404 when the wallet has no such key.
+/// Revokes key `id` of `wallet` for its owner with `proof`, the wallet's fresh, unused
+/// signature of [`revoke_statement`], or for the operator (logged), who may also revoke a key
+/// issued to no wallet (which no owner can); 401 `invalid_signature` for anyone else, 404 when
+/// the wallet has no such key.
 pub async fn revoke_by_owner(
     state: &AppState,
     id: KeyId,
     wallet: &Wallet,
     proof: Option<Proof<'_>>,
-    by_operator: bool,
+    operator: Option<&Operator>,
 ) -> Result<(), ApiError> {
-    if !by_operator {
+    if operator.is_none() {
         let proof = proof.ok_or_else(|| {
             ApiError::invalid_signature(format!(
                 "revoking needs the admin headers or the wallet's signature of `{}` with its \
@@ -173,9 +195,40 @@ pub async fn revoke_by_owner(
         })?;
         wallet_proof::prove(state, &revoke_statement(id, wallet), proof).await?;
     }
-    if !revoke(state.store.db(), id, wallet, state.now()).await? {
+    let now = state.now();
+    let txn = state.store.begin_write().await?;
+    let Some(row) = api_keys::Entity::find_by_id(id.to_string())
+        .one(&txn)
+        .await?
+    else {
+        return Err(ApiError::not_found("api key"));
+    };
+    let owned = match row.wallet.as_deref() {
+        Some(owner) => owner == wallet.to_string(),
+        None => operator.is_some(),
+    };
+    if !owned {
         return Err(ApiError::not_found("api key"));
     }
+    let revoked = api_keys::Entity::update_many()
+        .col_expr(api_keys::Column::RevokedAt, Expr::value(Some(now)))
+        .filter(api_keys::Column::Id.eq(row.id.as_str()))
+        .filter(api_keys::Column::RevokedAt.is_null())
+        .exec(&txn)
+        .await?
+        .rows_affected;
+    if let (Some(operator), 1) = (operator, revoked) {
+        admin::log(
+            &txn,
+            operator,
+            "apikey.revoke",
+            &row.id,
+            json!({"prefix": row.prefix, "wallet": row.wallet}),
+            now,
+        )
+        .await?;
+    }
+    txn.commit().await?;
     Ok(())
 }
 
@@ -215,31 +268,6 @@ pub async fn verify_digest(
         tier: row.tier.parse().map_err(ApiError::internal)?,
         wallet: row.wallet,
     }))
-}
-
-/// Revokes key `id` of `wallet`; false when there is no such key.
-async fn revoke(
-    db: &DatabaseConnection,
-    id: KeyId,
-    wallet: &Wallet,
-    now: i64,
-) -> Result<bool, ApiError> {
-    let Some(row) = api_keys::Entity::find_by_id(id.to_string()).one(db).await? else {
-        return Ok(false);
-    };
-    if row.wallet.as_deref() != Some(wallet.to_string().as_str()) {
-        return Ok(false);
-    }
-    if row.revoked_at.is_none() {
-        api_keys::Entity::update(api_keys::ActiveModel {
-            id: Set(row.id),
-            revoked_at: Set(Some(now)),
-            ..Default::default()
-        })
-        .exec(db)
-        .await?;
-    }
-    Ok(true)
 }
 
 /// What a wallet signs to revoke one of its keys without the operator, with its issued-at

@@ -22,8 +22,10 @@ use sea_orm::sea_query::{Expr, OnConflict};
 use sea_orm::{
     ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
 };
+use serde_json::json;
 
 use crate::chain::blocks::{is_blocked, wallet_blocked};
+use crate::domain::admin::{self, Operator};
 use crate::domain::notifications::{notices, notify};
 use crate::domain::quota;
 use crate::domain::wallet_proof::{self, Proof, Statement};
@@ -192,22 +194,37 @@ pub async fn screen(
 }
 
 /// Lifts `wallet`'s block (an operator's decision, by `operator`); whether it was blocked.
-pub async fn unblock(state: &AppState, operator: &str, wallet: &Wallet) -> Result<bool, ApiError> {
+pub async fn unblock(
+    state: &AppState,
+    operator: &Operator,
+    wallet: &Wallet,
+) -> Result<bool, ApiError> {
+    let now = state.now();
+    let txn = state.store.begin_write().await?;
     let lifted = blocked_wallets::Entity::update_many()
-        .col_expr(
-            blocked_wallets::Column::LiftedAt,
-            Expr::value(Some(state.now())),
-        )
+        .col_expr(blocked_wallets::Column::LiftedAt, Expr::value(Some(now)))
         .col_expr(
             blocked_wallets::Column::LiftedBy,
-            Expr::value(Some(operator.to_owned())),
+            Expr::value(Some(operator.0.clone())),
         )
         .filter(blocked_wallets::Column::Wallet.eq(wallet.to_string()))
         .filter(blocked_wallets::Column::LiftedAt.is_null())
-        .exec(state.store.db())
+        .exec(&txn)
         .await?;
     if lifted.rows_affected > 0 {
-        tracing::info!(wallet = %wallet, operator, "wallet block lifted");
+        admin::log(
+            &txn,
+            operator,
+            "wallet.unblock",
+            &wallet.to_string(),
+            json!({"lifted": lifted.rows_affected}),
+            now,
+        )
+        .await?;
+    }
+    txn.commit().await?;
+    if lifted.rows_affected > 0 {
+        tracing::info!(wallet = %wallet, operator = %operator.0, "wallet block lifted");
     }
     Ok(lifted.rows_affected > 0)
 }

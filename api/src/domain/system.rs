@@ -5,8 +5,10 @@
 use narrative_store::entities::system_components;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{ActiveValue::Set, EntityTrait};
+use serde_json::json;
 
 pub use crate::chain::halts::ensure_running;
+use crate::domain::admin::{self, Operator};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::values::Component;
@@ -38,17 +40,22 @@ pub async fn status(state: &AppState) -> Result<Vec<ComponentState>, ApiError> {
         .collect())
 }
 
+/// Halts or resumes `component` for `operator`, the change in the operators' log in the same
+/// transaction (the row keeps only the latest reason; the log keeps who did what, and when).
 pub async fn set_halted(
     state: &AppState,
+    operator: &Operator,
     component: Component,
     halted: bool,
     reason: Option<String>,
 ) -> Result<(), ApiError> {
+    let now = state.now();
+    let txn = state.store.begin_write().await?;
     let row = system_components::ActiveModel {
         name: Set(component.as_str().to_owned()),
         halted: Set(halted),
-        reason: Set(reason),
-        updated_at: Set(state.now()),
+        reason: Set(reason.clone()),
+        updated_at: Set(now),
     };
     system_components::Entity::insert(row)
         .on_conflict(
@@ -60,11 +67,26 @@ pub async fn set_halted(
                 ])
                 .to_owned(),
         )
-        .exec(state.store.db())
+        .exec(&txn)
         .await?;
+    admin::log(
+        &txn,
+        operator,
+        if halted {
+            "system.halt"
+        } else {
+            "system.resume"
+        },
+        component.as_str(),
+        json!({"reason": reason}),
+        now,
+    )
+    .await?;
+    txn.commit().await?;
     tracing::info!(
         component = component.as_str(),
         halted,
+        operator = %operator.0,
         "component halt flag changed"
     );
     Ok(())

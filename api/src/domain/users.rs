@@ -78,7 +78,8 @@ pub async fn backings(
         .await?;
     let market_ids: Vec<String> = rows.iter().map(|b| b.market_id.clone()).collect();
     let market_of = narrative_store::indexed::markets_by_id(db, market_ids.clone()).await?;
-    let narrative_of = narrative_store::indexed::narratives_by_market(db, market_ids).await?;
+    let narrative_of =
+        narrative_store::indexed::visible_narratives_by_market(db, market_ids).await?;
     let backings = rows
         .into_iter()
         .map(|backing| Backing {

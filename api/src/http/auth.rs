@@ -56,11 +56,18 @@ fn admin_matches(state: &AppState, wallet: &str, secret: &str) -> bool {
 /// Whether the request carries the operator pair (for routes where it is one way among others
 /// to be allowed, such as revoking a key).
 pub fn carries_admin(req: &Request, state: &AppState) -> bool {
+    admin_wallet(req, state).is_some()
+}
+
+/// The operator's wallet when the request carries the operator pair.
+pub fn admin_wallet(req: &Request, state: &AppState) -> Option<String> {
+    let wallet = req.header("x-admin-wallet").unwrap_or_default();
     admin_matches(
         state,
-        req.header("x-admin-wallet").unwrap_or_default(),
+        wallet,
         req.header("x-admin-secret").unwrap_or_default(),
     )
+    .then(|| wallet.to_owned())
 }
 
 /// The job queue's page (spec 5 rule 6): HTTP Basic with the page's credentials, then the

@@ -9,10 +9,11 @@ use poem_openapi::payload::Json;
 use poem_openapi::{ApiResponse, Object, OpenApi};
 
 use crate::clock::iso;
+use crate::domain::admin::Operator;
 use crate::domain::keys::{self, AccessTier};
 use crate::domain::wallet_proof::Proof;
 use crate::error::{refusals, Answer};
-use crate::http::auth::{carries_admin, AdminAuth, ApiKeyAuth};
+use crate::http::auth::{admin_wallet, AdminAuth, ApiKeyAuth};
 use crate::routes::Tag;
 use crate::state::AppState;
 use crate::values::{Base58Signature, KeyId, Text, UnixSeconds, Wallet};
@@ -109,14 +110,11 @@ refusals! {
 impl ApiKeysApi {
     /// Issue a key (admin). The response is the only time the key is shown.
     #[oai(path = "/admin/apikeys", method = "post")]
-    async fn issue(
-        &self,
-        _admin: AdminAuth,
-        body: Json<IssueKey>,
-    ) -> Answer<Issued, IssueRefusals> {
+    async fn issue(&self, admin: AdminAuth, body: Json<IssueKey>) -> Answer<Issued, IssueRefusals> {
         let body = body.0;
         let issued = keys::issue_by_operator(
             &self.state,
+            &Operator(admin.0),
             body.tier.unwrap_or(AccessTier::Free),
             body.wallet,
             body.name.map(Text::into_string),
@@ -173,7 +171,8 @@ impl ApiKeysApi {
         }))
     }
 
-    /// Revoke a key: the operator, or the owning wallet's signature.
+    /// Revoke a key: the owning wallet's signature, or the operator (who may also revoke a key
+    /// issued to no wallet, whatever `wallet_address` names).
     #[oai(path = "/apikeys/revoke", method = "post")]
     async fn revoke(
         &self,
@@ -181,7 +180,7 @@ impl ApiKeysApi {
         body: Json<RevokeKey>,
     ) -> Answer<Json<Revoked>, RevokeRefusals> {
         let body = body.0;
-        let by_operator = carries_admin(req, &self.state);
+        let operator = admin_wallet(req, &self.state).map(Operator);
         let proof = match (&body.signature, body.issued_at) {
             (Some(signature), Some(issued_at)) => Some(Proof {
                 wallet: &body.wallet_address,
@@ -195,7 +194,7 @@ impl ApiKeysApi {
             body.id,
             &body.wallet_address,
             proof,
-            by_operator,
+            operator.as_ref(),
         )
         .await?;
         Ok(Json(Revoked {

@@ -310,7 +310,8 @@ impl KycApi {
         body: Json<UnblockRequest>,
     ) -> Answer<Json<Unblocked>, UnblockRefusals> {
         let wallet = body.0.wallet;
-        let unblocked = kyc::unblock(&self.state, &admin.0, &wallet).await?;
+        let operator = crate::domain::admin::Operator(admin.0);
+        let unblocked = kyc::unblock(&self.state, &operator, &wallet).await?;
         Ok(Json(Unblocked {
             ok: true,
             wallet,

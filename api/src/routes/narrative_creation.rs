@@ -147,7 +147,8 @@ pub struct GenerationStatus {
     pub status: String,
     /// Once `done`: ready for prepare-mint and publish.
     pub draft: Option<NarrativeDraft>,
-    /// The provider's last error (kept while retrying; final once `failed`).
+    /// Why the last attempt failed, `provider_unavailable: …` (kept while retrying; final once
+    /// `failed`). The provider's own error is in the service's log, not here.
     pub error: Option<String>,
     pub created_at: String,
     pub updated_at: String,

@@ -71,7 +71,7 @@ impl SystemApi {
     #[oai(path = "/admin/system/halt", method = "post")]
     async fn halt(
         &self,
-        _admin: AdminAuth,
+        admin: AdminAuth,
         body: Json<HaltRequest>,
     ) -> Answer<Json<SystemStatus>, HaltRefusals> {
         let HaltRequest {
@@ -80,7 +80,8 @@ impl SystemApi {
             reason,
         } = body.0;
         let reason = reason.and_then(Text::non_empty);
-        system::set_halted(&self.state, component, halted, reason).await?;
+        let operator = crate::domain::admin::Operator(admin.0);
+        system::set_halted(&self.state, &operator, component, halted, reason).await?;
         Ok(Json(self.read().await?))
     }
 }

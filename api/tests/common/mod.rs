@@ -129,7 +129,7 @@ fn trace_to_test_output() {
 /// The settings every test server starts from (an operator pair, one browser origin, the
 /// anonymous rate limit out of the way, no outside service), then `configure`'s changes;
 /// nothing from the process environment.
-fn test_config(configure: impl FnOnce(&mut Config)) -> Config {
+pub fn test_config(configure: impl FnOnce(&mut Config)) -> Config {
     trace_to_test_output();
     let mut config = Config::defaults();
     // The default price feed is CoinGecko on the internet, which the background jobs (borrow

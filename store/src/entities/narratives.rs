@@ -4,6 +4,9 @@
 
 use sea_orm::entity::prelude::*;
 
+/// The `status` of a narrative an operator hid: in no public read.
+pub const HIDDEN: &str = "hidden";
+
 #[derive(Clone, Debug, PartialEq, DeriveEntityModel)]
 #[sea_orm(table_name = "narratives")]
 pub struct Model {

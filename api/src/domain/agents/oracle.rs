@@ -9,7 +9,7 @@
 
 use narrative_store::entities::agents;
 use sea_orm::sea_query::{Condition, Expr};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
 use serde_json::json;
 
 use crate::domain::admin::{self, Operator};
@@ -42,6 +42,7 @@ impl Authority {
 /// named the wallet says nothing of its holder.
 pub async fn authority(
     state: &AppState,
+    db: &impl ConnectionTrait,
     agent: &agents::Model,
 ) -> Result<Option<Authority>, ApiError> {
     if agent.oracle_revoked_at.is_some() {
@@ -61,7 +62,7 @@ pub async fn authority(
         .filter(agents::Column::WalletAddress.eq(&agent.wallet_address))
         .filter(agents::Column::WalletProven.eq(true))
         .filter(agents::Column::OracleRevokedAt.is_not_null())
-        .one(state.store.db())
+        .one(db)
         .await?;
     Ok(revoked.is_none().then_some(Authority::Bootstrap))
 }
@@ -129,7 +130,7 @@ pub async fn revoke(
     agent_id: &AgentId,
 ) -> Result<Change, ApiError> {
     let agent = find(state, agent_id).await?;
-    let Some(held) = authority(state, &agent).await? else {
+    let Some(held) = authority(state, state.store.db(), &agent).await? else {
         return Ok(Change {
             agent,
             authority: None,
@@ -178,7 +179,7 @@ async fn apply(
     txn.commit().await?;
     let agent = find(state, agent_id).await?;
     Ok(Change {
-        authority: authority(state, &agent).await?,
+        authority: authority(state, state.store.db(), &agent).await?,
         agent,
         changed,
     })

@@ -48,7 +48,7 @@ pub async fn positions(
         .into_iter()
         .map(|m| (m.market_id, m.variant))
         .collect();
-    let stories = narrative_store::indexed::narratives_by_market(db, market_ids).await?;
+    let stories = narrative_store::indexed::visible_narratives_by_market(db, market_ids).await?;
     let price = state.prices.sol_usd().await.unwrap_or_else(|error| {
         tracing::warn!(error = %format!("{error:#}"), "price feed unavailable; usd_equivalent is 0");
         0.0

@@ -66,10 +66,12 @@ pub async fn register(
     if let Some(proof) = proof {
         wallet_proof::consume(&txn, &statement, proof, now).await?;
     }
+    // Filed under the wallet only when the wallet proved it: a named wallet is a label, and
+    // its holder neither lists nor revokes a stranger's key (the operator revokes any).
     let issued = keys::issue(
         &txn,
         AccessTier::Free,
-        Some(wallet),
+        proof.is_some().then_some(wallet),
         Some(name.clone()),
         now,
     )

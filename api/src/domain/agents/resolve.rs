@@ -3,9 +3,9 @@
 //! append-only oracle audit log, settlement on chain and `narrative.resolved` are queued, and the
 //! narrative's creator and backers are notified, all in one database transaction.
 
-use narrative_store::entities::{narratives, oracle_audit_log};
+use narrative_store::entities::{agents, narratives, oracle_audit_log};
 use poem::http::StatusCode;
-use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter};
+use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QuerySelect};
 use serde_json::json;
 
 use crate::domain::admin::{self, Operator};
@@ -39,7 +39,8 @@ pub async fn resolve(
     let refusal = "agent is not authorised to resolve";
     let agent = agent_of(state, caller, refusal).await?;
     // An operator's grant, or a proven wallet under the bootstrap list: never a claimed one.
-    if oracle::authority(state, &agent).await?.is_none() {
+    // Asked here to refuse without a write; asked again in the verdict's transaction.
+    if oracle::authority(state, db, &agent).await?.is_none() {
         return Err(ApiError::ok_false(StatusCode::FORBIDDEN, refusal));
     }
     record(state, Resolver::Agent(&agent.id), verdict)
@@ -85,6 +86,25 @@ pub async fn record(
     let id = verdict.narrative_id.to_string();
     let now = state.now();
     let txn = state.store.begin_write().await?;
+    if let Resolver::Agent(agent_id) = resolver {
+        // The agent's authority as this transaction sees it, its row locked (Postgres; a
+        // SQLite write transaction holds the database): a revocation that answered before
+        // this commits stops the verdict, and one that comes later waits for it.
+        let agent = agents::Entity::find_by_id(agent_id.to_owned())
+            .lock_exclusive()
+            .one(&txn)
+            .await?;
+        let held = match &agent {
+            Some(agent) => oracle::authority(state, &txn, agent).await?,
+            None => None,
+        };
+        if held.is_none() {
+            return Err(ApiError::ok_false(
+                StatusCode::FORBIDDEN,
+                "agent is not authorised to resolve",
+            ));
+        }
+    }
     // The status moves only from an eligible one, so two verdicts cannot both win.
     let updated = narratives::Entity::update_many()
         .col_expr(narratives::Column::OracleStatus, resolution.as_str().into())

@@ -27,6 +27,8 @@ use crate::values::{Category, DeadlineDays, GenerationId, Wallet};
 pub const DEFAULT_DEADLINE_DAYS: i64 = 30;
 /// Attempts a generation gets.
 pub const ATTEMPTS: i32 = 3;
+/// What a generation's status says of a failed attempt (the provider's error is logged).
+pub const DRAFT_FAILED: &str = "provider_unavailable: the drafting model gave no usable draft";
 
 pub struct GenerateRequest {
     pub topic: String,
@@ -142,10 +144,13 @@ impl Handler<GenerateNarrative> for Drafter {
             Ok(drafted) => drafted,
             Err(error) => {
                 let last = job.attempt >= ATTEMPTS;
+                // The provider's own error names its host and paths: the log has it, the
+                // public status only what happened.
+                tracing::warn!(generation = %id, attempt = job.attempt, error = %format!("{error:#}"), "draft failed");
                 let mut update = narrative_generations::Entity::update_many()
                     .col_expr(
                         narrative_generations::Column::Error,
-                        Some(format!("{error:#}")).into(),
+                        Some(DRAFT_FAILED.to_owned()).into(),
                     )
                     .col_expr(narrative_generations::Column::UpdatedAt, now.into());
                 if last {

@@ -118,7 +118,7 @@ fn with_totals(select: Select<narratives::Entity>) -> sea_orm::Selector<sea_orm:
 }
 
 /// The `status` of a narrative an operator hid: no public read shows it.
-pub const HIDDEN: &str = "hidden";
+pub use narrative_store::entities::narratives::HIDDEN;
 
 /// Not hidden by an operator.
 pub fn visible() -> Condition {

@@ -319,7 +319,11 @@ async fn backed(
             .await?;
         }
     }
-    if let Some(narrative) = narrative_of(db, &market_id).await? {
+    // A hidden narrative's title is in no public read, the notices included.
+    if let Some(narrative) = narrative_of(db, &market_id)
+        .await?
+        .filter(|n| n.status != narratives::HIDDEN)
+    {
         if narrative.wallet_address != backer {
             let notice = notices::new_backer(
                 &narrative.wallet_address,
