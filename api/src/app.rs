@@ -221,23 +221,20 @@ async fn limit_body(mut req: Request) -> poem::Result<Request> {
     Ok(req)
 }
 
-/// Liveness and a store round trip.
+/// Liveness and a store round trip (shared by the calls that arrive during one).
 #[handler]
 async fn health(Data(state): Data<&Arc<AppState>>) -> Response {
-    match state.store.ping().await {
-        Ok(()) => {
+    match state.health.store_answers(&state.store).await {
+        true => {
             poem::web::Json(json!({"ok": true, "status": "ok", "database": "ok"})).into_response()
         }
-        Err(e) => {
-            tracing::warn!(error = %e, "health: database unreachable");
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                poem::web::Json(json!({
-                    "ok": false, "status": "degraded", "database": "unreachable"
-                })),
-            )
-                .into_response()
-        }
+        false => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            poem::web::Json(json!({
+                "ok": false, "status": "degraded", "database": "unreachable"
+            })),
+        )
+            .into_response(),
     }
 }
 
@@ -254,7 +251,8 @@ async fn serve_metrics(
                 + &state.chain.writer.render()
                 + &state.chain.ledger.metrics()
                 + &state.push_deliveries.render()
-                + &state.key_memory.render();
+                + &state.key_memory.render()
+                + &state.echo_projection.render();
             match state.indexer_metrics.get() {
                 Some(indexer) => text + &indexer.render(),
                 None => text,

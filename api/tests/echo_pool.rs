@@ -175,6 +175,14 @@ async fn forfeits_close_into_an_epoch_two_wallets_claim_their_preview_and_the_re
     // The open epoch and each wallet's preview: the creator (5 %, an unranked creator) gets
     // its share of both forfeits; the winners the rest by amount × multiplier (both 1.05: one
     // correct backing each), so a gets twice b's; c won nothing.
+    let builds = || async {
+        common::sample(
+            &server.get_text("/metrics").await,
+            "echo_projection_builds_total",
+        )
+        .expect("the projection's metric")
+    };
+    let built_before = builds().await;
     let (status, current) = server.get("/v1/conviction/epoch/current").await;
     assert_eq!(status, StatusCode::OK, "{current}");
     assert_eq!(current["total_accumulated_sol"], 0.525);
@@ -207,6 +215,10 @@ async fn forfeits_close_into_an_epoch_two_wallets_claim_their_preview_and_the_re
     assert_eq!(pd["conviction_lamports"], 0);
     assert_eq!(pa["eligible_backings"][0]["multiplier"], 1.05);
     assert_eq!(pd["creator_forfeits"].as_array().unwrap().len(), 2);
+    // Five reads of the epoch at one moment share its projection (a write landing between
+    // them may add a build; five builds would mean none was shared).
+    let built = builds().await - built_before;
+    assert!((1.0..5.0).contains(&built), "{built} builds for five reads");
     let (_, projection) = server
         .get(&format!("/v1/conviction/epoch/preview/{}", a.pubkey()))
         .await;

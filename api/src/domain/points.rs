@@ -9,7 +9,7 @@
 //! wallet first backs; missions what their catalogue row says; a ruffler round its prize.
 
 use narrative_store::entities::point_awards;
-use sea_orm::sea_query::{Expr, OnConflict};
+use sea_orm::sea_query::{Condition, Expr, OnConflict};
 use sea_orm::{
     ActiveValue::NotSet, ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait,
     PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
@@ -136,21 +136,6 @@ pub async fn leaderboard(
     Ok((rows, wallets))
 }
 
-/// Every wallet's total (for rankings that combine points with other figures).
-pub async fn totals(db: &impl ConnectionTrait) -> Result<Vec<(String, i64)>, DbErr> {
-    point_awards::Entity::find()
-        .select_only()
-        .column(point_awards::Column::Wallet)
-        .column_as(
-            narrative_store::sql::sum_bigint(point_awards::Column::Points),
-            "total",
-        )
-        .group_by(point_awards::Column::Wallet)
-        .into_tuple()
-        .all(db)
-        .await
-}
-
 pub async fn standing(
     state: &AppState,
     wallet: &Wallet,
@@ -188,12 +173,26 @@ pub async fn standing(
         None
     } else {
         // Wallets ahead: a larger total, or the same total and a smaller wallet (the
-        // leaderboard's order).
-        let ahead = totals(db)
-            .await?
-            .into_iter()
-            .filter(|(w, t)| *t > total || (*t == total && *w < owner))
-            .count() as u64;
+        // leaderboard's order, wallets compared byte by byte), counted by the database.
+        let sum = || narrative_store::sql::sum_bigint(point_awards::Column::Points);
+        let wallet = Expr::cust(format!(
+            "wallet {}",
+            narrative_store::sql::bytewise(db.get_database_backend())
+        ));
+        let ahead = point_awards::Entity::find()
+            .select_only()
+            .column(point_awards::Column::Wallet)
+            .group_by(point_awards::Column::Wallet)
+            .having({
+                use sea_orm::ExprTrait;
+                Condition::any().add(sum().gt(total)).add(
+                    Condition::all()
+                        .add(sum().eq(total))
+                        .add(wallet.lt(owner.as_str())),
+                )
+            })
+            .count(db)
+            .await?;
         Some(ahead + 1)
     };
     let awards = mine

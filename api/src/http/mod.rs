@@ -8,6 +8,7 @@ pub mod cache;
 pub mod client_ip;
 pub mod contract;
 pub mod errors;
+pub mod health;
 pub mod metrics;
 pub mod probe;
 pub mod rate_limit;

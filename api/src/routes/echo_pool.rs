@@ -314,7 +314,8 @@ impl EchoPoolApi {
     /// The open Echo Pool epoch (spec 2.6) with the pools it would close with now.
     #[oai(path = "/epoch/current", method = "get")]
     async fn current(&self) -> Answer<Json<CurrentEpoch>, EpochRefusals> {
-        let Projection { epoch, computed } = reads::current(&self.state).await?;
+        let projection = reads::current(&self.state).await?;
+        let Projection { epoch, computed } = projection.as_ref();
         let split = &computed.split;
         Ok(Json(CurrentEpoch {
             ok: true,

@@ -4,11 +4,15 @@
 //! history of shares and claims.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use narrative_sdk::{pda, Pubkey};
 use narrative_store::entities::{
-    crucible_claims, crucible_epochs, echo_allocations, echo_distributions, ruffler_rounds,
+    crucible_claims, crucible_epochs, echo_allocations, echo_distributions, program_events,
+    ruffler_rounds,
 };
+use narrative_store::freshness::Topic;
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
 use super::distribution::{self, Computed, OpenEpoch};
@@ -37,18 +41,78 @@ pub struct Projection {
     pub computed: Computed,
 }
 
-pub async fn current(state: &AppState) -> Result<Projection, ApiError> {
+/// What a projection was built from: the generations of markets (the results and the
+/// winners' histories) and of the Echo Pool (epochs, distributions), the newest indexed event
+/// (the forfeits are events), and the second it was computed at (its window ends a margin
+/// before it).
+type BuiltFrom = (i64, i64, Option<i64>, i64);
+
+/// The last projection of the open epoch. Every read of the epoch and every wallet's preview
+/// needs the whole epoch's split (every win of the window, every winner's history): built once
+/// for what it was built from, shared by the requests that read the same, and built one at a
+/// time (a burst of previews waits for one build instead of each running it).
+#[derive(Default)]
+pub struct ProjectionMemo {
+    last: tokio::sync::Mutex<Option<(BuiltFrom, Arc<Projection>)>>,
+    builds: AtomicU64,
+}
+
+impl ProjectionMemo {
+    /// The `/metrics` lines.
+    pub fn render(&self) -> String {
+        format!(
+            "# HELP echo_projection_builds_total Open-epoch projections built (the rest were shared).\n\
+             # TYPE echo_projection_builds_total counter\n\
+             echo_projection_builds_total {}\n",
+            self.builds.load(Ordering::Relaxed)
+        )
+    }
+}
+
+pub async fn current(state: &AppState) -> Result<Arc<Projection>, ApiError> {
     let db = state.store.db();
+    let memo = &state.echo_projection;
+    // Read after the request arrived: a build under the same is as new as this request needs.
+    let built_from = match state.freshness.current().await {
+        Ok(generations) => {
+            let newest_event: Option<i64> = program_events::Entity::find()
+                .select_only()
+                .column_as(program_events::Column::Id.max(), "newest")
+                .into_tuple()
+                .one(db)
+                .await?
+                .flatten();
+            Some((
+                generations.of(Topic::Markets),
+                generations.of(Topic::Echo),
+                newest_event,
+                state.now(),
+            ))
+        }
+        Err(error) => {
+            tracing::warn!(%error, "freshness unknown: the epoch's projection is built anew");
+            None
+        }
+    };
+    let mut last = memo.last.lock().await;
+    if let (Some(key), Some((kept_for, projection))) = (built_from, last.as_ref()) {
+        if key == *kept_for {
+            return Ok(projection.clone());
+        }
+    }
+    memo.builds.fetch_add(1, Ordering::Relaxed);
     let epoch = distribution::open_epoch(db)
         .await?
         .ok_or_else(not_indexed)?;
     let computed = distribution::compute(db, &epoch, state.now()).await?;
-    Ok(Projection { epoch, computed })
+    let projection = Arc::new(Projection { epoch, computed });
+    *last = built_from.map(|key| (key, projection.clone()));
+    Ok(projection)
 }
 
 /// A wallet's standing in the open epoch.
 pub struct Preview {
-    pub projection: Projection,
+    pub projection: Arc<Projection>,
     pub share: Share,
     pub score: conviction::Score,
     /// Its ruffler tickets in the open epoch's round.

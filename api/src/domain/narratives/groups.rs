@@ -2,12 +2,10 @@
 //! in the members' indexed markets at the current SOL/USD price, `total_backers` the distinct
 //! wallets backing any member.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
-use narrative_store::entities::{
-    backings, markets, narrative_group_members, narrative_groups, narratives,
-};
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
+use narrative_store::entities::{markets, narrative_group_members, narrative_groups, narratives};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 
 use crate::domain::narratives::feed::opens_at;
 use crate::error::ApiError;
@@ -52,12 +50,15 @@ pub async fn list(state: &AppState, filter: GroupFilter) -> Result<Vec<Group>, A
     if filter.featured_only {
         query = query.filter(narrative_groups::Column::Featured.eq(true));
     }
-    let groups = query
+    let mut query = query
         .order_by_desc(narrative_groups::Column::Featured)
         .order_by_desc(narrative_groups::Column::CreatedAt)
-        .order_by_asc(narrative_groups::Column::Id)
-        .all(state.store.db())
-        .await?;
+        .order_by_asc(narrative_groups::Column::Id);
+    // Without minimums every group listed is answered: only `limit` of them are assembled.
+    if filter.min_volume_usd <= 0.0 && filter.min_backers == 0 {
+        query = query.limit(filter.limit as u64);
+    }
+    let groups = query.all(state.store.db()).await?;
     let mut groups: Vec<Group> = assemble(state, groups)
         .await?
         .into_iter()
@@ -104,21 +105,18 @@ async fn assemble(
         .collect();
     let market_ids: Vec<String> = rows.values().map(|n| n.market_id.clone()).collect();
     let volume: HashMap<String, i64> = markets::Entity::find()
-        .filter(markets::Column::MarketId.is_in(market_ids.clone()))
+        .filter(markets::Column::MarketId.is_in(market_ids))
         .filter(markets::Column::Closed.eq(false))
         .all(db)
         .await?
         .into_iter()
         .map(|m| (m.market_id, m.yes_total.saturating_add(m.no_total)))
         .collect();
-    let mut backers: HashMap<String, HashSet<String>> = HashMap::new();
-    for b in backings::Entity::find()
-        .filter(backings::Column::MarketId.is_in(market_ids))
-        .all(db)
-        .await?
-    {
-        backers.entry(b.market_id).or_default().insert(b.backer);
-    }
+    let backers = narrative_store::indexed::distinct_backers_by_group(
+        db,
+        groups.iter().map(|g| g.id.clone()).collect(),
+    )
+    .await?;
     let price = if groups.is_empty() {
         0.0
     } else {
@@ -134,7 +132,7 @@ async fn assemble(
     Ok(groups
         .into_iter()
         .map(|group| {
-            let (mut lamports, mut wallets) = (0i64, HashSet::new());
+            let mut lamports = 0i64;
             let members = members
                 .iter()
                 .filter(|m| m.group_id == group.id)
@@ -142,7 +140,6 @@ async fn assemble(
                     let n = rows.get(&m.narrative_id)?;
                     lamports =
                         lamports.saturating_add(volume.get(&n.market_id).copied().unwrap_or(0));
-                    wallets.extend(backers.get(&n.market_id).into_iter().flatten().cloned());
                     Some(Member {
                         opens_at: opens_at(n, now),
                         narrative: n.clone(),
@@ -151,10 +148,10 @@ async fn assemble(
                 })
                 .collect();
             Group {
+                total_backers: backers.get(&group.id).copied().unwrap_or(0),
                 group,
                 members,
                 total_volume_usd: (sol(lamports) * price * 100.0).round() / 100.0,
-                total_backers: wallets.len() as u64,
             }
         })
         .collect())
