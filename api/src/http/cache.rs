@@ -187,7 +187,7 @@ struct Counters {
 }
 
 impl ResponseCache {
-    /// A cache of at most `max_bytes` of bodies (0 disables it).
+    /// A cache of at most `max_bytes` of bodies, keys and entries (0 disables it).
     pub fn new(
         contract: Arc<Contract>,
         freshness: Arc<Freshness>,
@@ -313,7 +313,7 @@ impl ResponseCache {
         let cached = (req.method() == Method::GET && self.max_bytes > 0)
             .then(|| self.contract.get_route(req.uri().path()))
             .flatten()
-            .and_then(|route| Some((topics_of(route.template)?, key(&req, route.query))));
+            .and_then(|route| Some((topics_of(route.template)?, key(&req, route.query)?)));
         let (topics, key) = match cached {
             // A key this long is a made-up path or query value: answered, not kept.
             Some((topics, key)) if key.len() <= MAX_KEY_BYTES => (topics, key),
@@ -428,35 +428,29 @@ async fn pass<E: Endpoint>(ep: &E, req: Request) -> poem::Result<Response> {
 }
 
 /// The request's path and the query parameters its route declares (`declared`, sorted), by
-/// name, each name's values in the order sent. Parameters the route does not declare cannot
-/// change its answer (poem-openapi ignores them), so they are left out: otherwise any made-up
-/// parameter would be an entry of its own, a way around the cache and into its memory. Of a
-/// name sent twice the order is kept, since the route reads the first (or all, in order).
-fn key(req: &Request, declared: &[String]) -> String {
+/// name, each name's values in the order sent; `None` when the query does not parse. The
+/// parameters are read decoded, as the route reads them (`%6Cimit=1` is `limit=1`), and written
+/// with each value's length, so no value can pass for another pair. Parameters the route does
+/// not declare cannot change its answer (poem-openapi ignores them), so they are left out:
+/// otherwise any made-up parameter would be an entry of its own, a way around the cache and
+/// into its memory. Of a name sent twice the order is kept, since the route reads the first.
+fn key(req: &Request, declared: &[String]) -> Option<String> {
     let path = req.uri().path();
-    let mut pairs: Vec<(&str, &str)> = req
-        .uri()
-        .query()
-        .unwrap_or_default()
-        .split('&')
-        .filter(|pair| !pair.is_empty())
-        .map(|pair| pair.split_once('=').unwrap_or((pair, "")))
-        .filter(|(name, _)| declared.binary_search_by(|d| d.as_str().cmp(name)).is_ok())
-        .collect();
-    if pairs.is_empty() {
-        return path.to_owned();
-    }
+    let mut pairs: Vec<(String, String)> = req.params().ok()?;
+    pairs.retain(|(name, _)| declared.binary_search(name).is_ok());
     // Stable: values of one name keep the order they were sent in.
-    pairs.sort_by(|a, b| a.0.cmp(b.0));
-    let mut key = String::with_capacity(path.len() + 1 + pairs.len() * 16);
+    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut key = String::with_capacity(path.len() + pairs.len() * 16);
     key.push_str(path);
     for (i, (name, value)) in pairs.iter().enumerate() {
         key.push(if i == 0 { '?' } else { '&' });
         key.push_str(name);
         key.push('=');
+        key.push_str(&value.len().to_string());
+        key.push(':');
         key.push_str(value);
     }
-    key
+    Some(key)
 }
 
 /// A strong validator of the body: the first 16 bytes of its SHA-256, quoted.
@@ -506,14 +500,14 @@ mod tests {
     }
 
     fn key_of(uri: &str) -> String {
-        key(&Request::builder().uri_str(uri).finish(), &declared())
+        key(&Request::builder().uri_str(uri).finish(), &declared()).unwrap()
     }
 
     #[test]
     fn keys_do_not_depend_on_the_order_of_parameters() {
         let a = key_of("/v1/narratives?limit=5&filter=new");
         assert_eq!(a, key_of("/v1/narratives?filter=new&limit=5"));
-        assert_eq!(a, "/v1/narratives?filter=new&limit=5");
+        assert_eq!(a, "/v1/narratives?filter=3:new&limit=1:5");
         assert_eq!(key_of("/v1/narratives"), "/v1/narratives");
     }
 
@@ -521,20 +515,40 @@ mod tests {
     fn keys_hold_only_the_parameters_the_route_declares() {
         assert_eq!(
             key_of("/v1/narratives?pad=1&limit=5&x&&filter=new&zzz=9"),
-            "/v1/narratives?filter=new&limit=5"
+            "/v1/narratives?filter=3:new&limit=1:5"
         );
         assert_eq!(key_of("/v1/narratives?pad=123"), "/v1/narratives");
         // A name sent twice: the route reads the first, so the order is part of the key.
         assert_eq!(
             key_of("/v1/narratives?limit=1&limit=100"),
-            "/v1/narratives?limit=1&limit=100"
+            "/v1/narratives?limit=1:1&limit=3:100"
         );
         assert_ne!(
             key_of("/v1/narratives?limit=1&limit=100"),
             key_of("/v1/narratives?limit=100&limit=1")
         );
         // A declared name without a value is still what was sent.
-        assert_eq!(key_of("/v1/narratives?filter"), "/v1/narratives?filter=");
+        assert_eq!(key_of("/v1/narratives?filter"), "/v1/narratives?filter=0:");
+    }
+
+    /// Names and values are read as the route reads them, decoded: an encoded name is the
+    /// parameter it spells, not a made-up one, so its answer cannot be kept under the key of
+    /// a request without it; and a value holding `&` or `=` cannot pass for other pairs.
+    #[test]
+    fn keys_read_the_parameters_decoded() {
+        assert_eq!(
+            key_of("/v1/narratives?%6Cimit=1"),
+            key_of("/v1/narratives?limit=1")
+        );
+        assert_ne!(key_of("/v1/narratives?%6Cimit=1"), key_of("/v1/narratives"));
+        assert_eq!(
+            key_of("/v1/narratives?filter=a%26limit%3D5"),
+            "/v1/narratives?filter=9:a&limit=5"
+        );
+        assert_ne!(
+            key_of("/v1/narratives?filter=a%26limit%3D5"),
+            key_of("/v1/narratives?filter=a&limit=5")
+        );
     }
 
     #[test]
@@ -666,7 +680,7 @@ mod tests {
         cache.serve(endpoint.clone(), get(&long)).await.unwrap();
         assert_eq!(calls.load(Ordering::SeqCst), 102);
         assert!(cache
-            .lookup(&key(&get(&long), &["category".into()]))
+            .lookup(&key(&get(&long), &["category".into()]).unwrap())
             .is_none());
     }
 
