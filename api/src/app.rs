@@ -18,10 +18,12 @@ use poem::web::Data;
 use poem::{get, handler, Endpoint, EndpointExt, IntoResponse, Request, Response, Route};
 use serde_json::json;
 
+use crate::domain::echo::reads::ProjectionMemo;
 use crate::error::ApiError;
 use crate::http::cache::ResponseCache;
 use crate::http::contract::{Contract, Patch};
 use crate::http::errors::{method_not_allowed, render_error};
+use crate::http::health::HealthProbe;
 use crate::http::metrics::HttpMetrics;
 use crate::http::probe::shield_gate;
 use crate::http::rate_limit::limit_requests;
@@ -83,7 +85,8 @@ fn patches(state: &AppState) -> Vec<Patch> {
 /// The application, boxed: the middleware types nest too deep to be named in every crate that
 /// serves it.
 pub fn build_app(state: Arc<AppState>) -> poem::endpoint::BoxEndpoint<'static, Response> {
-    let api = routes::service(state.clone());
+    let echo_projections = Arc::new(ProjectionMemo::default());
+    let api = routes::service(state.clone(), echo_projections.clone());
     let generated = api.spec();
     let contract = Arc::new(Contract::new(&generated, &patches(&state), &PLAIN_ROUTES));
     // The UI embeds the document it shows; it shows the one served. Both are shared bytes, so a
@@ -155,6 +158,8 @@ pub fn build_app(state: Arc<AppState>) -> poem::endpoint::BoxEndpoint<'static, R
         .at("/metrics", get(serve_metrics))
         .data(state)
         .data(metrics.clone())
+        .data(echo_projections)
+        .data(Arc::new(HealthProbe::default()))
         .around(move |ep, req| {
             let cache = cache.clone();
             async move { cache.serve(ep, req).await }
@@ -223,8 +228,11 @@ async fn limit_body(mut req: Request) -> poem::Result<Request> {
 
 /// Liveness and a store round trip (shared by the calls that arrive during one).
 #[handler]
-async fn health(Data(state): Data<&Arc<AppState>>) -> Response {
-    match state.health.store_answers(&state.store).await {
+async fn health(
+    Data(state): Data<&Arc<AppState>>,
+    Data(probe): Data<&Arc<HealthProbe>>,
+) -> Response {
+    match probe.store_answers(&state.store).await {
         true => {
             poem::web::Json(json!({"ok": true, "status": "ok", "database": "ok"})).into_response()
         }
@@ -242,6 +250,7 @@ async fn health(Data(state): Data<&Arc<AppState>>) -> Response {
 async fn serve_metrics(
     Data(state): Data<&Arc<AppState>>,
     Data(metrics): Data<&Arc<HttpMetrics>>,
+    Data(echo_projections): Data<&Arc<ProjectionMemo>>,
 ) -> Response {
     Response::builder()
         .content_type("text/plain; version=0.0.4")
@@ -252,7 +261,7 @@ async fn serve_metrics(
                 + &state.chain.ledger.metrics()
                 + &state.push_deliveries.render()
                 + &state.key_memory.render()
-                + &state.echo_projection.render();
+                + &echo_projections.render();
             match state.indexer_metrics.get() {
                 Some(indexer) => text + &indexer.render(),
                 None => text,

@@ -43,10 +43,6 @@ use crate::values::{Component, NftTier, Wallet, LAMPORTS_PER_SOL};
 
 pub struct AppState {
     pub store: Store,
-    /// `/health`'s store round trips, shared by calls that arrive together.
-    pub health: crate::http::health::HealthProbe,
-    /// The open Echo Pool epoch's last projection.
-    pub echo_projection: crate::domain::echo::reads::ProjectionMemo,
     pub clock: SharedClock,
     /// The ledger and the prepare → confirm runner.
     pub chain: Chain,
@@ -577,8 +573,6 @@ impl AppState {
         // own (decisions.md, "The freshness barrier's probe").
         let freshness = Freshness::new(store.dedicated());
         Ok(Arc::new(AppState {
-            health: Default::default(),
-            echo_projection: Default::default(),
             chain: Chain {
                 blocks: WalletBlocks::new(store.clone()),
                 freshness: freshness.clone(),

@@ -20,6 +20,8 @@ use crate::values::{sol, sol_u64, Base58Signature, PreparedId, Wallet};
 
 pub struct EchoPoolApi {
     pub state: Arc<AppState>,
+    /// The open epoch's projection, shared by its reads.
+    pub projections: Arc<reads::ProjectionMemo>,
 }
 
 /// `{conviction, creator}` in SOL.
@@ -314,7 +316,7 @@ impl EchoPoolApi {
     /// The open Echo Pool epoch (spec 2.6) with the pools it would close with now.
     #[oai(path = "/epoch/current", method = "get")]
     async fn current(&self) -> Answer<Json<CurrentEpoch>, EpochRefusals> {
-        let projection = reads::current(&self.state).await?;
+        let projection = reads::current(&self.state, &self.projections).await?;
         let Projection { epoch, computed } = projection.as_ref();
         let split = &computed.split;
         Ok(Json(CurrentEpoch {
@@ -347,7 +349,7 @@ impl EchoPoolApi {
         &self,
         wallet: Path<Wallet>,
     ) -> Answer<Json<EpochProjection>, EpochRefusals> {
-        let preview = reads::preview(&self.state, &wallet.0).await?;
+        let preview = reads::preview(&self.state, &self.projections, &wallet.0).await?;
         let epoch = &preview.projection.epoch;
         let split = &preview.projection.computed.split;
         Ok(Json(EpochProjection {
@@ -370,7 +372,7 @@ impl EchoPoolApi {
     /// keeper computes the close: it equals the claim when nothing changes in between.
     #[oai(path = "/echo-pool/preview/:wallet", method = "get")]
     async fn echo_preview(&self, wallet: Path<Wallet>) -> Answer<Json<EchoPreview>, EpochRefusals> {
-        let preview = reads::preview(&self.state, &wallet.0).await?;
+        let preview = reads::preview(&self.state, &self.projections, &wallet.0).await?;
         let key = wallet.0.to_string();
         let computed = &preview.projection.computed;
         Ok(Json(EchoPreview {

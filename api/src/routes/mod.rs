@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use poem_openapi::{Object, OpenApiService, Tags};
 
+use crate::domain::echo::reads::ProjectionMemo;
 use crate::error::refusals;
 use crate::state::AppState;
 use crate::values::{Base58Signature, PreparedId};
@@ -181,7 +182,9 @@ pub type Service = OpenApiService<
     (),
 >;
 
-pub fn service(state: Arc<AppState>) -> Service {
+/// The api's operations over `state`; `echo_projections` is the open epoch's shared projection
+/// (kept beside the routes, since the state's layer cannot name the domain's types).
+pub fn service(state: Arc<AppState>, echo_projections: Arc<ProjectionMemo>) -> Service {
     let s = || state.clone();
     OpenApiService::new(
         (
@@ -202,7 +205,10 @@ pub fn service(state: Arc<AppState>) -> Service {
             ),
             (
                 conviction::ConvictionApi { state: s() },
-                echo_pool::EchoPoolApi { state: s() },
+                echo_pool::EchoPoolApi {
+                    state: s(),
+                    projections: echo_projections,
+                },
                 missions::MissionsApi { state: s() },
                 points::PointsApi { state: s() },
                 defi::DefiApi { state: s() },

@@ -69,9 +69,8 @@ impl ProjectionMemo {
     }
 }
 
-pub async fn current(state: &AppState) -> Result<Arc<Projection>, ApiError> {
+pub async fn current(state: &AppState, memo: &ProjectionMemo) -> Result<Arc<Projection>, ApiError> {
     let db = state.store.db();
-    let memo = &state.echo_projection;
     // Read after the request arrived: a build under the same is as new as this request needs.
     let built_from = match state.freshness.current().await {
         Ok(generations) => {
@@ -119,8 +118,12 @@ pub struct Preview {
     pub tickets: u64,
 }
 
-pub async fn preview(state: &AppState, wallet: &Wallet) -> Result<Preview, ApiError> {
-    let projection = current(state).await?;
+pub async fn preview(
+    state: &AppState,
+    memo: &ProjectionMemo,
+    wallet: &Wallet,
+) -> Result<Preview, ApiError> {
+    let projection = current(state, memo).await?;
     let key = wallet.to_string();
     let db = state.store.db();
     Ok(Preview {
