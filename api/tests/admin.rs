@@ -866,3 +866,48 @@ async fn the_dashboard_lists_pending_admin_changes_with_when_they_apply_and_expi
     );
     server.stop().await;
 }
+
+/// A verdict on a hidden narrative settles it like any other, but its title reaches no public
+/// read: no notice to its creator or backers (whose feeds are public), and a narrative shown
+/// again is noticed as before.
+#[tokio::test]
+async fn a_verdict_on_a_hidden_narrative_notifies_no_one_of_its_title() {
+    let server = TestServer::start(|_| {}).await;
+    let now = server.clock.now();
+    let feed = |wallet: &'static str| {
+        let server = &server;
+        async move {
+            let (status, feed) = server.get(&format!("/v1/notifications/{wallet}")).await;
+            assert_eq!(status, StatusCode::OK, "{feed}");
+            feed["notifications"].as_array().unwrap().clone()
+        }
+    };
+    for (title, hide) in [("Defamatory claim", true), ("Fine claim", false)] {
+        let id = add_narrative(&server, title, "open", now - 10).await;
+        if hide {
+            let (status, body) = admin(
+                &server,
+                reqwest::Method::POST,
+                &format!("/v1/admin/narratives/{id}/hide"),
+                Some(&json!({"reason": "defamation"})),
+            )
+            .await;
+            assert_eq!(status, StatusCode::OK, "{body}");
+        }
+        let (status, verdict) = admin(
+            &server,
+            reqwest::Method::POST,
+            &format!("/v1/admin/narratives/{id}/verdict"),
+            Some(&json!({"outcome": "false"})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{verdict}");
+        assert_eq!(verdict["oracle_status"], "resolved_false");
+    }
+    let notified = feed(CREATOR).await;
+    let text = serde_json::to_string(&notified).unwrap();
+    assert!(!text.contains("Defamatory claim"), "{text}");
+    assert!(text.contains("Fine claim"), "{text}");
+    assert_eq!(notified.len(), 1, "{text}");
+    server.stop().await;
+}

@@ -5,7 +5,8 @@
 
 use narrative_store::entities::{agents, narratives, oracle_audit_log};
 use poem::http::StatusCode;
-use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QuerySelect};
+use sea_orm::sea_query::Condition;
+use sea_orm::{ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 use serde_json::json;
 
 use crate::domain::admin::{self, Operator};
@@ -87,14 +88,36 @@ pub async fn record(
     let now = state.now();
     let txn = state.store.begin_write().await?;
     if let Resolver::Agent(agent_id) = resolver {
-        // The agent's authority as this transaction sees it, its row locked (Postgres; a
-        // SQLite write transaction holds the database): a revocation that answered before
-        // this commits stops the verdict, and one that comes later waits for it.
-        let agent = agents::Entity::find_by_id(agent_id.to_owned())
-            .lock_exclusive()
+        // The agent's authority as this transaction sees it, with the rows it rests on locked
+        // (Postgres; a SQLite write transaction holds the database): the agent's own and, for
+        // the bootstrap, its wallet's proven agents, whose revocation revokes the wallet's. A
+        // revocation that answered before this commits stops the verdict, and one that comes
+        // later waits for it. One statement, in id order, so that two verdicts of one wallet
+        // take the locks in the same order.
+        let wallet: Option<String> = agents::Entity::find_by_id(agent_id.to_owned())
+            .select_only()
+            .column(agents::Column::WalletAddress)
+            .into_tuple()
             .one(&txn)
             .await?;
-        let held = match &agent {
+        let locked = match wallet {
+            Some(wallet) => {
+                agents::Entity::find()
+                    .filter(
+                        Condition::any().add(agents::Column::Id.eq(agent_id)).add(
+                            Condition::all()
+                                .add(agents::Column::WalletAddress.eq(wallet))
+                                .add(agents::Column::WalletProven.eq(true)),
+                        ),
+                    )
+                    .order_by_asc(agents::Column::Id)
+                    .lock_exclusive()
+                    .all(&txn)
+                    .await?
+            }
+            None => Vec::new(),
+        };
+        let held = match locked.iter().find(|a| a.id == agent_id) {
             Some(agent) => oracle::authority(state, &txn, agent).await?,
             None => None,
         };
@@ -142,16 +165,24 @@ pub async fn record(
         now,
     )
     .await?;
-    let notices =
-        notifications::resolution_notices(&txn, &narrative, verdict.outcome == NarrativeSide::Yes)
-            .await?;
-    notifications::notify_all(&txn, notices, now).await?;
+    // A hidden narrative's title is in no public read: its backers' notices (a public feed)
+    // are not written, and the webhook names it without its title.
+    let hidden = narrative.status == narratives::HIDDEN;
+    if !hidden {
+        let notices = notifications::resolution_notices(
+            &txn,
+            &narrative,
+            verdict.outcome == NarrativeSide::Yes,
+        )
+        .await?;
+        notifications::notify_all(&txn, notices, now).await?;
+    }
     webhooks::emit(
         &txn,
         webhooks::WebhookEvent::NarrativeResolved,
         json!({
             "narrative_id": id,
-            "title": narrative.title,
+            "title": (!hidden).then_some(&narrative.title),
             "oracle_status": resolution.as_str(),
             "confidence": verdict.confidence.get(),
         }),
