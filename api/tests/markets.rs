@@ -392,6 +392,34 @@ async fn a_creation_asked_again_before_it_landed_gets_a_fresh_transaction() {
         .await
         .expect("market created")
         .to_string();
+    // Landed but not confirmed: asked again, the answer is to confirm it, not a transaction
+    // that could only fail.
+    let issued_at = issued_at + 1;
+    let resigned = |at: i64| {
+        let message = format!(
+            "{}:issued-at:{at}",
+            statement(
+                "yield",
+                request["deadline"].as_i64().unwrap(),
+                SOL / 2,
+                0,
+                &paid,
+                request["question"].as_str().unwrap(),
+            )
+        );
+        let mut body = request.clone();
+        body["issued_at"] = json!(at);
+        body["signature"] = json!(s.creator.sign_message(message.as_bytes()).to_string());
+        body
+    };
+    let (status, landed) = s.create(&resigned(issued_at)).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{landed}");
+    assert_eq!(landed["error"], "fee_already_used");
+    assert_eq!(landed["market_id"], first["market_id"]);
+    assert!(
+        landed["message"].as_str().unwrap().contains("confirm"),
+        "{landed}"
+    );
     let (status, confirmed) = s
         .server
         .post(
@@ -406,15 +434,8 @@ async fn a_creation_asked_again_before_it_landed_gets_a_fresh_transaction() {
     let on_chain: Market = s.ledger.harness.lock().await.market(&market_id).await;
     assert_eq!(on_chain.yes_total, SOL / 2);
 
-    // Once it landed, the fee has bought its market.
-    let issued_at = issued_at + 1;
-    let message = message.replace(
-        &format!(":issued-at:{}", issued_at - 1),
-        &format!(":issued-at:{issued_at}"),
-    );
-    again["issued_at"] = json!(issued_at);
-    again["signature"] = json!(s.creator.sign_message(message.as_bytes()).to_string());
-    let (status, third) = s.create(&again).await;
+    // Once confirmed, the fee has bought its market.
+    let (status, third) = s.create(&resigned(issued_at + 1)).await;
     assert_eq!(status, StatusCode::CONFLICT, "{third}");
     assert_eq!(third["error"], "fee_already_used");
     s.server.stop().await;
@@ -453,6 +474,13 @@ async fn a_payment_for_something_else_buys_no_market() {
     let (status, refused) = s.create(&s.body(&s.creator, "yield", &paid, 0.0)).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
     assert_eq!(refused["error"], "market_fee_missing_treasury");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("pays for something else"),
+        "{refused}"
+    );
     assert_eq!(
         market_creations::Entity::find()
             .count(s.server.db.store.db())

@@ -48,7 +48,9 @@ use crate::jobs::{Handler, JobKind, JobOutcome, Leased};
 
 pub const UNCONFIRMED_PREPARED_SECS: i64 = DAY_SECS;
 pub const UNCONFIRMED_VENUE_MOVE_SECS: i64 = 30 * DAY_SECS;
-/// The prepared kinds whose confirm is the only record of a move that landed.
+/// The prepared kinds whose confirm is the only record of a move that landed (for a market
+/// creation: the only way its creation moves on to review or open; the market itself is
+/// indexed).
 const VENUE_MOVES: [&str; 7] = [
     MarketCreation::KIND,
     DefiDeposit::KIND,

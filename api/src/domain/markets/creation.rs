@@ -198,6 +198,7 @@ pub async fn create(
             .with("paid_lamports", paid));
     }
 
+    landed_unconfirmed(state, &fee_signature).await?;
     let blockhash = state.chain.blockhash().await?;
     let txn = state.store.begin_write().await?;
     wallet_proof::consume(&txn, &statement, proof, state.now()).await?;
@@ -258,6 +259,37 @@ pub async fn create(
     })
 }
 
+/// 409 when the creation `fee_signature` paid for is not confirmed but its market is already on
+/// the ledger: its transaction landed and only its confirm is missing, and a fresh
+/// `create_market` could only fail (the market's address is taken) at the wallet's expense.
+/// Read before the write transaction, which must not wait on the node.
+async fn landed_unconfirmed(
+    state: &AppState,
+    fee_signature: &Base58Signature,
+) -> Result<(), ApiError> {
+    let paid_for = market_creations::Entity::find()
+        .filter(market_creations::Column::FeeTxSignature.eq(fee_signature.to_string()))
+        .filter(market_creations::Column::Status.eq(AWAITING_SIGNATURE))
+        .one(state.store.db())
+        .await?;
+    let Some(creation) = paid_for else {
+        return Ok(());
+    };
+    let uuid: uuid::Uuid = creation.market_id.parse().map_err(ApiError::internal)?;
+    let market = pda::binary::market(&narrative_sdk::market_id::market_id_from_uuid(&uuid));
+    let (_, found) = state.chain.ledger.accounts(&[market]).await?;
+    if found.first().is_some_and(Option::is_some) {
+        return Err(ApiError::coded(
+            StatusCode::CONFLICT,
+            "fee_already_used",
+            "this fee's market is on the ledger already: confirm the transaction that created \
+             it (POST /v1/markets/confirm)",
+        )
+        .with("market_id", creation.market_id));
+    }
+    Ok(())
+}
+
 /// A creation's ids: new, or those of the creation asked again.
 struct MarketCreationRow {
     id: String,
@@ -265,8 +297,9 @@ struct MarketCreationRow {
 }
 
 /// The creation `fee_signature` paid for, when `request` asks for it again: by its creator,
-/// every field the same, and not landed yet (its transaction's blockhash lapsed before the
-/// wallet sent it, or it was never sent). A fresh transaction is then prepared for the same
+/// every field the same, and not confirmed (its transaction's blockhash lapsed before the
+/// wallet sent it, or it was never sent; one that landed unconfirmed was answered before, by
+/// [`landed_unconfirmed`]). A fresh transaction is then prepared for the same
 /// market; whichever one lands creates it (the market's address is taken by the first).
 /// Anything else is a second use of the payment: 409 `fee_already_used`.
 async fn asked_again(
