@@ -42,6 +42,7 @@ mod m20261128_000031_governance_fields;
 mod m20261129_000032_defi_positions;
 mod m20261130_000033_borrow;
 mod m20261201_000034_p0_positions;
+mod m20261202_000035_unproven_agent_keys;
 
 pub struct Migrator;
 
@@ -82,6 +83,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261129_000032_defi_positions::Migration),
             Box::new(m20261130_000033_borrow::Migration),
             Box::new(m20261201_000034_p0_positions::Migration),
+            Box::new(m20261202_000035_unproven_agent_keys::Migration),
         ]
     }
 }

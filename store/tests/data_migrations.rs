@@ -1,0 +1,52 @@
+//! Migrations that correct data, run against rows written before them (on SQLite by default,
+//! on Postgres when DATABASE_URL points at it).
+
+use migration::MigratorTrait;
+use narrative_store::entities::api_keys;
+use narrative_store::testing::TestDb;
+use sea_orm::{ConnectionTrait, EntityTrait};
+
+/// Keys of agents registered without a proof were filed under the wallet they named; after the
+/// migration they are filed under no wallet. A proven agent's key and the operator's keys keep
+/// theirs.
+#[tokio::test]
+async fn unproven_agents_keys_are_filed_under_no_wallet() {
+    let db = TestDb::new().await;
+    let conn = db.store.db();
+    let named = "C9QjHcuPyyncqkpSqKdQpFJjUNTgbwmbEN4GeGUoSpjN";
+    for (key, agent, proven) in [
+        ("key-unproven", Some("ag_unproven"), false),
+        ("key-proven", Some("ag_proven"), true),
+        ("key-operator", None, false),
+    ] {
+        conn.execute_unprepared(&format!(
+            "INSERT INTO api_keys (id, prefix, key_hash, tier, wallet, name, created_at) \
+             VALUES ('{key}', 'nms_0000', '{key}-hash', 'free', '{named}', 'bot', 1)"
+        ))
+        .await
+        .unwrap();
+        if let Some(agent) = agent {
+            conn.execute_unprepared(&format!(
+                "INSERT INTO agents (id, name, description, wallet_address, api_key_id, \
+                 created_at, wallet_proven) \
+                 VALUES ('{agent}', 'bot', NULL, '{named}', '{key}', 1, {proven})"
+            ))
+            .await
+            .unwrap();
+        }
+    }
+    // The rows are as the earlier code wrote them; the migration runs again over them.
+    migration::Migrator::down(conn, Some(1)).await.unwrap();
+    migration::Migrator::up(conn, None).await.unwrap();
+    let wallet_of = |id: &'static str| async move {
+        api_keys::Entity::find_by_id(id.to_owned())
+            .one(conn)
+            .await
+            .unwrap()
+            .unwrap()
+            .wallet
+    };
+    assert_eq!(wallet_of("key-unproven").await, None);
+    assert_eq!(wallet_of("key-proven").await.as_deref(), Some(named));
+    assert_eq!(wallet_of("key-operator").await.as_deref(), Some(named));
+}
