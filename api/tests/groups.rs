@@ -46,16 +46,23 @@ async fn groups_aggregate_their_members_markets_live() {
         .unwrap();
         ids.push(n);
     }
-    // Wallets A and B back N2; A also backs N3 (counted once per group).
-    for (k, (wallet, member)) in [("WalletA", 1usize), ("WalletB", 1), ("WalletA", 2)]
-        .iter()
-        .enumerate()
+    // Wallets A and B back N2, B on both sides; A also backs N1 (the same group: counted once
+    // there) and N3 (another group: counted there too).
+    for (k, (wallet, member, side)) in [
+        ("WalletA", 1usize, "yes"),
+        ("WalletB", 1, "yes"),
+        ("WalletB", 1, "no"),
+        ("WalletA", 0, "yes"),
+        ("WalletA", 2, "yes"),
+    ]
+    .iter()
+    .enumerate()
     {
         common::fixtures::backing(
             &format!("Backing{k}"),
             &ids[*member].market_id,
             wallet,
-            "yes",
+            side,
             10_000_000,
         )
         .into_active_model()
