@@ -8,11 +8,10 @@ mod common;
 use base64::Engine;
 use common::{TestServer, ADMIN_SECRET, ADMIN_WALLET};
 use narrative_api::clock::ManualClock;
-use narrative_store::entities::{admin_actions, jobs, oracle_audit_log};
+use narrative_store::entities::{jobs, oracle_audit_log};
 use reqwest::StatusCode;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter,
-    QueryOrder,
 };
 use serde_json::{json, Value};
 use solana_signer::Signer;
@@ -69,16 +68,7 @@ async fn add_job(
     .await
 }
 
-async fn actions(server: &TestServer) -> Vec<(String, String, String)> {
-    admin_actions::Entity::find()
-        .order_by_asc(admin_actions::Column::Id)
-        .all(server.db.store.db())
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|a| (a.action, a.subject, a.actor))
-        .collect()
-}
+use common::operators_log as actions;
 
 #[tokio::test]
 async fn operators_see_the_queue_and_moderate_narratives() {

@@ -623,17 +623,8 @@ async fn a_wallet_screening_flags_is_blocked_from_writes_until_an_operator_lifts
         .await;
     assert_eq!(again["unblocked"], false, "nothing left to lift");
     // The lift, once, in the operators' log.
-    use sea_orm::EntityTrait;
-    let logged: Vec<(String, String, String)> =
-        narrative_store::entities::admin_actions::Entity::find()
-            .all(server.db.store.db())
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|a| (a.action, a.subject, a.actor))
-            .collect();
     assert_eq!(
-        logged,
+        common::operators_log(&server).await,
         vec![(
             "wallet.unblock".to_owned(),
             sanctioned.address.to_string(),

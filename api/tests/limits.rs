@@ -180,9 +180,6 @@ async fn keys_are_issued_once_listed_without_secrets_and_revoked_by_their_wallet
 /// operators' log.
 #[tokio::test]
 async fn the_operator_revokes_a_key_issued_to_no_wallet_and_both_are_logged() {
-    use narrative_store::entities::admin_actions;
-    use sea_orm::QueryOrder;
-
     let server = TestServer::start(|_| {}).await;
     let (status, issued) = server
         .admin_post("/v1/admin/apikeys", &json!({"name": "partner bot"}))
@@ -207,16 +204,8 @@ async fn the_operator_revokes_a_key_issued_to_no_wallet_and_both_are_logged() {
     let (status, _) = server.admin_post("/v1/apikeys/revoke", &revoke).await;
     assert_eq!(status, StatusCode::OK);
 
-    let logged: Vec<(String, String, String)> = admin_actions::Entity::find()
-        .order_by_asc(admin_actions::Column::Id)
-        .all(server.db.store.db())
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|a| (a.action, a.subject, a.actor))
-        .collect();
     assert_eq!(
-        logged,
+        common::operators_log(&server).await,
         vec![
             (
                 "apikey.issue".to_owned(),

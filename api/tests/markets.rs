@@ -355,22 +355,25 @@ async fn a_creation_asked_again_before_it_landed_gets_a_fresh_transaction() {
     assert_eq!(status, StatusCode::CREATED, "{first}");
 
     // The same request, signed again (a proof is used once).
+    let resigned = |at: i64| {
+        let message = format!(
+            "{}:issued-at:{at}",
+            statement(
+                "yield",
+                request["deadline"].as_i64().unwrap(),
+                SOL / 2,
+                0,
+                &paid,
+                request["question"].as_str().unwrap(),
+            )
+        );
+        let mut body = request.clone();
+        body["issued_at"] = json!(at);
+        body["signature"] = json!(s.creator.sign_message(message.as_bytes()).to_string());
+        body
+    };
     let issued_at = request["issued_at"].as_i64().unwrap() + 1;
-    let message = format!(
-        "{}:issued-at:{issued_at}",
-        statement(
-            "yield",
-            request["deadline"].as_i64().unwrap(),
-            SOL / 2,
-            0,
-            &paid,
-            request["question"].as_str().unwrap(),
-        )
-    );
-    let mut again = request.clone();
-    again["issued_at"] = json!(issued_at);
-    again["signature"] = json!(s.creator.sign_message(message.as_bytes()).to_string());
-    let (status, second) = s.create(&again).await;
+    let (status, second) = s.create(&resigned(issued_at)).await;
     assert_eq!(status, StatusCode::CREATED, "{second}");
     assert_eq!(second["market_id"], first["market_id"]);
     assert_ne!(second["prepared_id"], first["prepared_id"]);
@@ -395,23 +398,6 @@ async fn a_creation_asked_again_before_it_landed_gets_a_fresh_transaction() {
     // Landed but not confirmed: asked again, the answer is to confirm it, not a transaction
     // that could only fail.
     let issued_at = issued_at + 1;
-    let resigned = |at: i64| {
-        let message = format!(
-            "{}:issued-at:{at}",
-            statement(
-                "yield",
-                request["deadline"].as_i64().unwrap(),
-                SOL / 2,
-                0,
-                &paid,
-                request["question"].as_str().unwrap(),
-            )
-        );
-        let mut body = request.clone();
-        body["issued_at"] = json!(at);
-        body["signature"] = json!(s.creator.sign_message(message.as_bytes()).to_string());
-        body
-    };
     let (status, landed) = s.create(&resigned(issued_at)).await;
     assert_eq!(status, StatusCode::CONFLICT, "{landed}");
     assert_eq!(landed["error"], "fee_already_used");

@@ -64,16 +64,7 @@ async fn set_authority(server: &TestServer, method: Method, agent_id: &str) -> (
         .await
 }
 
-async fn logged(server: &TestServer) -> Vec<(String, String, String)> {
-    admin_actions::Entity::find()
-        .order_by_asc(admin_actions::Column::Id)
-        .all(server.db.store.db())
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|a| (a.action, a.subject, a.actor))
-        .collect()
-}
+use common::operators_log as logged;
 
 #[tokio::test]
 async fn a_claimed_oracle_wallet_confers_nothing_and_a_proven_one_bootstraps() {

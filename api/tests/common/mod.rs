@@ -448,6 +448,20 @@ pub async fn serve_locally(app: impl poem::Endpoint + 'static) -> String {
     format!("http://{addr}")
 }
 
+/// The operators' log, oldest first: (action, subject, the operator's wallet).
+pub async fn operators_log(server: &TestServer) -> Vec<(String, String, String)> {
+    use narrative_store::entities::admin_actions;
+    use sea_orm::{EntityTrait, QueryOrder};
+    admin_actions::Entity::find()
+        .order_by_asc(admin_actions::Column::Id)
+        .all(server.db.store.db())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|a| (a.action, a.subject, a.actor))
+        .collect()
+}
+
 /// A sample's value in a Prometheus metrics page; `name` includes any labels. The whole sample
 /// line is matched: a substring search would also find the `# HELP` line of `indexer_leader`,
 /// which begins "indexer_leader 1 while ...".
