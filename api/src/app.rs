@@ -18,7 +18,6 @@ use poem::web::Data;
 use poem::{get, handler, Endpoint, EndpointExt, IntoResponse, Request, Response, Route};
 use serde_json::json;
 
-use crate::domain::echo::reads::ProjectionMemo;
 use crate::error::ApiError;
 use crate::http::cache::ResponseCache;
 use crate::http::contract::{Contract, Patch};
@@ -29,6 +28,7 @@ use crate::http::probe::shield_gate;
 use crate::http::rate_limit::limit_requests;
 use crate::http::MAX_BODY_BYTES;
 use crate::routes;
+use crate::routes::SharedReads;
 use crate::state::AppState;
 
 /// The GET-only routes served beside the `/v1` document.
@@ -85,8 +85,8 @@ fn patches(state: &AppState) -> Vec<Patch> {
 /// The application, boxed: the middleware types nest too deep to be named in every crate that
 /// serves it.
 pub fn build_app(state: Arc<AppState>) -> poem::endpoint::BoxEndpoint<'static, Response> {
-    let echo_projections = Arc::new(ProjectionMemo::default());
-    let api = routes::service(state.clone(), echo_projections.clone());
+    let shared = Arc::new(SharedReads::default());
+    let api = routes::service(state.clone(), &shared);
     let generated = api.spec();
     let contract = Arc::new(Contract::new(&generated, &patches(&state), &PLAIN_ROUTES));
     // The UI embeds the document it shows; it shows the one served. Both are shared bytes, so a
@@ -158,7 +158,7 @@ pub fn build_app(state: Arc<AppState>) -> poem::endpoint::BoxEndpoint<'static, R
         .at("/metrics", get(serve_metrics))
         .data(state)
         .data(metrics.clone())
-        .data(echo_projections)
+        .data(shared)
         .data(Arc::new(HealthProbe::default()))
         .around(move |ep, req| {
             let cache = cache.clone();
@@ -250,7 +250,7 @@ async fn health(
 async fn serve_metrics(
     Data(state): Data<&Arc<AppState>>,
     Data(metrics): Data<&Arc<HttpMetrics>>,
-    Data(echo_projections): Data<&Arc<ProjectionMemo>>,
+    Data(shared): Data<&Arc<SharedReads>>,
 ) -> Response {
     Response::builder()
         .content_type("text/plain; version=0.0.4")
@@ -261,7 +261,7 @@ async fn serve_metrics(
                 + &state.chain.ledger.metrics()
                 + &state.push_deliveries.render()
                 + &state.key_memory.render()
-                + &echo_projections.render();
+                + &shared.render();
             match state.indexer_metrics.get() {
                 Some(indexer) => text + &indexer.render(),
                 None => text,

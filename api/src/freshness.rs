@@ -219,6 +219,58 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
     }
 }
 
+/// The last value built, kept with what it was built from (generations the barrier read after
+/// the request arrived, and whatever else the value depends on): a request whose key is the
+/// same gets it, and builds run one at a time, so a burst of requests for an expensive read
+/// waits for one build instead of each running it. For reads every request needs whole and
+/// whose requests differ only in what they show of it (a page, a wallet's part).
+pub struct LastBuilt<K, V> {
+    /// The metric's name: `<name>_builds_total`.
+    name: &'static str,
+    last: tokio::sync::Mutex<Option<(K, V)>>,
+    builds: std::sync::atomic::AtomicU64,
+}
+
+impl<K: PartialEq, V: Clone> LastBuilt<K, V> {
+    pub fn new(name: &'static str) -> LastBuilt<K, V> {
+        LastBuilt {
+            name,
+            last: tokio::sync::Mutex::new(None),
+            builds: Default::default(),
+        }
+    }
+
+    /// The value built from `key`, kept or from `build`; without a key (what it depends on
+    /// could not be read) always built, and not kept.
+    pub async fn get<E, Fut>(&self, key: Option<K>, build: impl FnOnce() -> Fut) -> Result<V, E>
+    where
+        Fut: Future<Output = Result<V, E>>,
+    {
+        let mut last = self.last.lock().await;
+        if let (Some(key), Some((built_from, value))) = (&key, last.as_ref()) {
+            if key == built_from {
+                return Ok(value.clone());
+            }
+        }
+        self.builds
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let value = build().await?;
+        *last = key.map(|key| (key, value.clone()));
+        Ok(value)
+    }
+
+    /// Its lines of the Prometheus text format.
+    pub fn render(&self) -> String {
+        let name = self.name;
+        format!(
+            "# HELP {name}_builds_total Values built (the other requests shared one).\n\
+             # TYPE {name}_builds_total counter\n\
+             {name}_builds_total {}\n",
+            self.builds.load(std::sync::atomic::Ordering::Relaxed)
+        )
+    }
+}
+
 /// Values kept until a time (unix seconds, on the injected clock), for answers that are allowed
 /// to be a little old, such as a holder check's ledger walk; at most `max_entries` (past that,
 /// the expired ones go, then all).

@@ -249,6 +249,14 @@ async fn leaderboards_rank_wallets_by_score_in_pages() {
             body
         }
     };
+    let builds = || async {
+        common::sample(
+            &server.get_text("/metrics").await,
+            "conviction_leaderboard_builds_total",
+        )
+        .expect("the ranking's metric")
+    };
+    let built_before = builds().await;
     let all = board("").await;
     assert_eq!(
         (all["limit"].as_u64(), all["offset"].as_u64()),
@@ -278,6 +286,13 @@ async fn leaderboards_rank_wallets_by_score_in_pages() {
     assert_eq!(board("?limit=0").await["limit"], 1);
     assert_eq!(board("?limit=5000&offset=-4").await["limit"], 100);
     assert_eq!(board("?offset=-4").await["offset"], 0);
+    // Five pages (five keys of the response cache) cut from one ranking: a write landing
+    // between them may add a scoring; five would mean none was shared.
+    let built = builds().await - built_before;
+    assert!(
+        (1.0..5.0).contains(&built),
+        "{built} scorings for five pages"
+    );
 
     // Creators: two wallets with published narratives; a resolved TRUE one outranks none.
     let db = server.db.store.db();

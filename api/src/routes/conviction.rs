@@ -18,6 +18,8 @@ use crate::values::{page, sol_u64, NftTier, Wallet};
 
 pub struct ConvictionApi {
     pub state: Arc<AppState>,
+    /// The leaderboards' rankings, shared by their pages.
+    pub boards: Arc<leaderboards::Boards>,
 }
 
 #[derive(Object)]
@@ -241,7 +243,8 @@ impl ConvictionApi {
         offset: Query<Option<i64>>,
     ) -> Answer<Json<ConvictionLeaderboard>, ProfileRefusals> {
         let (limit, offset) = page(limit.0, offset.0, 50, MAX_LEADERBOARD);
-        let (rows, total) = leaderboards::conviction(&self.state, limit, offset).await?;
+        let (rows, total) =
+            leaderboards::conviction(&self.state, &self.boards, limit, offset).await?;
         Ok(Json(ConvictionLeaderboard {
             ok: true,
             leaderboard: rows
@@ -273,7 +276,8 @@ impl ConvictionApi {
         offset: Query<Option<i64>>,
     ) -> Answer<Json<CreatorLeaderboard>, ProfileRefusals> {
         let (limit, offset) = page(limit.0, offset.0, 50, MAX_LEADERBOARD);
-        let (rows, total) = leaderboards::creators(&self.state, limit, offset).await?;
+        let (rows, total) =
+            leaderboards::creators(&self.state, &self.boards, limit, offset).await?;
         Ok(Json(CreatorLeaderboard {
             ok: true,
             leaderboard: rows

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use poem_openapi::{Object, OpenApiService, Tags};
 
 use crate::domain::echo::reads::ProjectionMemo;
+use crate::domain::profiles::leaderboards::Boards;
 use crate::error::refusals;
 use crate::state::AppState;
 use crate::values::{Base58Signature, PreparedId};
@@ -182,9 +183,25 @@ pub type Service = OpenApiService<
     (),
 >;
 
-/// The api's operations over `state`; `echo_projections` is the open epoch's shared projection
-/// (kept beside the routes, since the state's layer cannot name the domain's types).
-pub fn service(state: Arc<AppState>, echo_projections: Arc<ProjectionMemo>) -> Service {
+/// Reads built once and shared by the requests that read the same: kept beside the routes,
+/// since the state's layer cannot name the domain's types.
+#[derive(Default)]
+pub struct SharedReads {
+    /// The open Echo Pool epoch's projection.
+    pub echo_projections: Arc<ProjectionMemo>,
+    /// The conviction and creator rankings.
+    pub boards: Arc<Boards>,
+}
+
+impl SharedReads {
+    /// Their `/metrics` lines.
+    pub fn render(&self) -> String {
+        self.echo_projections.render() + &self.boards.render()
+    }
+}
+
+/// The api's operations over `state`, with the reads they share.
+pub fn service(state: Arc<AppState>, shared: &SharedReads) -> Service {
     let s = || state.clone();
     OpenApiService::new(
         (
@@ -204,10 +221,13 @@ pub fn service(state: Arc<AppState>, echo_projections: Arc<ProjectionMemo>) -> S
                 groups::GroupsApi { state: s() },
             ),
             (
-                conviction::ConvictionApi { state: s() },
+                conviction::ConvictionApi {
+                    state: s(),
+                    boards: shared.boards.clone(),
+                },
                 echo_pool::EchoPoolApi {
                     state: s(),
-                    projections: echo_projections,
+                    projections: shared.echo_projections.clone(),
                 },
                 missions::MissionsApi { state: s() },
                 points::PointsApi { state: s() },

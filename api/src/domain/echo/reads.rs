@@ -4,7 +4,6 @@
 //! history of shares and claims.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use narrative_sdk::{pda, Pubkey};
@@ -21,6 +20,7 @@ use super::ruffler;
 use super::rules::Share;
 use crate::domain::profiles::conviction;
 use crate::error::ApiError;
+use crate::freshness::LastBuilt;
 use crate::state::AppState;
 use crate::values::Wallet;
 
@@ -49,23 +49,19 @@ type BuiltFrom = (i64, i64, Option<i64>, i64);
 
 /// The last projection of the open epoch. Every read of the epoch and every wallet's preview
 /// needs the whole epoch's split (every win of the window, every winner's history): built once
-/// for what it was built from, shared by the requests that read the same, and built one at a
-/// time (a burst of previews waits for one build instead of each running it).
-#[derive(Default)]
-pub struct ProjectionMemo {
-    last: tokio::sync::Mutex<Option<(BuiltFrom, Arc<Projection>)>>,
-    builds: AtomicU64,
+/// for what it was built from and shared (`echo_projection_builds_total`).
+pub struct ProjectionMemo(LastBuilt<BuiltFrom, Arc<Projection>>);
+
+impl Default for ProjectionMemo {
+    fn default() -> Self {
+        ProjectionMemo(LastBuilt::new("echo_projection"))
+    }
 }
 
 impl ProjectionMemo {
     /// The `/metrics` lines.
     pub fn render(&self) -> String {
-        format!(
-            "# HELP echo_projection_builds_total Open-epoch projections built (the rest were shared).\n\
-             # TYPE echo_projection_builds_total counter\n\
-             echo_projection_builds_total {}\n",
-            self.builds.load(Ordering::Relaxed)
-        )
+        self.0.render()
     }
 }
 
@@ -93,20 +89,15 @@ pub async fn current(state: &AppState, memo: &ProjectionMemo) -> Result<Arc<Proj
             None
         }
     };
-    let mut last = memo.last.lock().await;
-    if let (Some(key), Some((kept_for, projection))) = (built_from, last.as_ref()) {
-        if key == *kept_for {
-            return Ok(projection.clone());
-        }
-    }
-    memo.builds.fetch_add(1, Ordering::Relaxed);
-    let epoch = distribution::open_epoch(db)
-        .await?
-        .ok_or_else(not_indexed)?;
-    let computed = distribution::compute(db, &epoch, state.now()).await?;
-    let projection = Arc::new(Projection { epoch, computed });
-    *last = built_from.map(|key| (key, projection.clone()));
-    Ok(projection)
+    memo.0
+        .get(built_from, || async {
+            let epoch = distribution::open_epoch(db)
+                .await?
+                .ok_or_else(not_indexed)?;
+            let computed = distribution::compute(db, &epoch, state.now()).await?;
+            Ok::<_, ApiError>(Arc::new(Projection { epoch, computed }))
+        })
+        .await
 }
 
 /// A wallet's standing in the open epoch.
