@@ -219,11 +219,25 @@ impl<K: Eq + Hash, V: Clone> Memo<K, V> {
     }
 }
 
+/// What a value was built from, as counters that only grow (generations, ids, the clock's
+/// second): a value built from a key that covers another is at least as new as that key needs.
+pub trait Covers {
+    /// Whether `self` is at least as new as `other` in every part.
+    fn covers(&self, other: &Self) -> bool;
+}
+
+impl Covers for i64 {
+    fn covers(&self, other: &i64) -> bool {
+        self >= other
+    }
+}
+
 /// The last value built, kept with what it was built from (generations the barrier read after
-/// the request arrived, and whatever else the value depends on): a request whose key is the
-/// same gets it, and builds run one at a time, so a burst of requests for an expensive read
-/// waits for one build instead of each running it. For reads every request needs whole and
-/// whose requests differ only in what they show of it (a page, a wallet's part).
+/// the request arrived, and whatever else the value depends on): a request whose key the kept
+/// one covers gets it, and builds run one at a time, so a burst of requests for an expensive
+/// read waits for one build instead of each running it, and a request that waited behind a
+/// build from newer data takes that. For reads every request needs whole and whose requests
+/// differ only in what they show of it (a page, a wallet's part).
 pub struct LastBuilt<K, V> {
     /// The metric's name: `<name>_builds_total`.
     name: &'static str,
@@ -231,7 +245,7 @@ pub struct LastBuilt<K, V> {
     builds: std::sync::atomic::AtomicU64,
 }
 
-impl<K: PartialEq, V: Clone> LastBuilt<K, V> {
+impl<K: Covers, V: Clone> LastBuilt<K, V> {
     pub fn new(name: &'static str) -> LastBuilt<K, V> {
         LastBuilt {
             name,
@@ -240,22 +254,31 @@ impl<K: PartialEq, V: Clone> LastBuilt<K, V> {
         }
     }
 
-    /// The value built from `key`, kept or from `build`; without a key (what it depends on
-    /// could not be read) always built, and not kept.
+    /// The value for `key`: the kept one when its key covers `key`, else built by `build` and
+    /// kept (unless the kept one is newer still). Without a key (what the value depends on could
+    /// not be read) it is built for this request alone, without waiting for the lock, and the
+    /// kept one stays.
     pub async fn get<E, Fut>(&self, key: Option<K>, build: impl FnOnce() -> Fut) -> Result<V, E>
     where
         Fut: Future<Output = Result<V, E>>,
     {
+        let count = || {
+            self.builds
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        };
+        let Some(key) = key else {
+            count();
+            return build().await;
+        };
         let mut last = self.last.lock().await;
-        if let (Some(key), Some((built_from, value))) = (&key, last.as_ref()) {
-            if key == built_from {
+        if let Some((built_from, value)) = last.as_ref() {
+            if built_from.covers(&key) {
                 return Ok(value.clone());
             }
         }
-        self.builds
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        count();
         let value = build().await?;
-        *last = key.map(|key| (key, value.clone()));
+        *last = Some((key, value.clone()));
         Ok(value)
     }
 
@@ -355,5 +378,34 @@ mod tests {
                 .unwrap();
         }
         assert!(memo.len() <= 3, "{}", memo.len());
+    }
+
+    /// A kept value answers every key it covers; a newer key builds again; a request without
+    /// a key builds for itself and leaves the kept value alone; a failed build keeps it too.
+    #[tokio::test]
+    async fn the_last_value_built_answers_the_keys_it_covers() {
+        let built: LastBuilt<i64, String> = LastBuilt::new("test");
+        let get = |key: Option<i64>, value: &'static str| {
+            built.get(key, move || async move { Ok::<_, ()>(value.to_owned()) })
+        };
+        assert_eq!(get(Some(5), "five").await.unwrap(), "five");
+        assert_eq!(get(Some(5), "again").await.unwrap(), "five");
+        assert_eq!(get(Some(4), "older").await.unwrap(), "five", "5 covers 4");
+        assert_eq!(get(None, "keyless").await.unwrap(), "keyless");
+        assert_eq!(get(Some(5), "after").await.unwrap(), "five");
+        let failed = built
+            .get(Some(7), || async {
+                Err::<String, &str>("the database went away")
+            })
+            .await;
+        assert_eq!(failed, Err("the database went away"));
+        assert_eq!(get(Some(6), "six").await.unwrap(), "six");
+        assert_eq!(get(Some(6), "again").await.unwrap(), "six");
+        // five, keyless, the failed one, six.
+        assert!(
+            built.render().contains("test_builds_total 4\n"),
+            "{}",
+            built.render()
+        );
     }
 }

@@ -20,7 +20,7 @@ use super::ruffler;
 use super::rules::Share;
 use crate::domain::profiles::conviction;
 use crate::error::ApiError;
-use crate::freshness::LastBuilt;
+use crate::freshness::{Covers, LastBuilt};
 use crate::state::AppState;
 use crate::values::Wallet;
 
@@ -45,7 +45,24 @@ pub struct Projection {
 /// winners' histories) and of the Echo Pool (epochs, distributions), the newest indexed event
 /// (the forfeits are events), and the second it was computed at (its window ends a margin
 /// before it).
-type BuiltFrom = (i64, i64, Option<i64>, i64);
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuiltFrom {
+    markets: i64,
+    echo: i64,
+    newest_event: Option<i64>,
+    at: i64,
+}
+
+impl Covers for BuiltFrom {
+    /// Every part grows: a projection from newer data and a later second holds every result
+    /// an earlier one would (its window reaches further), so it answers that request too.
+    fn covers(&self, other: &BuiltFrom) -> bool {
+        self.markets >= other.markets
+            && self.echo >= other.echo
+            && self.newest_event >= other.newest_event
+            && self.at >= other.at
+    }
+}
 
 /// The last projection of the open epoch. Every read of the epoch and every wallet's preview
 /// needs the whole epoch's split (every win of the window, every winner's history): built once
@@ -77,24 +94,26 @@ pub async fn current(state: &AppState, memo: &ProjectionMemo) -> Result<Arc<Proj
                 .one(db)
                 .await?
                 .flatten();
-            Some((
-                generations.of(Topic::Markets),
-                generations.of(Topic::Echo),
+            Some(BuiltFrom {
+                markets: generations.of(Topic::Markets),
+                echo: generations.of(Topic::Echo),
                 newest_event,
-                state.now(),
-            ))
+                at: state.now(),
+            })
         }
         Err(error) => {
             tracing::warn!(%error, "freshness unknown: the epoch's projection is built anew");
             None
         }
     };
+    // Computed at the key's second, which the kept projection is filed under.
+    let at = built_from.map_or_else(|| state.now(), |key| key.at);
     memo.0
         .get(built_from, || async {
             let epoch = distribution::open_epoch(db)
                 .await?
                 .ok_or_else(not_indexed)?;
-            let computed = distribution::compute(db, &epoch, state.now()).await?;
+            let computed = distribution::compute(db, &epoch, at).await?;
             Ok::<_, ApiError>(Arc::new(Projection { epoch, computed }))
         })
         .await

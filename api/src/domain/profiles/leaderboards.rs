@@ -74,7 +74,13 @@ pub async fn conviction(
         .conviction
         .get(markets_generation(state).await, || async {
             let scores = conviction::scores(state.store.db(), None).await?;
-            Ok::<_, ApiError>(Arc::new(ranked(scores.into_iter().collect(), |s| s.score)))
+            // Kept for every wallet: without the per-category figures, which the board does
+            // not show (the wallet's profile reads them).
+            let slim = scores.into_iter().map(|(wallet, mut score)| {
+                score.per_category.clear();
+                (wallet, score)
+            });
+            Ok::<_, ApiError>(Arc::new(ranked(slim.collect(), |s| s.score)))
         })
         .await?;
     Ok(page(&ranking, limit, offset))
