@@ -238,29 +238,36 @@ impl Covers for i64 {
 /// read waits for one build instead of each running it, and a request that waited behind a
 /// build from newer data takes that. For reads every request needs whole and whose requests
 /// differ only in what they show of it (a page, a wallet's part).
+///
+/// A build runs on a task of its own, holding the lock: the request that started it may go
+/// away (its client hung up) and the build still finishes and is kept for those waiting.
 pub struct LastBuilt<K, V> {
     /// The metric's name: `<name>_builds_total`.
     name: &'static str,
-    last: tokio::sync::Mutex<Option<(K, V)>>,
+    last: Arc<tokio::sync::Mutex<Option<(K, V)>>>,
     builds: std::sync::atomic::AtomicU64,
 }
 
-impl<K: Covers, V: Clone> LastBuilt<K, V> {
+impl<K, V> LastBuilt<K, V>
+where
+    K: Covers + Send + 'static,
+    V: Clone + Send + 'static,
+{
     pub fn new(name: &'static str) -> LastBuilt<K, V> {
         LastBuilt {
             name,
-            last: tokio::sync::Mutex::new(None),
+            last: Arc::new(tokio::sync::Mutex::new(None)),
             builds: Default::default(),
         }
     }
 
     /// The value for `key`: the kept one when its key covers `key`, else built by `build` and
-    /// kept (unless the kept one is newer still). Without a key (what the value depends on could
-    /// not be read) it is built for this request alone, without waiting for the lock, and the
-    /// kept one stays.
+    /// kept. Without a key (what the value depends on could not be read) it is built for this
+    /// request alone, without waiting for the lock, and the kept one stays.
     pub async fn get<E, Fut>(&self, key: Option<K>, build: impl FnOnce() -> Fut) -> Result<V, E>
     where
-        Fut: Future<Output = Result<V, E>>,
+        E: Send + 'static,
+        Fut: Future<Output = Result<V, E>> + Send + 'static,
     {
         let count = || {
             self.builds
@@ -270,16 +277,25 @@ impl<K: Covers, V: Clone> LastBuilt<K, V> {
             count();
             return build().await;
         };
-        let mut last = self.last.lock().await;
+        let mut last = self.last.clone().lock_owned().await;
         if let Some((built_from, value)) = last.as_ref() {
             if built_from.covers(&key) {
                 return Ok(value.clone());
             }
         }
         count();
-        let value = build().await?;
-        *last = Some((key, value.clone()));
-        Ok(value)
+        let building = build();
+        let task = tokio::spawn(async move {
+            let value = building.await?;
+            *last = Some((key, value.clone()));
+            Ok(value)
+        });
+        match task.await {
+            Ok(built) => built,
+            // A build that panicked panics its request, as it would have run in it.
+            Err(failed) if failed.is_panic() => std::panic::resume_unwind(failed.into_panic()),
+            Err(_) => panic!("the runtime is shutting down"),
+        }
     }
 
     /// Its lines of the Prometheus text format.
@@ -404,6 +420,40 @@ mod tests {
         // five, keyless, the failed one, six.
         assert!(
             built.render().contains("test_builds_total 4\n"),
+            "{}",
+            built.render()
+        );
+    }
+
+    /// The request that started a build goes away mid-build: the build finishes on its own
+    /// task and is kept, so the next request is answered without building again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_build_outlives_the_request_that_started_it() {
+        let built: Arc<LastBuilt<i64, String>> = Arc::new(LastBuilt::new("test"));
+        let release = Arc::new(tokio::sync::Semaphore::new(0));
+        let started = Arc::new(tokio::sync::Notify::new());
+        let leader = tokio::spawn({
+            let (built, release, started) = (built.clone(), release.clone(), started.clone());
+            async move {
+                built
+                    .get(Some(1), move || async move {
+                        started.notify_one();
+                        release.acquire().await.expect("open").forget();
+                        Ok::<_, ()>("built".to_owned())
+                    })
+                    .await
+            }
+        });
+        started.notified().await;
+        leader.abort();
+        assert!(leader.await.unwrap_err().is_cancelled());
+        release.add_permits(1);
+        let again = built
+            .get(Some(1), || async { Ok::<_, ()>("built again".to_owned()) })
+            .await;
+        assert_eq!(again, Ok("built".to_owned()));
+        assert!(
+            built.render().contains("test_builds_total 1\n"),
             "{}",
             built.render()
         );

@@ -108,8 +108,10 @@ pub async fn current(state: &AppState, memo: &ProjectionMemo) -> Result<Arc<Proj
     };
     // Computed at the key's second, which the kept projection is filed under.
     let at = built_from.map_or_else(|| state.now(), |key| key.at);
+    let store = state.store.clone();
     memo.0
-        .get(built_from, || async {
+        .get(built_from, || async move {
+            let db = store.db();
             let epoch = distribution::open_epoch(db)
                 .await?
                 .ok_or_else(not_indexed)?;

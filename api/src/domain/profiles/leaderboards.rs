@@ -70,10 +70,11 @@ pub async fn conviction(
     limit: u64,
     offset: u64,
 ) -> Result<(Vec<(String, conviction::Score)>, u64), ApiError> {
+    let store = state.store.clone();
     let ranking = boards
         .conviction
-        .get(markets_generation(state).await, || async {
-            let scores = conviction::scores(state.store.db(), None).await?;
+        .get(markets_generation(state).await, || async move {
+            let scores = conviction::scores(store.db(), None).await?;
             // Kept for every wallet: without the per-category figures, which the board does
             // not show (the wallet's profile reads them).
             let slim = scores.into_iter().map(|(wallet, mut score)| {
@@ -93,10 +94,11 @@ pub async fn creators(
     limit: u64,
     offset: u64,
 ) -> Result<(Vec<(String, creator::CreatorScore)>, u64), ApiError> {
+    let store = state.store.clone();
     let ranking = boards
         .creators
-        .get(markets_generation(state).await, || async {
-            let scores = creator_scores(state.store.db(), None).await?;
+        .get(markets_generation(state).await, || async move {
+            let scores = creator_scores(store.db(), None).await?;
             Ok::<_, ApiError>(Arc::new(ranked(scores.into_iter().collect(), |s| s.score)))
         })
         .await?;
