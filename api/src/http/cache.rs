@@ -23,6 +23,7 @@
 //! must already see its commit.
 
 use std::collections::HashMap;
+use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -51,9 +52,9 @@ pub const MAX_KEY_BYTES: usize = 1024;
 /// counted toward `RESPONSE_CACHE_MB` so that many small entries are bounded too.
 const ENTRY_OVERHEAD_BYTES: usize = 256;
 
-/// The memory an entry under `key` is counted as holding.
-fn held(key: &str, entry: &Entry) -> usize {
-    key.len() + entry.body.len() + ENTRY_OVERHEAD_BYTES
+/// The memory an entry under a key of `key_bytes` is counted as holding.
+fn held(key_bytes: usize, entry: &Entry) -> usize {
+    key_bytes + entry.body.len() + ENTRY_OVERHEAD_BYTES
 }
 
 /// The routes cached (by template) and the topics each reads.
@@ -214,15 +215,15 @@ impl ResponseCache {
 
     fn keep(&self, key: String, entry: Arc<Entry>) {
         let mut entries = self.entries.lock().expect("cache");
-        entries.bytes += held(&key, &entry);
-        let replaced = entries.lru.insert(key.clone(), entry);
-        if let Some(old) = replaced {
-            entries.bytes -= held(&key, &old);
+        let key_bytes = key.len();
+        entries.bytes += held(key_bytes, &entry);
+        if let Some(old) = entries.lru.insert(key, entry) {
+            entries.bytes -= held(key_bytes, &old);
         }
         while entries.bytes > self.max_bytes {
             match entries.lru.remove_lru() {
                 Some((key, evicted)) => {
-                    entries.bytes -= held(&key, &evicted);
+                    entries.bytes -= held(key.len(), &evicted);
                     self.counters
                         .evicted_for_room
                         .fetch_add(1, Ordering::Relaxed);
@@ -248,7 +249,7 @@ impl Cache for ResponseCache {
             .collect();
         for key in stale {
             if let Some(entry) = entries.lru.remove(&key) {
-                entries.bytes -= held(&key, &entry);
+                entries.bytes -= held(key.len(), &entry);
                 self.counters
                     .evicted_by_change
                     .fetch_add(1, Ordering::Relaxed);
@@ -443,12 +444,9 @@ fn key(req: &Request, declared: &[String]) -> Option<String> {
     let mut key = String::with_capacity(path.len() + pairs.len() * 16);
     key.push_str(path);
     for (i, (name, value)) in pairs.iter().enumerate() {
-        key.push(if i == 0 { '?' } else { '&' });
-        key.push_str(name);
-        key.push('=');
-        key.push_str(&value.len().to_string());
-        key.push(':');
-        key.push_str(value);
+        let separator = if i == 0 { '?' } else { '&' };
+        // Writing to a String cannot fail.
+        let _ = write!(key, "{separator}{name}={}:{value}", value.len());
     }
     Some(key)
 }
