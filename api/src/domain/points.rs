@@ -120,20 +120,24 @@ pub async fn leaderboard(
         .distinct()
         .count(db)
         .await?;
-    // Ties by wallet in byte order, whatever the database's locale.
-    let by_wallet = format!(
-        "wallet {}",
-        narrative_store::sql::bytewise(db.get_database_backend())
-    );
     let rows: Vec<(String, i64)> = totals
         .order_by_desc(Expr::col(sea_orm::sea_query::Alias::new("total")))
-        .order_by(Expr::cust(by_wallet), sea_orm::Order::Asc)
+        .order_by(wallet_bytewise(db), sea_orm::Order::Asc)
         .limit(limit)
         .offset(offset)
         .into_tuple()
         .all(db)
         .await?;
     Ok((rows, wallets))
+}
+
+/// The awards' wallet compared byte by byte, whatever the database's locale: how the board
+/// breaks ties, and so how a rank counts the wallets ahead.
+fn wallet_bytewise(db: &impl ConnectionTrait) -> Expr {
+    Expr::cust(format!(
+        "wallet {}",
+        narrative_store::sql::bytewise(db.get_database_backend())
+    ))
 }
 
 pub async fn standing(
@@ -175,10 +179,7 @@ pub async fn standing(
         // Wallets ahead: a larger total, or the same total and a smaller wallet (the
         // leaderboard's order, wallets compared byte by byte), counted by the database.
         let sum = || narrative_store::sql::sum_bigint(point_awards::Column::Points);
-        let wallet = Expr::cust(format!(
-            "wallet {}",
-            narrative_store::sql::bytewise(db.get_database_backend())
-        ));
+        let wallet = wallet_bytewise(db);
         let ahead = point_awards::Entity::find()
             .select_only()
             .column(point_awards::Column::Wallet)
