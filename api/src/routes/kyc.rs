@@ -18,6 +18,7 @@ use poem_openapi::{Object, OpenApi};
 use secrecy::ExposeSecret;
 
 use crate::clock::iso;
+use crate::domain::admin::Operator;
 use crate::domain::kyc::{self, Recorded, Started};
 use crate::domain::wallet_proof::Proof;
 use crate::error::{refusals, Answer};
@@ -310,7 +311,7 @@ impl KycApi {
         body: Json<UnblockRequest>,
     ) -> Answer<Json<Unblocked>, UnblockRefusals> {
         let wallet = body.0.wallet;
-        let operator = crate::domain::admin::Operator(admin.0);
+        let operator = Operator(admin.0);
         let unblocked = kyc::unblock(&self.state, &operator, &wallet).await?;
         Ok(Json(Unblocked {
             ok: true,

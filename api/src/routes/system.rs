@@ -6,6 +6,7 @@ use poem_openapi::payload::Json;
 use poem_openapi::{Object, OpenApi};
 
 use crate::clock::iso;
+use crate::domain::admin::Operator;
 use crate::domain::system::{self, ComponentState};
 use crate::error::{refusals, Answer};
 use crate::http::auth::AdminAuth;
@@ -80,7 +81,7 @@ impl SystemApi {
             reason,
         } = body.0;
         let reason = reason.and_then(Text::non_empty);
-        let operator = crate::domain::admin::Operator(admin.0);
+        let operator = Operator(admin.0);
         system::set_halted(&self.state, &operator, component, halted, reason).await?;
         Ok(Json(self.read().await?))
     }

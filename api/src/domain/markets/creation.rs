@@ -275,9 +275,9 @@ async fn landed_unconfirmed(
     let Some(creation) = paid_for else {
         return Ok(());
     };
-    let uuid: uuid::Uuid = creation.market_id.parse().map_err(ApiError::internal)?;
-    let market = pda::binary::market(&narrative_sdk::market_id::market_id_from_uuid(&uuid));
-    let (_, found) = state.chain.ledger.accounts(&[market]).await?;
+    let market: MarketRef = creation.market_id.parse().map_err(ApiError::internal)?;
+    let address = pda::binary::market(&market.market_id());
+    let (_, found) = state.chain.ledger.accounts(&[address]).await?;
     if found.first().is_some_and(Option::is_some) {
         return Err(ApiError::coded(
             StatusCode::CONFLICT,
