@@ -60,18 +60,7 @@ async fn settlement_runs_on_time_while_push_and_webhook_endpoints_never_answer()
     })
     .await;
     let creator = ledger.harness.lock().await.wallets[2].insecure_clone();
-    let uuid = chain::mint_and_publish(
-        &server,
-        &ledger,
-        &creator,
-        json!({
-            "thesis": "Kestrel ships its mainnet release before 2027",
-            "category": "TECHNOLOGY",
-            "deadline_days": 1,
-        }),
-    )
-    .await;
-    let market_id = narrative_sdk::market_id::market_id_from_str(&uuid).unwrap();
+    let (uuid, market_id) = chain::publish_kestrel(&server, &ledger, &creator).await;
     ledger.harness.lock().await.warp_by(86_400 + 60).await;
 
     // An agent whose webhook never answers.

@@ -43,7 +43,7 @@ async fn resolve_settle_claim_and_the_profiles_change() {
             h.wallets[1].insecure_clone(),
         )
     };
-    let (uuid, market_id) = publish(&server, &ledger, &creator).await;
+    let (uuid, market_id) = chain::publish_kestrel(&server, &ledger, &creator).await;
     // Two wallets back opposite sides through the api, each confirmed on the ledger.
     for (wallet, side, amount) in [(&winner, "true", 2.0), (&loser, "false", 1.0)] {
         let path = format!("/v1/narratives/{uuid}/back");
@@ -286,28 +286,6 @@ async fn resolve_settle_claim_and_the_profiles_change() {
     server.stop().await;
 }
 
-/// The creator publishes through the api a Yield market closing in a day, with a 4 SOL YES
-/// stake: its narrative's id and its market id.
-async fn publish(
-    server: &common::TestServer,
-    ledger: &common::bank::BankLedger,
-    creator: &solana_keypair::Keypair,
-) -> (String, [u8; 32]) {
-    let uuid = chain::mint_and_publish(
-        server,
-        ledger,
-        creator,
-        json!({
-            "thesis": "Kestrel ships its mainnet release before 2027",
-            "category": "TECHNOLOGY",
-            "deadline_days": 1,
-        }),
-    )
-    .await;
-    let market_id = narrative_sdk::market_id::market_id_from_str(&uuid).unwrap();
-    (uuid, market_id)
-}
-
 /// The narrative's settlement job (a test settles one narrative).
 async fn settle_job(db: &sea_orm::DatabaseConnection) -> jobs::Model {
     jobs::Entity::find()
@@ -349,7 +327,7 @@ async fn settlement_goes_on_when_the_other_oracles_proposed_first() {
         let h = ledger.harness.lock().await;
         (h.wallets[2].insecure_clone(), h.oracles[2].pubkey())
     };
-    let (uuid, market_id) = publish(&server, &ledger, &creator).await;
+    let (uuid, market_id) = chain::publish_kestrel(&server, &ledger, &creator).await;
     {
         let mut h = ledger.harness.lock().await;
         h.warp_by(86_400 + 60).await;

@@ -391,6 +391,28 @@ pub async fn process_and_index_events(
     assert!(!batch.events.is_empty(), "the transaction emitted events");
 }
 
+/// The settlement tests' narrative, published through the api by `creator`: a Yield market
+/// closing in a day with a 4 SOL YES stake. Its narrative id and market id.
+pub async fn publish_kestrel(
+    server: &TestServer,
+    ledger: &BankLedger,
+    creator: &Keypair,
+) -> (String, [u8; 32]) {
+    let uuid = mint_and_publish(
+        server,
+        ledger,
+        creator,
+        serde_json::json!({
+            "thesis": "Kestrel ships its mainnet release before 2027",
+            "category": "TECHNOLOGY",
+            "deadline_days": 1,
+        }),
+    )
+    .await;
+    let market_id = narrative_sdk::market_id::market_id_from_str(&uuid).unwrap();
+    (uuid, market_id)
+}
+
 /// A narrative created through the api: prepare-mint, the creator signs, the bank processes,
 /// publish, and the market reaches the index. Returns the narrative id.
 pub async fn mint_and_publish(
