@@ -37,7 +37,9 @@ pids+=("$!")
 
 # Every request comes from 127.0.0.1, and generated terms acknowledgements are mostly refused:
 # the shield gate's block is set out of reach so the fuzz keeps reaching the shield's handlers
-# (tests/admin.rs covers the block).
+# (tests/admin.rs covers the block). The identity pass's daily cap per IP (30, since
+# 2026-11-29) likewise: a run that generates more than 30 requests for it would otherwise get
+# 429 where its checks expect the provider's answer (tests/trust_limits.rs covers the cap).
 DATABASE_URL="sqlite://$work/fuzz.db?mode=rwc" \
 API_LISTEN="127.0.0.1:$api_port" \
 SOLANA_RPC_URL="http://127.0.0.1:$rpc_port" \
@@ -47,6 +49,7 @@ ADMIN_WALLET="$NMS_ADMIN_WALLET" \
 ADMIN_SECRET="$NMS_ADMIN_SECRET" \
 WEBHOOK_SECRET="$NMS_WEBHOOK_SECRET" \
 SHIELD_GATE_MAX_FAILURES=1000000 \
+IDPASS_PER_IP_DAILY=1000000 \
 SAS_TRUSTED_SCHEMAS="So11111111111111111111111111111111111111112:11111111111111111111111111111111" \
 ANON_RATE_PER_MIN=1000000 \
 SOL_USD_PRICE=150 \
