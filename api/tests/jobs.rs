@@ -8,13 +8,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use narrative_api::clock::{Clock, ManualClock, SharedClock};
-use narrative_api::jobs::queue::{backoff_secs, fail, lease_next, MAX_ATTEMPTS};
+use narrative_api::jobs::queue::{
+    backoff_secs, complete, fail, lease_next, postpone, renew, MAX_ATTEMPTS,
+};
 use narrative_api::jobs::{
     self, Handler, JobKind, JobOutcome, Leased, PerpetualJob, Registry, Worker,
 };
 use narrative_store::entities::jobs as job_rows;
 use narrative_store::testing::TestDb;
-use sea_orm::EntityTrait;
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
@@ -139,11 +141,15 @@ async fn a_done_job_is_not_run_again_and_a_failing_one_backs_off_then_dies() {
     assert_eq!(row(&db, failing).await.run_at, NOW + 2 + 4, "then 4 s");
 
     // The last allowed attempt fails: the job is dead and stays so.
-    let mut last = row(&db, failing).await;
-    last.attempts = MAX_ATTEMPTS;
-    fail(db.store.db(), &last, "still refused", clock.now())
+    clock.advance(4);
+    let mut last = lease_next(db.store.db(), 60, clock.now())
         .await
-        .unwrap();
+        .unwrap()
+        .expect("due again");
+    last.attempts = MAX_ATTEMPTS;
+    assert!(fail(db.store.db(), &last, "still refused", clock.now())
+        .await
+        .unwrap());
     let dead = row(&db, failing).await;
     assert_eq!(dead.status, "dead");
     clock.advance(3_600);
@@ -335,4 +341,195 @@ async fn a_handler_that_panics_fails_its_attempt_and_the_worker_goes_on() {
     assert_eq!(runner.run_due().await.unwrap(), 1);
     assert_eq!(row(&db, after).await.status, "done");
     assert_eq!(*good.seen.lock().unwrap(), vec![3]);
+}
+
+/// A worker whose lease ran out (its run outlasted the lease, or its process stalled) while
+/// another took the job over writes nothing about the job: not its outcome, not a renewal.
+/// Fenced by the lease's count, not by attempts, which restart when a job is postponed: here
+/// the third lease carries the attempt number the first had.
+#[tokio::test]
+async fn a_worker_whose_lease_ran_out_cannot_overwrite_the_next_workers_run() {
+    let db = TestDb::new().await;
+    let conn = db.store.db();
+    let id = jobs::enqueue(conn, &Probe { i: 1 }, NOW, NOW)
+        .await
+        .unwrap();
+    let first = lease_next(conn, 60, NOW).await.unwrap().unwrap();
+    assert_eq!((first.attempts, first.leases), (1, 1));
+
+    // The first lease runs out; a second worker takes the job and postpones it; a third takes
+    // it again, at attempt 1 as the first had.
+    let second = lease_next(conn, 60, NOW + 61).await.unwrap().unwrap();
+    assert_eq!((second.id, second.leases), (id, 2));
+    assert!(postpone(conn, &second, NOW + 62, NOW + 61).await.unwrap());
+    let third = lease_next(conn, 60, NOW + 62).await.unwrap().unwrap();
+    assert_eq!((third.attempts, third.leases), (1, 3));
+
+    // The first worker comes back: every write of its lease is refused.
+    assert!(!renew(conn, &first, 60, NOW + 63).await.unwrap());
+    assert!(!complete(conn, &first, NOW + 63).await.unwrap());
+    assert!(!fail(conn, &first, "stale", NOW + 63).await.unwrap());
+    assert!(!postpone(conn, &first, NOW + 500, NOW + 63).await.unwrap());
+    let running = row(&db, id).await;
+    assert_eq!(
+        (
+            running.status.as_str(),
+            running.leases,
+            running.locked_until
+        ),
+        ("running", 3, Some(NOW + 62 + 60)),
+        "the third worker's lease, untouched"
+    );
+    assert_eq!(running.last_error, None);
+
+    // The third worker's own writes apply.
+    assert!(renew(conn, &third, 60, NOW + 70).await.unwrap());
+    assert_eq!(row(&db, id).await.locked_until, Some(NOW + 130));
+    assert!(complete(conn, &third, NOW + 71).await.unwrap());
+    assert_eq!(row(&db, id).await.status, "done");
+}
+
+/// A job kind whose handler runs until the test lets it finish.
+#[derive(Debug, Serialize, Deserialize)]
+struct Long;
+
+impl JobKind for Long {
+    const NAME: &'static str = "long";
+}
+
+/// Tells the test when a run started, finishes when the test says so, and tells when its run
+/// ended (finished, or dropped when the worker stopped it).
+#[derive(Default)]
+struct Holding {
+    started: Notify,
+    release: Notify,
+    runs: AtomicUsize,
+    ended: AtomicUsize,
+}
+
+struct EndOfRun(Arc<Holding>);
+
+impl Drop for EndOfRun {
+    fn drop(&mut self) {
+        self.0.ended.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[async_trait::async_trait]
+impl Handler<Long> for Arc<Holding> {
+    async fn run(&self, _: Leased<Long>) -> anyhow::Result<JobOutcome> {
+        let _end = EndOfRun(self.clone());
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        self.started.notify_one();
+        self.release.notified().await;
+        Ok(JobOutcome::Done)
+    }
+}
+
+/// Polls `check` until it holds, for at most 10 s.
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what}: not within 10 s"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+}
+
+fn long_worker(db: &TestDb, holding: &Arc<Holding>, clock: &Arc<ManualClock>) -> Worker {
+    let clock: SharedClock = clock.clone();
+    Worker::new(
+        db.store.clone(),
+        Arc::new(Registry::new().with(holding.clone())),
+        clock,
+        Arc::new(Notify::new()),
+    )
+    .renewing_every(std::time::Duration::from_millis(10))
+}
+
+/// A run longer than a lease keeps its job: the worker renews the lease while the handler
+/// runs, so no other worker takes the job over, and the one run finishes it.
+#[tokio::test]
+async fn a_run_longer_than_its_lease_keeps_the_job() {
+    let db = TestDb::new().await;
+    let clock = ManualClock::at(NOW);
+    let id = jobs::enqueue(db.store.db(), &Long, NOW, NOW).await.unwrap();
+    let holding = Arc::new(Holding::default());
+    let runner = long_worker(&db, &holding, &clock);
+    let running = tokio::spawn(async move { runner.run_due().await.unwrap() });
+    holding.started.notified().await;
+
+    // Two and a half leases go by while the handler runs; each is renewed before it ends.
+    for step in 1..=5 {
+        clock.advance(30);
+        let now = clock.now();
+        eventually("the lease renewed as of the moved clock", || async {
+            row(&db, id).await.locked_until == Some(now + 60)
+        })
+        .await;
+        assert!(
+            lease_next(db.store.db(), 60, now).await.unwrap().is_none(),
+            "step {step}: the job is still held"
+        );
+    }
+    holding.release.notify_one();
+    assert_eq!(running.await.unwrap(), 1);
+    let done = row(&db, id).await;
+    assert_eq!(
+        (done.status.as_str(), done.attempts, done.leases),
+        ("done", 1, 1)
+    );
+    assert_eq!(holding.runs.load(Ordering::SeqCst), 1);
+}
+
+/// A worker that finds its lease taken over (it could not renew in time, and another worker
+/// leased the job) stops its handler and writes nothing: the job is the other worker's.
+#[tokio::test]
+async fn a_worker_that_finds_its_lease_taken_stops_its_run() {
+    let db = TestDb::new().await;
+    let clock = ManualClock::at(NOW);
+    let id = jobs::enqueue(db.store.db(), &Long, NOW, NOW).await.unwrap();
+    let holding = Arc::new(Holding::default());
+    let runner = long_worker(&db, &holding, &clock);
+    let running = tokio::spawn(async move { runner.run_due().await.unwrap() });
+    holding.started.notified().await;
+
+    // Another process takes the job over as if the lease had run out (the renewals stalled).
+    job_rows::Entity::update_many()
+        .col_expr(
+            job_rows::Column::Leases,
+            sea_orm::sea_query::Expr::value(2i64),
+        )
+        .col_expr(
+            job_rows::Column::LockedUntil,
+            sea_orm::sea_query::Expr::value(Some(NOW + 1_000)),
+        )
+        .filter(job_rows::Column::Id.eq(id))
+        .exec(db.store.db())
+        .await
+        .unwrap();
+
+    assert_eq!(
+        tokio::time::timeout(std::time::Duration::from_secs(10), running)
+            .await
+            .expect("the worker gives the job up")
+            .unwrap(),
+        1
+    );
+    eventually("the stopped handler's run ended", || async {
+        holding.ended.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    let taken = row(&db, id).await;
+    assert_eq!(
+        (taken.status.as_str(), taken.leases, taken.locked_until),
+        ("running", 2, Some(NOW + 1_000)),
+        "the other worker's lease, as it took it"
+    );
 }

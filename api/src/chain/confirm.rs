@@ -554,7 +554,9 @@ impl Chain {
         {
             Ok(_) => {
                 let now = self.clock.now();
-                if let Err(error) = crate::jobs::queue::complete(self.store.db(), job, now).await {
+                if let Err(error) =
+                    crate::jobs::queue::complete_queued(self.store.db(), job, now).await
+                {
                     tracing::warn!(%error, job, "the refresh's job could not be marked done");
                 }
             }

@@ -1,7 +1,11 @@
 //! The queue's rows in the `jobs` table: enqueue, lease (a conditional update, so two workers or
-//! two processes never run one job at once), complete, fail with backoff (dead after
-//! [`MAX_ATTEMPTS`]), postpone, and an operator's retry and cancel. A lease that expires (a worker that died mid-job) makes the
-//! job claimable again; handlers are idempotent. Every call takes the time from its caller.
+//! two processes never run one job at once), renew, complete, fail with backoff (dead after
+//! [`MAX_ATTEMPTS`]), postpone, and an operator's retry and cancel. A lease that expires (a
+//! worker that died mid-job) makes the job claimable again; handlers are idempotent. Each lease
+//! counts itself into the row (`leases`), and what a worker writes about its job afterwards
+//! (renewal, outcome) applies only while the row still holds that count: a worker whose lease
+//! ran out cannot overwrite the run of the worker that took the job over. Every call takes the
+//! time from its caller.
 
 use narrative_store::entities::jobs;
 use sea_orm::sea_query::{Expr, ExprTrait, OnConflict};
@@ -86,6 +90,7 @@ impl NewJob<'_> {
             created_at: Set(now),
             updated_at: Set(now),
             singleton: Set(self.singleton.map(str::to_owned)),
+            leases: Set(0),
         }
     }
 }
@@ -201,6 +206,7 @@ pub async fn lease_next_of(
                 jobs::Column::Attempts,
                 Expr::col(jobs::Column::Attempts).add(1),
             )
+            .col_expr(jobs::Column::Leases, Expr::col(jobs::Column::Leases).add(1))
             .col_expr(jobs::Column::UpdatedAt, Expr::value(now))
             .filter(jobs::Column::Id.eq(candidate.id))
             .filter(claimable(now))
@@ -212,15 +218,64 @@ pub async fn lease_next_of(
     }
 }
 
-pub async fn complete(db: &impl ConnectionTrait, id: i64, now: i64) -> Result<(), sea_orm::DbErr> {
-    jobs::Entity::update_many()
+/// Whether a write about `job` (as leased) still applies: the row is running under the lease
+/// that `job` took. `false` from the functions below means the lease was lost (it ran out and
+/// another worker took the job) and nothing was written.
+fn held(job: &jobs::Model) -> Condition {
+    Condition::all()
+        .add(jobs::Column::Id.eq(job.id))
+        .add(jobs::Column::Status.eq("running"))
+        .add(jobs::Column::Leases.eq(job.leases))
+}
+
+/// Extends the lease of `job` (as leased) to `now + lease_secs`, while it still holds it: a
+/// worker renews while its handler runs, so a run longer than one lease is not taken over.
+pub async fn renew(
+    db: &impl ConnectionTrait,
+    job: &jobs::Model,
+    lease_secs: i64,
+    now: i64,
+) -> Result<bool, sea_orm::DbErr> {
+    let renewed = jobs::Entity::update_many()
+        .col_expr(jobs::Column::LockedUntil, Expr::value(now + lease_secs))
+        .filter(held(job))
+        .exec(db)
+        .await?;
+    Ok(renewed.rows_affected == 1)
+}
+
+/// Marks `job` (as leased) done, while its lease holds.
+pub async fn complete(
+    db: &impl ConnectionTrait,
+    job: &jobs::Model,
+    now: i64,
+) -> Result<bool, sea_orm::DbErr> {
+    let updated = jobs::Entity::update_many()
         .col_expr(jobs::Column::Status, Expr::value("done"))
         .col_expr(jobs::Column::LockedUntil, Expr::value(Option::<i64>::None))
         .col_expr(jobs::Column::UpdatedAt, Expr::value(now))
-        .filter(jobs::Column::Id.eq(id))
+        .filter(held(job))
         .exec(db)
         .await?;
-    Ok(())
+    Ok(updated.rows_affected == 1)
+}
+
+/// Marks job `id` done while it is still queued: its work was done outside the queue (a
+/// confirm's refresh read through at once). A worker that leased it meanwhile finishes it
+/// itself (the work is idempotent); `false` then.
+pub async fn complete_queued(
+    db: &impl ConnectionTrait,
+    id: i64,
+    now: i64,
+) -> Result<bool, sea_orm::DbErr> {
+    let updated = jobs::Entity::update_many()
+        .col_expr(jobs::Column::Status, Expr::value("done"))
+        .col_expr(jobs::Column::UpdatedAt, Expr::value(now))
+        .filter(jobs::Column::Id.eq(id))
+        .filter(jobs::Column::Status.eq("queued"))
+        .exec(db)
+        .await?;
+    Ok(updated.rows_affected == 1)
 }
 
 /// Seconds before attempt `attempts + 1`: 2, 4, 8 … capped at ten minutes.
@@ -231,15 +286,16 @@ pub fn backoff_secs(attempts: i32) -> i64 {
 /// Records a failure at `now`: retried later, or `dead` after [`MAX_ATTEMPTS`]. A perpetual
 /// job (one with a singleton key) is never dead: it is revived only when a process starts, so
 /// an outage of the node longer than its backoffs would otherwise stop the keepers until a
-/// restart. It goes on retrying at the longest backoff, its error on its row.
+/// restart. It goes on retrying at the longest backoff, its error on its row. Only while the
+/// lease of `job` (as leased) holds.
 pub async fn fail(
     db: &impl ConnectionTrait,
     job: &jobs::Model,
     error: &str,
     now: i64,
-) -> Result<(), sea_orm::DbErr> {
+) -> Result<bool, sea_orm::DbErr> {
     let dead = job.attempts >= MAX_ATTEMPTS && job.singleton.is_none();
-    jobs::Entity::update_many()
+    let updated = jobs::Entity::update_many()
         .col_expr(
             jobs::Column::Status,
             Expr::value(if dead { "dead" } else { "queued" }),
@@ -251,52 +307,53 @@ pub async fn fail(
         .col_expr(jobs::Column::LockedUntil, Expr::value(Option::<i64>::None))
         .col_expr(jobs::Column::LastError, Expr::value(Some(error.to_owned())))
         .col_expr(jobs::Column::UpdatedAt, Expr::value(now))
-        .filter(jobs::Column::Id.eq(job.id))
+        .filter(held(job))
         .exec(db)
         .await?;
-    Ok(())
+    Ok(updated.rows_affected == 1)
 }
 
-/// Puts a leased job back to wait until `run_at`, its attempts reset.
+/// Puts `job` (as leased) back to wait until `run_at`, its attempts reset, while its lease
+/// holds.
 pub async fn postpone(
     db: &impl ConnectionTrait,
-    id: i64,
+    job: &jobs::Model,
     run_at: i64,
     now: i64,
-) -> Result<(), sea_orm::DbErr> {
-    requeue(db, id, run_at, Expr::value(0), now).await
+) -> Result<bool, sea_orm::DbErr> {
+    requeue(db, job, run_at, Expr::value(0), now).await
 }
 
-/// Puts a leased job that did not run back to wait until `run_at`, without the attempt its
-/// lease counted.
+/// Puts `job` (as leased), which did not run, back to wait until `run_at`, without the attempt
+/// its lease counted, while its lease holds.
 pub async fn defer(
     db: &impl ConnectionTrait,
-    id: i64,
+    job: &jobs::Model,
     run_at: i64,
     now: i64,
-) -> Result<(), sea_orm::DbErr> {
+) -> Result<bool, sea_orm::DbErr> {
     let attempts = Expr::col(jobs::Column::Attempts).sub(1);
-    requeue(db, id, run_at, attempts, now).await
+    requeue(db, job, run_at, attempts, now).await
 }
 
-/// Releases the lease of job `id`, queued again for `run_at` with `attempts`.
+/// Releases the lease of `job`, queued again for `run_at` with `attempts`.
 async fn requeue(
     db: &impl ConnectionTrait,
-    id: i64,
+    job: &jobs::Model,
     run_at: i64,
     attempts: impl Into<sea_orm::sea_query::SimpleExpr>,
     now: i64,
-) -> Result<(), sea_orm::DbErr> {
-    jobs::Entity::update_many()
+) -> Result<bool, sea_orm::DbErr> {
+    let updated = jobs::Entity::update_many()
         .col_expr(jobs::Column::Status, Expr::value("queued"))
         .col_expr(jobs::Column::RunAt, Expr::value(run_at))
         .col_expr(jobs::Column::Attempts, attempts.into())
         .col_expr(jobs::Column::LockedUntil, Expr::value(Option::<i64>::None))
         .col_expr(jobs::Column::UpdatedAt, Expr::value(now))
-        .filter(jobs::Column::Id.eq(id))
+        .filter(held(job))
         .exec(db)
         .await?;
-    Ok(())
+    Ok(updated.rows_affected == 1)
 }
 
 /// The states an operator may retry a job from, and cancel it from unless it is perpetual.

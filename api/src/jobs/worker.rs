@@ -1,5 +1,8 @@
 //! Leases due jobs and runs them with their kind's handler until shut down, waking when a request
-//! enqueues work and otherwise every poll interval.
+//! enqueues work and otherwise every poll interval. While a handler runs, its worker renews the
+//! lease (every third of it), so a run longer than one lease is not taken over by another
+//! worker; a worker that finds its lease gone (it could not renew in time, and another took the
+//! job) stops the handler and writes nothing about the job.
 //!
 //! Jobs run in two lanes, each with workers of its own, so neither waits on the other:
 //! [`Lane::Outbound`] sends push deliveries and agent webhooks (requests to hosts clients chose,
@@ -9,11 +12,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use narrative_store::entities::jobs;
 use tokio::sync::Notify;
 
 use super::deliver_push::DeliverPush;
 use super::deliver_webhook::DeliverWebhook;
-use super::queue::{complete, defer, fail, lease_next_of, postpone, Kinds, LEASE_SECS};
+use super::queue::{complete, defer, fail, lease_next_of, postpone, renew, Kinds, LEASE_SECS};
 use super::{JobKind, JobOutcome, Registry};
 use crate::clock::SharedClock;
 
@@ -47,6 +51,7 @@ pub struct Worker {
     clock: SharedClock,
     wake: Arc<Notify>,
     poll: Duration,
+    renew_every: Duration,
     lane: Lane,
 }
 
@@ -63,8 +68,16 @@ impl Worker {
             clock,
             wake,
             poll: Duration::from_millis(500),
+            renew_every: Duration::from_secs(LEASE_SECS as u64 / 3),
             lane: Lane::Any,
         }
+    }
+
+    /// This worker, renewing a running job's lease every `every` (a third of the lease by
+    /// default; tests renew often, since their clock jumps past a lease at once).
+    pub fn renewing_every(mut self, every: Duration) -> Self {
+        self.renew_every = every;
+        self
     }
 
     /// This worker, taking only `lane`'s jobs.
@@ -81,25 +94,65 @@ impl Worker {
             lease_next_of(db, self.lane.kinds(), LEASE_SECS, self.clock.now()).await?
         {
             ran += 1;
-            // On a task of its own, so a handler that panics fails its attempt like one that
-            // errs, instead of ending this worker (the core lane has one) for the process's life.
-            let registry = self.registry.clone();
-            let leased = job.clone();
-            let outcome = tokio::spawn(async move { registry.run(&leased).await })
-                .await
-                .unwrap_or_else(|joined| Err(anyhow::anyhow!("the handler {}", ended(joined))));
+            let Some(outcome) = self.run_holding(&job).await? else {
+                tracing::warn!(job = job.id, kind = %job.kind, "job's lease lost to another worker: its run was stopped");
+                continue;
+            };
             let now = self.clock.now();
-            match outcome {
-                Ok(JobOutcome::Done) => complete(db, job.id, now).await?,
-                Ok(JobOutcome::Later(run_at)) => postpone(db, job.id, run_at, now).await?,
-                Ok(JobOutcome::Deferred(run_at)) => defer(db, job.id, run_at, now).await?,
+            let held = match outcome {
+                Ok(JobOutcome::Done) => complete(db, &job, now).await?,
+                Ok(JobOutcome::Later(run_at)) => postpone(db, &job, run_at, now).await?,
+                Ok(JobOutcome::Deferred(run_at)) => defer(db, &job, run_at, now).await?,
                 Err(error) => {
                     tracing::warn!(job = job.id, kind = %job.kind, attempts = job.attempts, error = %format!("{error:#}"), "job failed");
-                    fail(db, &job, &format!("{error:#}"), now).await?;
+                    fail(db, &job, &format!("{error:#}"), now).await?
                 }
+            };
+            if !held {
+                tracing::warn!(job = job.id, kind = %job.kind, "job's lease lost to another worker before its outcome was written: left to that worker");
             }
         }
         Ok(ran)
+    }
+
+    /// Runs leased `job` with its handler, renewing the lease meanwhile: the handler's outcome,
+    /// or `None` when a renewal found the lease taken over (the handler is then stopped). The
+    /// handler runs on a task of its own, so one that panics fails its attempt like one that
+    /// errs, instead of ending this worker (the core lane has one) for the process's life.
+    async fn run_holding(
+        &self,
+        job: &jobs::Model,
+    ) -> Result<Option<anyhow::Result<JobOutcome>>, sea_orm::DbErr> {
+        let registry = self.registry.clone();
+        let leased = job.clone();
+        let mut handler = tokio::spawn(async move { registry.run(&leased).await });
+        let mut renewals = tokio::time::interval(self.renew_every);
+        renewals.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // The first tick is at once; the lease was just taken.
+        renewals.tick().await;
+        loop {
+            tokio::select! {
+                joined = &mut handler => {
+                    return Ok(Some(joined.unwrap_or_else(|joined| {
+                        Err(anyhow::anyhow!("the handler {}", ended(joined)))
+                    })));
+                }
+                _ = renewals.tick() => {
+                    match renew(self.store.db(), job, LEASE_SECS, self.clock.now()).await {
+                        Ok(true) => {}
+                        Ok(false) => {
+                            handler.abort();
+                            return Ok(None);
+                        }
+                        // The database may be back before the lease runs out: the handler goes
+                        // on, and the next renewal (or the outcome's fenced write) tells.
+                        Err(error) => {
+                            tracing::warn!(job = job.id, %error, "job's lease could not be renewed");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// Runs every due job until `shutdown`, waking when work is enqueued.

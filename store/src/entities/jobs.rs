@@ -21,6 +21,9 @@ pub struct Model {
     /// Set on a job meant to exist once (a perpetual job): unique, so a second enqueue of it
     /// revives the one row instead of adding another.
     pub singleton: Option<String>,
+    /// How many times the job was leased: the token that fences a lease (a worker's outcome
+    /// and renewals apply only while the row still holds the count its lease set).
+    pub leases: i64,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
