@@ -606,6 +606,75 @@ async fn a_withdrawal_prepared_twice_is_confirmed_by_the_one_the_wallet_signed()
     assert_eq!(done["withdrawn_base"].as_u64(), Some(first_base), "{done}");
 }
 
+/// Anyone may ask for a prepare naming any wallet. A stranger who asks for sixty withdrawals of
+/// the wallet's other backing after the wallet signed its own (more than the 50 newest a confirm
+/// used to look through) cannot make that confirm, which names only the backing, miss it: the
+/// confirm looks among the prepares made with the blockhash the landed transaction carries.
+#[tokio::test]
+async fn prepares_anyone_asks_for_the_wallet_do_not_hide_the_withdrawal_it_signed() {
+    let f = Flow::start().await;
+    let signed_backing = deposit_confirmed(&f, "lend_a", "2").await;
+    let other_backing = deposit_confirmed(&f, "lend_a", "3").await;
+    let (status, withdrawal) = f
+        .post_backing("/v1/defi/withdrawal/prepare", &signed_backing, None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{withdrawal}");
+    let expected = withdrawal["expected_amount_base"].as_u64().unwrap();
+    let signature = f.sign_and_send(&withdrawal, &f.wallet).await;
+
+    // A few slots later (another blockhash), the stranger's sixty prepares, each newer.
+    f.accrue(5).await;
+    for _ in 0..60 {
+        f.clock.advance(1);
+        let (status, prepared) = f
+            .server
+            .post(
+                "/v1/defi/withdrawal/prepare",
+                &json!({"backing_id": other_backing, "wallet": f.wallet.pubkey().to_string()}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{prepared}");
+    }
+    let rows: Vec<_> = narrative_store::entities::prepared_transactions::Entity::find()
+        .all(f.server.db.store.db())
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|row| row.kind == "defi_withdrawal")
+        .collect();
+    assert_eq!(rows.len(), 61);
+    let signed_blockhash = &rows
+        .iter()
+        .find(|row| withdrawal["withdrawal_id"] == row.id.as_str())
+        .expect("the signed one's row")
+        .blockhash;
+    assert!(signed_blockhash.is_some());
+    assert_eq!(
+        rows.iter()
+            .filter(|r| &r.blockhash == signed_blockhash)
+            .count(),
+        1,
+        "the stranger's were prepared with later blockhashes"
+    );
+
+    let (status, done) = f
+        .post_backing(
+            "/v1/defi/withdrawal/confirm",
+            &signed_backing,
+            Some(&signature),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+    assert_eq!(done["status"], "withdrawn", "{done}");
+    assert_eq!(done["withdrawn_base"].as_u64(), Some(expected), "{done}");
+    let other = defi_positions::Entity::find_by_id(other_backing)
+        .one(f.server.db.store.db())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(other.status, "confirmed", "the other backing stays open");
+}
+
 /// The wallet's last open backing at a venue redeems what it bought and its dust, not what the
 /// wallet holds beyond that: a later deposit that landed but is not confirmed yet keeps its
 /// receipt, and once confirmed it is withdrawn with it.

@@ -632,6 +632,7 @@ async fn the_retention_job_deletes_what_is_past_its_period_and_keeps_the_rest() 
             error: Set(None),
             created_at: Set(now - age),
             confirmed_at: Set(None),
+            blockhash: Set(None),
         })
         .exec(db)
         .await

@@ -44,6 +44,7 @@ mod m20261130_000033_borrow;
 mod m20261201_000034_p0_positions;
 mod m20261202_000035_unproven_agent_keys;
 mod m20261203_000036_job_leases;
+mod m20261203_000037_prepared_blockhash;
 
 pub struct Migrator;
 
@@ -86,6 +87,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_000034_p0_positions::Migration),
             Box::new(m20261202_000035_unproven_agent_keys::Migration),
             Box::new(m20261203_000036_job_leases::Migration),
+            Box::new(m20261203_000037_prepared_blockhash::Migration),
         ]
     }
 }

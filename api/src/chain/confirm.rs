@@ -223,20 +223,37 @@ fn prepared_row<F: MoneyFlow>(
         )
     };
     let id = PreparedId::new_ordered(now);
+    let blockhash = blockhash.to_string();
     let row = NewPrepared {
         id: id.to_string(),
         kind: F::KIND,
         wallet: wallet.to_string(),
         message,
+        blockhash: blockhash.clone(),
         params: serde_json::to_value(params).map_err(ApiError::internal)?,
         created_at: now,
     };
     let unsigned = Unsigned {
         id,
         transaction,
-        blockhash: blockhash.to_string(),
+        blockhash,
     };
     Ok((row, unsigned))
+}
+
+/// Which of `rows` (prepared transactions, newest first) `landed` carries: the first that
+/// [`verify`] accepts.
+pub fn carried_in(
+    rows: &[prepared_transactions::Model],
+    landed: &LandedTransaction,
+) -> Result<Option<usize>, ApiError> {
+    for (i, row) in rows.iter().enumerate() {
+        let prepared = from_row::<serde_json::Value>(row.clone())?;
+        if verify(&prepared, landed).is_ok() {
+            return Ok(Some(i));
+        }
+    }
+    Ok(None)
 }
 
 /// The ledger, the store and the clock, as the money flows use them.
@@ -575,16 +592,19 @@ impl Chain {
         rows: &[prepared_transactions::Model],
         signature: &Base58Signature,
     ) -> Result<Option<usize>, ApiError> {
-        let Some(landed) = self.find_landed(signature).await? else {
-            return Ok(None);
-        };
-        for (i, row) in rows.iter().enumerate() {
-            let prepared = from_row::<serde_json::Value>(row.clone())?;
-            if verify(&prepared, &landed).is_ok() {
-                return Ok(Some(i));
-            }
+        match self.find_landed(signature).await? {
+            Some(landed) => carried_in(rows, &landed),
+            None => Ok(None),
         }
-        Ok(None)
+    }
+
+    /// The transaction `signature` landed, if it has by now: one look, no waiting (for a
+    /// lookup that has another way when it has not; the runner's check waits).
+    pub async fn landed_now(
+        &self,
+        signature: &Base58Signature,
+    ) -> Result<Option<LandedTransaction>, ApiError> {
+        Ok(self.ledger.transaction(&signature.transaction()).await?)
     }
 
     /// The landed transaction, waiting up to the confirm wait for it to reach `confirmed`; 503
@@ -859,6 +879,7 @@ mod tests {
                 error: Set(None),
                 created_at: Set(1),
                 confirmed_at: Set(None),
+                blockhash: Set(None),
             })
             .exec_without_returning(db.store.db())
             .await

@@ -26,7 +26,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::error::ApiError;
 use crate::values::Component;
 
-/// The most rows written by one statement (ten parameters each: far below every database's
+/// The most rows written by one statement (seven parameters each: far below every database's
 /// limit on parameters).
 pub const MAX_BATCH: usize = 128;
 
@@ -50,6 +50,9 @@ pub struct NewPrepared {
     pub wallet: String,
     /// The serialized message the wallet is asked to sign.
     pub message: Vec<u8>,
+    /// The blockhash the message carries (base58): how a confirm that does not name its
+    /// prepared transaction finds it among the wallet's.
+    pub blockhash: String,
     pub params: serde_json::Value,
     pub created_at: i64,
 }
@@ -269,10 +272,10 @@ pub fn insert_unless_halted(
 }
 
 /// The values a row binds, in the order of [`INSERT_COLUMNS`].
-const VALUES_PER_ROW: usize = 6;
+const VALUES_PER_ROW: usize = 7;
 
 /// The columns a prepare sets; `status` is the literal `prepared`.
-const INSERT_COLUMNS: &str = "id, kind, wallet, message, params, created_at, status";
+const INSERT_COLUMNS: &str = "id, kind, wallet, message, blockhash, params, created_at, status";
 
 /// [`insert_unless_halted`]'s text and values. Rendered directly rather than through a query
 /// builder: under load the writer renders a statement of many rows over a thousand times a
@@ -310,6 +313,7 @@ fn render_insert(
             row.kind.into(),
             row.wallet.into(),
             row.message.into(),
+            row.blockhash.into(),
             row.params.into(),
             row.created_at.into(),
         ];
@@ -342,6 +346,7 @@ mod tests {
             kind: "shield_back",
             wallet: "wallet".into(),
             message: vec![1, 2, 3],
+            blockhash: "11111111111111111111111111111111".into(),
             params: serde_json::json!({"side": "safe"}),
             created_at: 1_700_000_000,
         }

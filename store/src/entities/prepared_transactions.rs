@@ -16,6 +16,8 @@ pub struct Model {
     pub error: Option<String>,
     pub created_at: i64,
     pub confirmed_at: Option<i64>,
+    /// The blockhash the message carries, base58 (NULL on rows written before 2026-12-01).
+    pub blockhash: Option<String>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -51,6 +51,8 @@ pub struct LandedTransaction {
     pub error: Option<String>,
     /// The fee payer (the first signer).
     pub fee_payer: Pubkey,
+    /// The blockhash its message carries.
+    pub recent_blockhash: Hash,
     pub instructions: Vec<LandedInstruction>,
 }
 
@@ -92,6 +94,7 @@ impl LandedTransaction {
             slot,
             error,
             fee_payer,
+            recent_blockhash: *tx.message.recent_blockhash(),
             instructions,
         })
     }

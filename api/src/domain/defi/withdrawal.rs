@@ -243,10 +243,19 @@ async fn withdrawal_for(
     .ok_or_else(|| ApiError::not_found("prepared withdrawal of this backing"))
 }
 
+/// The most of a wallet's prepares of one kind made with one blockhash that a confirm looks
+/// through. A blockhash is the service's for 10 s (`BLOCKHASH_TTL_SECS`): a wallet's own
+/// retries make a few; more than this many in those seconds would take many callers' whole
+/// rate limit at once.
+const SAME_BLOCKHASH_MOST: u64 = 500;
+
 /// The prepared `F` a confirm means when it may not name it: `given` when named; else the one
 /// `signature` confirmed already (a replay); else, of the wallet's unconfirmed ones whose
-/// parameters `matches` (of its 50 newest), the one whose instructions `signature` landed,
-/// or the newest when none did (the runner then answers why).
+/// parameters `matches`, the one whose instructions `signature` landed: looked for first among
+/// those prepared with the blockhash the landed transaction carries, however many were prepared
+/// for the wallet since (anyone may ask for a prepare naming any wallet), then among its 50
+/// newest (rows from before the blockhash was kept, a wallet that put a blockhash of its own);
+/// the newest of those when none was landed (the runner then answers why).
 pub async fn prepared_of<F: MoneyFlow>(
     state: &AppState,
     given: Option<PreparedId>,
@@ -260,46 +269,69 @@ pub async fn prepared_of<F: MoneyFlow>(
         return Ok(Some(id));
     }
     let db = state.store.db();
+    let matching = |found: Vec<rows::Model>| -> Vec<rows::Model> {
+        found
+            .into_iter()
+            .filter(|row| {
+                serde_json::from_value::<F::Params>(row.params.clone()).is_ok_and(|p| matches(&p))
+            })
+            .collect()
+    };
+    let chosen = |mut rows: Vec<rows::Model>, at: usize| -> Result<Option<PreparedId>, ApiError> {
+        rows.swap_remove(at)
+            .id
+            .parse()
+            .map(Some)
+            .map_err(ApiError::internal)
+    };
     let by_signature = rows::Entity::find()
         .filter(rows::Column::Signature.eq(signature.to_string()))
         .filter(rows::Column::Kind.eq(F::KIND))
         .one(db)
         .await?;
-    let candidates = match by_signature {
-        Some(row) => vec![row],
-        None => {
-            rows::Entity::find()
-                .filter(rows::Column::Kind.eq(F::KIND))
-                .filter(rows::Column::Wallet.eq(wallet.to_string()))
-                .filter(rows::Column::Signature.is_null())
-                .order_by_desc(rows::Column::CreatedAt)
-                .limit(50)
-                .all(db)
-                .await?
-        }
+    if let Some(row) = by_signature {
+        let replayed = matching(vec![row]);
+        return if replayed.is_empty() {
+            Ok(None)
+        } else {
+            chosen(replayed, 0)
+        };
+    }
+    let unconfirmed = || {
+        rows::Entity::find()
+            .filter(rows::Column::Kind.eq(F::KIND))
+            .filter(rows::Column::Wallet.eq(wallet.to_string()))
+            .filter(rows::Column::Signature.is_null())
+            .order_by_desc(rows::Column::CreatedAt)
     };
-    let mut matching: Vec<_> = candidates
-        .into_iter()
-        .filter(|row| {
-            serde_json::from_value::<F::Params>(row.params.clone()).is_ok_and(|p| matches(&p))
-        })
-        .collect();
+    if let Some(landed) = state.chain.landed_now(signature).await? {
+        let same_blockhash = matching(
+            unconfirmed()
+                .filter(rows::Column::Blockhash.eq(landed.recent_blockhash.to_string()))
+                .limit(SAME_BLOCKHASH_MOST)
+                .all(db)
+                .await?,
+        );
+        if let Some(at) = crate::chain::confirm::carried_in(&same_blockhash, &landed)? {
+            return chosen(same_blockhash, at);
+        }
+    }
+    let newest = matching(unconfirmed().limit(50).all(db).await?);
+    if newest.is_empty() {
+        return Ok(None);
+    }
     // A wallet that prepared again (a retry, a second tab) may have signed an older one, and
     // the two differ when a balance or a rate moved in between: the ledger says which.
-    let chosen = if matching.len() > 1 {
+    let at = if newest.len() > 1 {
         state
             .chain
-            .carried_by(&matching, signature)
+            .carried_by(&newest, signature)
             .await?
             .unwrap_or(0)
     } else {
         0
     };
-    if matching.is_empty() {
-        return Ok(None);
-    }
-    let row = matching.swap_remove(chosen);
-    row.id.parse().map(Some).map_err(ApiError::internal)
+    chosen(newest, at)
 }
 
 /// Confirms a withdrawal of `backing_id` by `wallet` (the prepared one named, or found).
