@@ -442,15 +442,26 @@ where
     }
 }
 
-fn long_worker(db: &TestDb, holding: &Arc<Holding>, clock: &Arc<ManualClock>) -> Worker {
-    let clock: SharedClock = clock.clone();
-    Worker::new(
+/// A `Long` job queued at `NOW` and a worker running it (renewing every 10 ms), once its
+/// handler has started: the job's id, the handler's state and the worker's task (which answers
+/// how many jobs it ran).
+async fn long_run_started(
+    db: &TestDb,
+    clock: &Arc<ManualClock>,
+) -> (i64, Arc<Holding>, tokio::task::JoinHandle<usize>) {
+    let id = jobs::enqueue(db.store.db(), &Long, NOW, NOW).await.unwrap();
+    let holding = Arc::new(Holding::default());
+    let shared: SharedClock = clock.clone();
+    let runner = Worker::new(
         db.store.clone(),
         Arc::new(Registry::new().with(holding.clone())),
-        clock,
+        shared,
         Arc::new(Notify::new()),
     )
-    .renewing_every(std::time::Duration::from_millis(10))
+    .renewing_every(std::time::Duration::from_millis(10));
+    let running = tokio::spawn(async move { runner.run_due().await.unwrap() });
+    holding.started.notified().await;
+    (id, holding, running)
 }
 
 /// A run longer than a lease keeps its job: the worker renews the lease while the handler
@@ -459,11 +470,7 @@ fn long_worker(db: &TestDb, holding: &Arc<Holding>, clock: &Arc<ManualClock>) ->
 async fn a_run_longer_than_its_lease_keeps_the_job() {
     let db = TestDb::new().await;
     let clock = ManualClock::at(NOW);
-    let id = jobs::enqueue(db.store.db(), &Long, NOW, NOW).await.unwrap();
-    let holding = Arc::new(Holding::default());
-    let runner = long_worker(&db, &holding, &clock);
-    let running = tokio::spawn(async move { runner.run_due().await.unwrap() });
-    holding.started.notified().await;
+    let (id, holding, running) = long_run_started(&db, &clock).await;
 
     // Two and a half leases go by while the handler runs; each is renewed before it ends.
     for step in 1..=5 {
@@ -494,11 +501,7 @@ async fn a_run_longer_than_its_lease_keeps_the_job() {
 async fn a_worker_that_finds_its_lease_taken_stops_its_run() {
     let db = TestDb::new().await;
     let clock = ManualClock::at(NOW);
-    let id = jobs::enqueue(db.store.db(), &Long, NOW, NOW).await.unwrap();
-    let holding = Arc::new(Holding::default());
-    let runner = long_worker(&db, &holding, &clock);
-    let running = tokio::spawn(async move { runner.run_due().await.unwrap() });
-    holding.started.notified().await;
+    let (id, holding, running) = long_run_started(&db, &clock).await;
 
     // Another process takes the job over as if the lease had run out (the renewals stalled).
     job_rows::Entity::update_many()
