@@ -176,6 +176,18 @@ pub struct Config {
     #[arg(long, env = "TERMS_VERSION", default_value = "2026-11")]
     pub terms_version: String,
 
+    /// The deployment's name at the head of every message a wallet signs for it
+    /// (`<domain>:<purpose>:…:issued-at:<secs>`): set it to the public host the service is
+    /// reached at (without the port), so that signatures wallets gave another deployment (a
+    /// devnet instance, a clone) are refused here. Letters, digits, `.`, `-`, `_`. (The default
+    /// is `values::DEFAULT_PROOF_DOMAIN`; this layer names nothing of the crate.)
+    #[arg(
+        long,
+        env = "WALLET_PROOF_DOMAIN",
+        default_value = "narrative-market-service"
+    )]
+    pub wallet_proof_domain: String,
+
     /// Bootstrap only (comma-separated wallets): an agent counts as granted oracle authority
     /// when its wallet is listed here *and* was proven by the wallet's signature at registration
     /// (`wallet_signature`). An agent that merely named a listed wallet gets nothing. Authority

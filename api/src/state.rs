@@ -68,6 +68,9 @@ pub struct AppState {
     pub keeper: Option<Arc<Keypair>>,
     /// The platform terms version wallets accept.
     pub terms_version: String,
+    /// The deployment's name at the head of every message its wallets sign
+    /// (`WALLET_PROOF_DOMAIN`).
+    pub proof_domain: crate::values::ProofDomain,
     /// The oracle bootstrap: an agent whose *proven* wallet is listed counts as granted
     /// (`domain::agents::oracle`).
     pub oracle_agent_wallets: Vec<Wallet>,
@@ -613,6 +616,8 @@ impl AppState {
             oracle,
             keeper,
             terms_version: config.terms_version.trim().to_owned(),
+            proof_domain: crate::values::ProofDomain::new(&config.wallet_proof_domain)
+                .map_err(anyhow::Error::msg)?,
             oracle_agent_wallets,
             paid_tiers_active: config.paid_tiers_active,
             admin,

@@ -129,6 +129,10 @@ async fn the_service_refuses_to_start_with_a_guessable_admin_or_webhook_secret()
             assert!(!error.contains(value), "{error}");
         }
     }
+    // A deployment name that could not head a message (the `:` of a port) refuses too.
+    let refused = state_with(&|c| c.wallet_proof_domain = "app.example.org:8443".into()).await;
+    let error = format!("{:#}", refused.expect_err("WALLET_PROOF_DOMAIN"));
+    assert!(error.contains("WALLET_PROOF_DOMAIN"), "{error}");
     state_with(&|c| {
         c.admin_secret = Some("sixteen-chars-xy".into());
         c.webhook_secret = Some("a-webhook-secret-of-some-length".into());

@@ -458,6 +458,57 @@ async fn a_users_backings_come_in_pages_with_their_totals() {
     server.stop().await;
 }
 
+/// A deployment that names itself (`WALLET_PROOF_DOMAIN`) words every message with its name,
+/// says so where it says what to sign, and refuses a signature of the same statement under the
+/// default name, which is what another deployment of the service collects: a proof a wallet gave
+/// elsewhere is not replayed here.
+#[tokio::test]
+async fn a_deployment_that_names_itself_refuses_proofs_given_to_another() {
+    let server = TestServer::start(|c| {
+        c.terms_version = "v3".into();
+        c.wallet_proof_domain = "app.example.org".into();
+    })
+    .await;
+    let wallet = Keypair::new();
+    let address = wallet.pubkey().to_string();
+    let (_, current) = server.get("/v1/terms/current").await;
+    assert_eq!(
+        current["message_template"],
+        "app.example.org:terms:v3:<wallet>:issued-at:<issued_at>"
+    );
+    let now = server.clock.now();
+    let elsewhere = format!("narrative-market-service:terms:v3:{address}:issued-at:{now}");
+    let (code, body) = server
+        .post(
+            "/v1/terms/accept",
+            &json!({"wallet": address, "signature": sign(&wallet, &elsewhere), "issued_at": now}),
+        )
+        .await;
+    assert_eq!(code, StatusCode::UNAUTHORIZED, "{body}");
+    assert_eq!(body["error"], "invalid_signature");
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("`app.example.org:terms:v3:"),
+        "the refusal says what to sign here: {body}"
+    );
+    let (_, status) = server.get(&format!("/v1/terms/status/{address}")).await;
+    assert_eq!(status["accepted"], false);
+
+    let here = format!("app.example.org:terms:v3:{address}:issued-at:{now}");
+    let (code, body) = server
+        .post(
+            "/v1/terms/accept",
+            &json!({"wallet": address, "signature": sign(&wallet, &here), "issued_at": now}),
+        )
+        .await;
+    assert_eq!(code, StatusCode::OK, "{body}");
+    let (_, status) = server.get(&format!("/v1/terms/status/{address}")).await;
+    assert_eq!(status["accepted"], true);
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn terms_are_accepted_once_by_the_wallets_signature_of_the_current_version() {
     let server = TestServer::start(|c| c.terms_version = "v3".into()).await;

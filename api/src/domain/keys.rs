@@ -190,7 +190,7 @@ pub async fn revoke_by_owner(
             ApiError::invalid_signature(format!(
                 "revoking needs the admin headers or the wallet's signature of `{}` with its \
                  issued_at",
-                revoke_statement(id, wallet).template()
+                revoke_statement(id, wallet).template(&state.proof_domain)
             ))
         })?;
         wallet_proof::prove(state, &revoke_statement(id, wallet), proof).await?;

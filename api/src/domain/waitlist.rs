@@ -153,7 +153,7 @@ pub async fn join(state: &AppState, join: Join) -> Result<Place, ApiError> {
         let (Some(signature), Some(issued_at)) = (join.signature.as_ref(), join.issued_at) else {
             return Err(ApiError::invalid_signature(format!(
                 "a join naming a wallet needs the wallet's signature of `{}` and its issued_at",
-                statement.template()
+                statement.template(&state.proof_domain)
             )));
         };
         wallet_proof::prove(

@@ -2,7 +2,12 @@
 //! `signMessage` returns) of a domain-separated message that names what it is for, the values it
 //! binds and when it was signed:
 //!
-//! `narrative-market-service:<purpose>:<field>:…:issued-at:<unix seconds>`
+//! `<domain>:<purpose>:<field>:…:issued-at:<unix seconds>`
+//!
+//! `<domain>` names the deployment (`WALLET_PROOF_DOMAIN`, by default
+//! `narrative-market-service`): a deployment that sets its own, such as its public host, refuses
+//! the signatures wallets gave another deployment of this service (a devnet instance, a clone
+//! that collected them), which carry that one's domain.
 //!
 //! A proof is accepted once, and only while its issued-at time is within
 //! [`PAST_WINDOW_SECS`] before the server's clock (or [`FUTURE_SKEW_SECS`] after it, for a
@@ -20,14 +25,12 @@ use sea_orm::{ActiveValue::Set, ColumnTrait, ConnectionTrait, DbErr, EntityTrait
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::values::{Base58Signature, UnixSeconds, Wallet};
+pub use crate::values::{ProofDomain, DEFAULT_PROOF_DOMAIN};
 
 /// How old a signed message may be.
 pub const PAST_WINDOW_SECS: i64 = 300;
 /// How far ahead of the server's clock a wallet's clock may run.
 pub const FUTURE_SKEW_SECS: i64 = 60;
-/// What every message starts with: nothing else this service's wallets sign starts so.
-pub const DOMAIN: &str = "narrative-market-service";
-
 /// What a wallet signs, but for its issued-at time.
 #[derive(Debug, Clone)]
 pub struct Statement {
@@ -54,18 +57,18 @@ impl Statement {
         self.purpose
     }
 
-    /// The exact text the wallet signs when it signs at `issued_at`.
-    pub fn message(&self, issued_at: UnixSeconds) -> String {
-        self.text(&issued_at.get().to_string())
+    /// The exact text the wallet signs for `domain`'s deployment when it signs at `issued_at`.
+    pub fn message(&self, domain: &ProofDomain, issued_at: UnixSeconds) -> String {
+        self.text(domain, &issued_at.get().to_string())
     }
 
     /// The message with `<issued_at>` where the time goes, for documentation and clients.
-    pub fn template(&self) -> String {
-        self.text("<issued_at>")
+    pub fn template(&self, domain: &ProofDomain) -> String {
+        self.text(domain, "<issued_at>")
     }
 
-    fn text(&self, issued_at: &str) -> String {
-        let mut text = format!("{DOMAIN}:{}", self.purpose);
+    fn text(&self, domain: &ProofDomain, issued_at: &str) -> String {
+        let mut text = format!("{}:{}", domain.as_str(), self.purpose);
         for field in &self.fields {
             text.push(':');
             text.push_str(field);
@@ -111,21 +114,27 @@ pub async fn prove(
     proof: Proof<'_>,
 ) -> Result<(), ApiError> {
     let now = state.now();
-    verify(statement, proof, now)?;
+    verify(&state.proof_domain, statement, proof, now)?;
     consume(state.store.db(), statement, proof, now).await
 }
 
-/// The checks of [`prove`] that need no store: freshness and the signature.
-pub fn verify(statement: &Statement, proof: Proof<'_>, now: i64) -> Result<(), ApiError> {
+/// The checks of [`prove`] that need no store: freshness and the signature of `statement` as
+/// `domain`'s deployment words it.
+pub fn verify(
+    domain: &ProofDomain,
+    statement: &Statement,
+    proof: Proof<'_>,
+    now: i64,
+) -> Result<(), ApiError> {
     check_fresh(proof.issued_at, now)
         .map_err(|why| ApiError::invalid_signature(why).with("server_time", now))?;
-    if !proof
-        .signature
-        .signs(proof.wallet, statement.message(proof.issued_at).as_bytes())
-    {
+    if !proof.signature.signs(
+        proof.wallet,
+        statement.message(domain, proof.issued_at).as_bytes(),
+    ) {
         return Err(ApiError::invalid_signature(format!(
             "signature is not the wallet's signature of `{}`",
-            statement.template()
+            statement.template(domain)
         )));
     }
     Ok(())
@@ -193,13 +202,19 @@ mod tests {
     #[test]
     fn the_message_names_purpose_fields_and_time() {
         let statement = Statement::new("terms").field("v1").field("W");
+        let default = ProofDomain::default();
         assert_eq!(
-            statement.message(at(1_700_000_000)),
+            statement.message(&default, at(1_700_000_000)),
             "narrative-market-service:terms:v1:W:issued-at:1700000000"
         );
         assert_eq!(
-            statement.template(),
+            statement.template(&default),
             "narrative-market-service:terms:v1:W:issued-at:<issued_at>"
+        );
+        let named = ProofDomain::new("app.example.org").unwrap();
+        assert_eq!(
+            statement.message(&named, at(1_700_000_000)),
+            "app.example.org:terms:v1:W:issued-at:1700000000"
         );
     }
 
@@ -224,22 +239,27 @@ mod tests {
                 .parse()
                 .unwrap()
         };
-        let signature = signed(&statement.message(at(now)));
+        let domain = ProofDomain::default();
+        let signature = signed(&statement.message(&domain, at(now)));
         let proof = |signature, issued_at| Proof {
             wallet: &wallet,
             signature,
             issued_at,
         };
-        assert!(verify(&statement, proof(&signature, at(now)), now).is_ok());
+        assert!(verify(&domain, &statement, proof(&signature, at(now)), now).is_ok());
         // The same signature does not cover another time, purpose or field.
-        assert!(verify(&statement, proof(&signature, at(now - 1)), now).is_err());
+        assert!(verify(&domain, &statement, proof(&signature, at(now - 1)), now).is_err());
         let other = Statement::new("kyc-start").field("v1");
-        assert!(verify(&other, proof(&signature, at(now)), now).is_err());
+        assert!(verify(&domain, &other, proof(&signature, at(now)), now).is_err());
         let other = Statement::new("terms").field("v2");
-        assert!(verify(&other, proof(&signature, at(now)), now).is_err());
+        assert!(verify(&domain, &other, proof(&signature, at(now)), now).is_err());
+        // Nor the same statement at a deployment that names itself.
+        let elsewhere = ProofDomain::new("app.example.org").unwrap();
+        assert!(verify(&elsewhere, &statement, proof(&signature, at(now)), now).is_err());
         // A stale one is refused though its signature is good.
-        let stale = signed(&statement.message(at(now - PAST_WINDOW_SECS - 1)));
+        let stale = signed(&statement.message(&domain, at(now - PAST_WINDOW_SECS - 1)));
         let refused = verify(
+            &domain,
             &statement,
             proof(&stale, at(now - PAST_WINDOW_SECS - 1)),
             now,

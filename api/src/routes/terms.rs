@@ -78,7 +78,8 @@ impl TermsApi {
         let version = self.state.terms_version.clone();
         Ok(Json(CurrentTerms {
             ok: true,
-            message_template: terms::statement(&version, "<wallet>").template(),
+            message_template: terms::statement(&version, "<wallet>")
+                .template(&self.state.proof_domain),
             terms_version: version,
         }))
     }

@@ -58,7 +58,7 @@ pub async fn register(
         issued_at: s.issued_at,
     });
     if let Some(proof) = proof {
-        wallet_proof::verify(&statement, proof, now)?;
+        wallet_proof::verify(&state.proof_domain, &statement, proof, now)?;
     }
     let txn = state.store.begin_write().await?;
     // Used up in the agent's transaction: a replay is refused before anything is written, and

@@ -181,7 +181,7 @@ pub async fn create(
     let (Some(signature), Some(issued_at)) = (&request.signature, request.issued_at) else {
         return Err(ApiError::invalid_signature(format!(
             "signature and issued_at are the creator's signature of `{}`",
-            statement.template()
+            statement.template(&state.proof_domain)
         )));
     };
     let proof = Proof {
@@ -190,7 +190,7 @@ pub async fn create(
         issued_at,
     };
     // Checked here; used up with the creation it allows.
-    wallet_proof::verify(&statement, proof, state.now())?;
+    wallet_proof::verify(&state.proof_domain, &statement, proof, state.now())?;
     let paid = landed.transferred(&creator.pubkey(), &treasury);
     if paid < state.binary_market_fee_lamports {
         return Err(fee_missing("it does not pay the treasury the creation fee")

@@ -353,7 +353,12 @@ pub async fn publish(
         signature: request.creator_signature,
         issued_at: request.issued_at,
     };
-    wallet_proof::verify(&proof.statement, proof.as_proof(), state.now())?;
+    wallet_proof::verify(
+        &state.proof_domain,
+        &proof.statement,
+        proof.as_proof(),
+        state.now(),
+    )?;
     ensure_running(db, Component::Narratives).await?;
     require_human(state.human.as_ref(), request.cf_token.as_deref(), client_ip).await?;
     creator_gates(state, &request.creator).await?;

@@ -101,6 +101,7 @@ pub async fn mark_read(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::values::ProofDomain;
 
     #[test]
     fn the_signed_message_names_what_is_marked() {
@@ -108,13 +109,13 @@ mod tests {
             .parse()
             .unwrap();
         assert_eq!(
-            read_statement(&wallet, Some(12)).template(),
+            read_statement(&wallet, Some(12)).template(&ProofDomain::default()),
             format!(
                 "narrative-market-service:notifications-read:{wallet}:12:issued-at:<issued_at>"
             )
         );
         assert_eq!(
-            read_statement(&wallet, None).template(),
+            read_statement(&wallet, None).template(&ProofDomain::default()),
             format!(
                 "narrative-market-service:notifications-read:{wallet}:all:issued-at:<issued_at>"
             )

@@ -118,7 +118,7 @@ pub async fn subscribe(
     let wallet = proof.wallet;
     let statement = subscribe_statement(wallet, endpoint);
     let now = state.now();
-    wallet_proof::verify(&statement, proof, now)?;
+    wallet_proof::verify(&state.proof_domain, &statement, proof, now)?;
     let host = endpoint.url().host_str().unwrap_or_default();
     if !state.push_services.allows(host) {
         return Err(ApiError::url_not_allowed(
@@ -282,7 +282,7 @@ pub async fn set_preferences(
         PreferencesWrite::Change => preferences_statement(wallet, changes),
         PreferencesWrite::Replace => replace_statement(wallet, changes),
     };
-    wallet_proof::verify(&statement, proof, state.now())?;
+    wallet_proof::verify(&state.proof_domain, &statement, proof, state.now())?;
     let txn = state.store.begin_write().await?;
     // Used up with the write it allows: one commits only with the other.
     wallet_proof::consume(&txn, &statement, proof, state.now()).await?;
@@ -581,6 +581,7 @@ pub fn health_factor_alert(before: f64, after: f64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::values::ProofDomain;
 
     fn notification(body: &str, data: Value) -> notifications::Model {
         notifications::Model {
@@ -638,14 +639,14 @@ mod tests {
             (NotificationKind::AirdropClaimed, true),
         ];
         assert_eq!(
-            preferences_statement(&wallet, &set).template(),
+            preferences_statement(&wallet, &set).template(&ProofDomain::default()),
             format!(
                 "narrative-market-service:push-preferences:{wallet}:\
                  airdrop_claimed=on,streak_broken=off:issued-at:<issued_at>"
             )
         );
         assert_eq!(
-            replace_statement(&wallet, &set).template(),
+            replace_statement(&wallet, &set).template(&ProofDomain::default()),
             format!(
                 "narrative-market-service:push-preferences-replace:{wallet}:\
                  airdrop_claimed=on,streak_broken=off:issued-at:<issued_at>"
