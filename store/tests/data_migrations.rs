@@ -1,7 +1,7 @@
 //! Migrations that correct data, run against rows written before them (on SQLite by default,
 //! on Postgres when DATABASE_URL points at it).
 
-use migration::MigratorTrait;
+use migration::{MigrationName, MigratorTrait};
 use narrative_store::entities::api_keys;
 use narrative_store::testing::TestDb;
 use sea_orm::{ConnectionTrait, EntityTrait};
@@ -35,8 +35,15 @@ async fn unproven_agents_keys_are_filed_under_no_wallet() {
             .unwrap();
         }
     }
-    // The rows are as the earlier code wrote them; the migration runs again over them.
-    migration::Migrator::down(conn, Some(1)).await.unwrap();
+    // The rows are as the earlier code wrote them; the migration (and those after it) runs
+    // again over them.
+    let migrations = migration::Migrator::migrations();
+    let at = migrations
+        .iter()
+        .position(|m| m.name() == "m20261202_000035_unproven_agent_keys")
+        .expect("the migration is listed");
+    let since = u32::try_from(migrations.len() - at).unwrap();
+    migration::Migrator::down(conn, Some(since)).await.unwrap();
     migration::Migrator::up(conn, None).await.unwrap();
     let wallet_of = |id: &'static str| async move {
         api_keys::Entity::find_by_id(id.to_owned())
