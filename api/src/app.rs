@@ -30,6 +30,7 @@ use crate::http::MAX_BODY_BYTES;
 use crate::routes;
 use crate::routes::SharedReads;
 use crate::state::AppState;
+use crate::values::{ProofDomain, DEFAULT_PROOF_DOMAIN};
 
 /// The GET-only routes served beside the `/v1` document.
 const PLAIN_ROUTES: [&str; 5] = [
@@ -82,13 +83,29 @@ fn patches(state: &AppState) -> Vec<Patch> {
     ]
 }
 
+/// `document` with the messages its routes quote worded as `domain`'s deployment has wallets
+/// sign them: the routes' documentation writes them under the default name.
+fn worded_for(domain: &ProofDomain, document: &str) -> String {
+    if *domain == ProofDomain::default() {
+        return document.to_owned();
+    }
+    document.replace(
+        &format!("{DEFAULT_PROOF_DOMAIN}:"),
+        &format!("{}:", domain.as_str()),
+    )
+}
+
 /// The application, boxed: the middleware types nest too deep to be named in every crate that
 /// serves it.
 pub fn build_app(state: Arc<AppState>) -> poem::endpoint::BoxEndpoint<'static, Response> {
     let shared = Arc::new(SharedReads::default());
     let api = routes::service(state.clone(), &shared);
     let generated = api.spec();
-    let contract = Arc::new(Contract::new(&generated, &patches(&state), &PLAIN_ROUTES));
+    let contract = Arc::new(Contract::new(
+        &worded_for(&state.proof_domain, &generated),
+        &patches(&state),
+        &PLAIN_ROUTES,
+    ));
     // The UI embeds the document it shows; it shows the one served. Both are shared bytes, so a
     // request clones a reference, not the document.
     let ui = Bytes::from(

@@ -506,6 +506,22 @@ async fn a_deployment_that_names_itself_refuses_proofs_given_to_another() {
     assert_eq!(code, StatusCode::OK, "{body}");
     let (_, status) = server.get(&format!("/v1/terms/status/{address}")).await;
     assert_eq!(status["accepted"], true);
+
+    // The served document words the messages it quotes as this deployment does.
+    let (_, document) = server.get("/v1/openapi.json").await;
+    let document = document.to_string();
+    assert!(
+        document.contains("app.example.org:terms:"),
+        "the terms message"
+    );
+    assert!(
+        document.contains("app.example.org:kyc-start:"),
+        "the KYC message"
+    );
+    assert!(
+        !document.contains("narrative-market-service:"),
+        "no default-named message left"
+    );
     server.stop().await;
 }
 
