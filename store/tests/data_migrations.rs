@@ -1,7 +1,7 @@
 //! Migrations that correct data, run against rows written before them (on SQLite by default,
 //! on Postgres when DATABASE_URL points at it).
 
-use migration::{MigrationName, MigratorTrait};
+use migration::MigratorTrait;
 use narrative_store::entities::api_keys;
 use narrative_store::testing::TestDb;
 use sea_orm::{ConnectionTrait, EntityTrait};
