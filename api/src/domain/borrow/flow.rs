@@ -143,13 +143,15 @@ pub fn lender_in(
     Ok((venue, token))
 }
 
-/// `usd` of `asset` in its base units at `sol_usd`, rounded down (USDC at par).
-fn base_units(asset: TokenSymbol, usd: f64, sol_usd: f64) -> u64 {
-    let units = match asset {
-        TokenSymbol::Sol => usd / sol_usd,
-        TokenSymbol::Usdc => usd,
-    };
-    (units * 10f64.powi(i32::from(asset.decimals()))).floor() as u64
+/// `usd_micros` (the micro-dollars the borrow records) of `asset` in its base units: USDC at
+/// par, exactly (a micro-dollar is its base unit, so `2.01` is 2,010,000 and never a float's
+/// 2,009,999); SOL at `sol_usd`, rounded down.
+fn base_units(asset: TokenSymbol, usd_micros: i64, sol_usd: f64) -> u64 {
+    let micros = u64::try_from(usd_micros).unwrap_or(0);
+    match asset {
+        TokenSymbol::Usdc => micros,
+        TokenSymbol::Sol => (micros as f64 * 1e3 / sol_usd).floor() as u64,
+    }
 }
 
 pub async fn prepare(state: &AppState, request: BorrowRequest) -> Result<PreparedBorrow, ApiError> {
@@ -212,7 +214,11 @@ pub async fn prepare(state: &AppState, request: BorrowRequest) -> Result<Prepare
             ),
         ));
     }
-    let amount_base = base_units(request.asset, amount_usd, capacity.price.sol_usd);
+    let amount_base = base_units(
+        request.asset,
+        request.amount_usd.micros(),
+        capacity.price.sol_usd,
+    );
     if amount_base == 0 {
         return Err(ApiError::validation(
             "amount_usd is less than one base unit",
@@ -385,11 +391,28 @@ mod tests {
 
     #[test]
     fn usd_becomes_base_units_rounded_down() {
-        assert_eq!(base_units(TokenSymbol::Sol, 300.0, 150.0), 2_000_000_000);
+        let micros = |usd: f64| UsdAmount::new(usd).unwrap().micros();
         assert_eq!(
-            base_units(TokenSymbol::Usdc, 12.345_678_9, 150.0),
-            12_345_678
+            base_units(TokenSymbol::Sol, micros(300.0), 150.0),
+            2_000_000_000
         );
+        assert_eq!(base_units(TokenSymbol::Sol, micros(1.0), 3.0), 333_333_333);
+        // The micro-dollars recorded are the USDC borrowed, for every cent.
+        assert_eq!(
+            base_units(TokenSymbol::Usdc, micros(12.345_678_9), 150.0),
+            12_345_679
+        );
+        assert_eq!(
+            base_units(TokenSymbol::Usdc, micros(2.01), 150.0),
+            2_010_000
+        );
+        for cents in 1..=2_000_000u64 {
+            let usd = UsdAmount::new(cents as f64 / 100.0).unwrap();
+            assert_eq!(
+                base_units(TokenSymbol::Usdc, usd.micros(), 150.0),
+                cents * 10_000
+            );
+        }
     }
 
     #[test]
