@@ -217,7 +217,9 @@ pub fn verify_signature(header: &str, body: &[u8], secret: &SecretString, now: i
         let Some(timestamp) = timestamp else {
             return false;
         };
-        if (now - timestamp).abs() > SIGNATURE_TOLERANCE_SECS {
+        // The header is the caller's: `abs_diff` cannot overflow on a timestamp near i64's
+        // ends, where `(now - timestamp).abs()` panicked before the signature was looked at.
+        if now.abs_diff(timestamp) > SIGNATURE_TOLERANCE_SECS.unsigned_abs() {
             return false;
         }
         let expected = hmac(secret.expose_secret(), timestamp, body);
@@ -287,6 +289,19 @@ mod tests {
         // While the secret rotates, either set may sign.
         let rotating = format!("{} {header}", signature_header(body, "old", 1_000));
         assert!(verify_signature(&rotating, body, &secret, 1_000));
+        // Timestamps at i64's ends are refused, not a panic (overflow checks are on in
+        // release too).
+        for extreme in [i64::MIN, i64::MAX] {
+            let header = format!("t={extreme},v1=00");
+            assert!(
+                !verify_signature(&header, body, &secret, 1_000),
+                "{extreme}"
+            );
+            assert!(
+                !verify_signature(&header, body, &secret, -1_000),
+                "{extreme}"
+            );
+        }
         for malformed in ["", "t=1000", "v1=00", "t=x,v1=zz", "garbage"] {
             assert!(
                 !verify_signature(malformed, body, &secret, 1_000),
