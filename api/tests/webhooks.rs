@@ -342,14 +342,21 @@ async fn the_service_calls_only_public_https_addresses() {
         assert_eq!(status, StatusCode::FORBIDDEN, "{refused}: {answer}");
         assert_eq!(answer["error"], "url_not_allowed", "{refused}");
         let message = answer["message"].as_str().unwrap_or_default();
+        let literal =
+            refused.starts_with("https://[") || refused[8..].starts_with(char::is_numeric);
         let why = if refused.starts_with("http:") {
             "https"
-        } else if refused.contains("nowhere") {
-            "does not resolve"
-        } else {
+        } else if literal {
             "is not a public address"
+        } else {
+            // A name: the same words whether it resolves inside or not at all, and never the
+            // address it resolves to.
+            "does not resolve to a public address"
         };
         assert!(message.contains(why), "{refused}: {message}");
+        for inside in ["127.0.0.1", "::1", "10.1.2.3"] {
+            assert!(literal || !message.contains(inside), "{refused}: {message}");
+        }
     }
     let db = server.db.store.db();
     assert!(

@@ -52,6 +52,31 @@ impl fmt::Display for Refused {
 
 impl std::error::Error for Refused {}
 
+impl Refused {
+    /// Why, as told to the client that gave `url`: a name refused for what it resolves to, and
+    /// one that does not resolve, get the same words and no address, so the refusal does not
+    /// show the service's view of names (internal hosts, their addresses). The whole reason is
+    /// logged.
+    pub fn for_client(&self, url: &Url) -> String {
+        let named = url.host_str().is_some_and(|host| {
+            host.trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<IpAddr>()
+                .is_err()
+        });
+        match self {
+            Refused::Address(_) | Refused::Unresolvable(_) if named => {
+                tracing::info!(refused = %self, "outbound URL refused");
+                format!(
+                    "{} does not resolve to a public address",
+                    url.host_str().unwrap_or_default()
+                )
+            }
+            other => other.to_string(),
+        }
+    }
+}
+
 /// Whether `ip` is an address on the public internet.
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {

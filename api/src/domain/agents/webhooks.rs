@@ -96,7 +96,10 @@ pub async fn register(
 ) -> Result<Registration, ApiError> {
     let agent = agent_of(state, caller, "only agents register webhooks").await?;
     if let Err(refused) = state.outbound.check(url.url()).await {
-        return Err(ApiError::url_not_allowed("URL", refused));
+        return Err(ApiError::url_not_allowed(
+            "URL",
+            refused.for_client(url.url()),
+        ));
     }
     let mut unique: Vec<WebhookEvent> = Vec::new();
     for event in events {

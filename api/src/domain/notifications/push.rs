@@ -127,7 +127,10 @@ pub async fn subscribe(
         ));
     }
     if let Err(refused) = state.outbound.check(endpoint.url()).await {
-        return Err(ApiError::url_not_allowed("push endpoint", refused));
+        return Err(ApiError::url_not_allowed(
+            "push endpoint",
+            refused.for_client(endpoint.url()),
+        ));
     }
     let txn = state.store.begin_write().await?;
     // Used up with the subscription it allows: a refusal above (or a failed write) leaves it
