@@ -383,3 +383,73 @@ async fn settlement_goes_on_when_the_other_oracles_proposed_first() {
     drop(h);
     server.stop().await;
 }
+
+/// Spec 3.2 lets an open narrative be resolved, and binary_vault takes votes only from the
+/// market's deadline: a verdict before it is recorded, its settlement waits for the deadline on
+/// the ledger's clock (no refused votes spending its attempts), and the service prepares no
+/// more backings of the resolved narrative. Past the deadline the vote goes out.
+#[tokio::test]
+async fn a_verdict_before_the_deadline_waits_for_it_and_ends_the_backings() {
+    let options = HarnessOptions {
+        threshold: 1,
+        ..Default::default()
+    };
+    let (server, ledger) = chain::start_on_bank_with(options, |h, c| {
+        c.oracle_keypair = Some(h.oracles[0].to_base58_string().into());
+        c.treasury_wallet = Some(h.treasury.to_string());
+    })
+    .await;
+    let (creator, backer) = {
+        let h = ledger.harness.lock().await;
+        (h.wallets[2].insecure_clone(), h.wallets[0].insecure_clone())
+    };
+    let (uuid, market_id) = chain::publish_kestrel(&server, &ledger, &creator).await;
+    let deadline = ledger
+        .harness
+        .lock()
+        .await
+        .market(&market_id)
+        .await
+        .deadline;
+    let bank_now = ledger.harness.lock().await.now().await;
+    assert!(deadline > bank_now + 3_600, "the deadline is ahead");
+
+    let key = oracle_agent(&server).await;
+    let verdict = json!({"narrative_id": uuid, "resolution": "true", "confidence": 0.9});
+    let (status, body) = resolve(&server, &key, &verdict).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let db = server.db.store.db();
+    eventually("the job to wait for the deadline", || async {
+        let job = settle_job(db).await;
+        job.status == "queued"
+            && job.attempts == 0
+            && job.run_at >= chrono::Utc::now().timestamp() + (deadline - bank_now) - 60
+    })
+    .await;
+    assert_eq!(settle_job(db).await.last_error, None);
+    assert_eq!(
+        ledger.harness.lock().await.market(&market_id).await.outcome,
+        None
+    );
+
+    let (status, refused) = server
+        .post(
+            &format!("/v1/narratives/{uuid}/back"),
+            &json!({"wallet_address": backer.pubkey().to_string(), "amount_sol": 1.0, "side": "true"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{refused}");
+    assert_eq!(refused["error"], "market_not_open");
+    assert_eq!(refused["oracle_status"], "resolved_true");
+
+    ledger.harness.lock().await.warp_to(deadline + 60).await;
+    let mut job = settle_job(db).await.into_active_model();
+    job.run_at = sea_orm::ActiveValue::Set(chrono::Utc::now().timestamp());
+    job.update(db).await.unwrap();
+    eventually("the oracle vote on chain", || async {
+        let mut h = ledger.harness.lock().await;
+        h.market(&market_id).await.outcome == Some(Side::Yes)
+    })
+    .await;
+    server.stop().await;
+}

@@ -85,10 +85,19 @@ impl Settler {
             return Ok(JobOutcome::Done);
         }
         let now = self.clock.now();
+        let clock = decode_clock(&accounts[2])?;
         // The service is one oracle of the set: when the others proposed an outcome first, its
         // vote would be refused (binary_vault takes votes only until an outcome is proposed),
         // and the job goes straight on to the hold, the dispute and finalising.
         if accounts[1].is_none() && market.outcome.is_none() {
+            // binary_vault takes votes from the market's deadline on: a verdict given before
+            // it (spec 3.2 lets an open narrative be resolved) waits for it on the ledger's
+            // clock, rather than spending the job's attempts on refused votes.
+            if clock.unix_timestamp < market.deadline {
+                return Ok(JobOutcome::Later(
+                    now + (market.deadline - clock.unix_timestamp),
+                ));
+            }
             let vote = narrative_sdk::binary::submit_oracle_resolution(
                 oracle.pubkey(),
                 &market_id,
@@ -107,7 +116,6 @@ impl Settler {
             // Other oracles have yet to reach the threshold.
             return Ok(JobOutcome::Later(now + RECHECK_SECS));
         }
-        let clock = decode_clock(&accounts[2])?;
         let hold_ends = market.hold_ends_at().context("hold end overflows")?;
         if clock.unix_timestamp < hold_ends {
             return Ok(JobOutcome::Later(now + (hold_ends - clock.unix_timestamp)));
