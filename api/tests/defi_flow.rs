@@ -18,6 +18,7 @@ use integration_tests::venues::{LendingMarket, TOKEN_LENDING};
 use narrative_api::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
 use narrative_api::chain::venues::lend_b;
 use narrative_api::clock::{ManualClock, SharedClock};
+use narrative_api::providers::prices::{FixedPrice, PriceFeed, PriceQuote};
 use narrative_store::entities::defi_positions;
 use reqwest::StatusCode;
 use sea_orm::{EntityTrait, PaginatorTrait};
@@ -42,6 +43,14 @@ impl Flow {
 
     /// [`Flow::start`], with `configure` changing the service's settings last.
     async fn start_with(configure: impl FnOnce(&mut narrative_api::Config)) -> Flow {
+        Flow::start_priced(Arc::new(FixedPrice(150.0)), configure).await
+    }
+
+    /// [`Flow::start_with`], the SOL/USD price from `prices`.
+    async fn start_priced(
+        prices: Arc<dyn PriceFeed>,
+        configure: impl FnOnce(&mut narrative_api::Config),
+    ) -> Flow {
         let clock = ManualClock::at_system_time();
         let shared: SharedClock = clock.clone();
         let options = HarnessOptions {
@@ -49,7 +58,7 @@ impl Flow {
             klend: true,
             ..Default::default()
         };
-        let (server, ledger) = chain::start_on_bank_at(shared, options, |h, c| {
+        let (server, ledger) = chain::start_on_bank_priced(shared, prices, options, |h, c| {
             let market = h.lending.expect("the double is installed");
             c.lend_a_reserves = vec![format!("SOL={}", market.sol_reserve)];
             let kamino = h.kamino.expect("the double is installed");
@@ -673,6 +682,44 @@ async fn prepares_anyone_asks_for_the_wallet_do_not_hide_the_withdrawal_it_signe
         .unwrap()
         .unwrap();
     assert_eq!(other.status, "confirmed", "the other backing stays open");
+}
+
+/// A price source that never answers.
+struct NoPrice;
+
+#[async_trait::async_trait]
+impl PriceFeed for NoPrice {
+    async fn quote(&self) -> anyhow::Result<PriceQuote> {
+        anyhow::bail!("the price source is down")
+    }
+}
+
+/// A SOL backing's withdrawal needs no price: with the price source down, `lend_a/withdraw`
+/// still prepares it, with its yield, while the allocation (valued in USD) answers 503.
+#[tokio::test]
+async fn a_sol_withdrawal_is_prepared_while_the_price_source_is_down() {
+    let f = Flow::start_priced(Arc::new(NoPrice), |_| {}).await;
+    let backing_id = deposit_confirmed(&f, "lend_a", "10").await;
+    f.accrue(100).await;
+    let wallet = f.wallet.pubkey().to_string();
+    let (status, allocation) = f.server.get(&format!("/v1/defi/allocation/{wallet}")).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{allocation}");
+    assert_eq!(allocation["error"], "price_unavailable");
+    let (status, named) = f
+        .server
+        .post(
+            "/v1/defi/lend_a/withdraw",
+            &json!({"wallet_address": wallet, "amount_sol": 10.0, "receipt": backing_id}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{named}");
+    assert_eq!(named["backing_id"], backing_id.as_str());
+    let earned = named["yield_earned_sol"].as_f64().unwrap();
+    assert!(earned > 0.0, "{named}");
+    let done = f.withdrawn(&named, &backing_id).await;
+    let withdrawn = done["withdrawn_base"].as_u64().unwrap();
+    assert!(withdrawn > 10 * SOL, "{done}");
+    f.server.stop().await;
 }
 
 /// The wallet's last open backing at a venue redeems what it bought and its dust, not what the

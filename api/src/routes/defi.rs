@@ -661,11 +661,7 @@ impl DefiApi {
         body: Json<LendAWithdrawBody>,
     ) -> Answer<Json<LendAWithdrawn>, PrepareRefusals> {
         let b = body.0;
-        let positions = reads::positions(&self.state, &b.wallet_address).await?;
-        let yield_earned_sol = positions
-            .iter()
-            .find(|p| p.backing_id == b.receipt.to_string())
-            .map_or(0.0, |p| p.yield_earned_sol);
+        let yield_earned_sol = reads::yield_of(&self.state, &b.wallet_address, b.receipt).await?;
         let prepared = withdrawal::prepare_named(
             &self.state,
             b.receipt,

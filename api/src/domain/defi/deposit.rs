@@ -81,10 +81,7 @@ pub async fn prepare(
         .amount
         .to_base_units(decimals)
         .map_err(|e| ApiError::validation(format!("amount {e}")))?;
-    let sol_usd =
-        state.prices.sol_usd().await.map_err(|e| {
-            ApiError::provider_unavailable("price_unavailable", "the price source", &e)
-        })?;
+    let sol_usd = super::sol_usd_for(state, request.token).await?;
     ensure_minimum(request.token, amount_base, sol_usd)?;
     if let Some(narrative) = request.narrative_id {
         crate::domain::narratives::feed::get(state, narrative).await?;

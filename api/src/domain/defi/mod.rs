@@ -3,6 +3,7 @@
 //! staking. The venues themselves (their interfaces and ledger reads) are in [`venues`].
 
 use crate::error::ApiError;
+use crate::state::AppState;
 use crate::values::TokenSymbol;
 
 pub mod apys;
@@ -27,6 +28,18 @@ pub fn min_deposit(symbol: TokenSymbol, sol_usd: f64) -> u64 {
         TokenSymbol::Sol => MIN_DEPOSIT_LAMPORTS,
         // 0.01 SOL × price USD × 10^6 micro-USDC; prices are display-grade, the bound is policy.
         TokenSymbol::Usdc => (sol_usd * 0.01 * 1e6).ceil().max(1.0) as u64,
+    }
+}
+
+/// The SOL/USD price that amounts of `symbol` need to become lamports: none for SOL, whose
+/// amounts are lamports already (0 then, which [`min_deposit`] and [`lamports_of`] do not read
+/// for SOL), so SOL's deposits and withdrawals do not wait on the price source.
+pub async fn sol_usd_for(state: &AppState, symbol: TokenSymbol) -> Result<f64, ApiError> {
+    match symbol {
+        TokenSymbol::Sol => Ok(0.0),
+        TokenSymbol::Usdc => state.prices.sol_usd().await.map_err(|e| {
+            ApiError::provider_unavailable("price_unavailable", "the price source", &e)
+        }),
     }
 }
 

@@ -11,7 +11,7 @@ use super::venues::{ExchangeRate, Withdrawals};
 use super::{apys, rate_from_strings};
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::values::{sol_u64, TokenSymbol, VenueId, Wallet};
+use crate::values::{sol_u64, PreparedId, TokenSymbol, VenueId, Wallet};
 
 /// A position as the reads show it.
 #[derive(Debug, Clone)]
@@ -40,6 +40,31 @@ pub async fn positions(state: &AppState, wallet: &Wallet) -> Result<Vec<Position
             ApiError::provider_unavailable("price_unavailable", "the price source", &e)
         })?;
     valued(state, rows, sol_usd).await
+}
+
+/// The yield of the wallet's open backing `backing_id` in SOL (0 when it has none open by that
+/// id): that one position valued, and priced only when it is not SOL, so a withdrawal's answer
+/// does not wait on the wallet's other venues or on the price source.
+pub async fn yield_of(
+    state: &AppState,
+    wallet: &Wallet,
+    backing_id: PreparedId,
+) -> Result<f64, ApiError> {
+    let Some(row) = defi_positions::Entity::find_by_id(backing_id.to_string())
+        .filter(defi_positions::Column::Wallet.eq(wallet.to_string()))
+        .filter(defi_positions::Column::Status.eq("confirmed"))
+        .one(state.store.db())
+        .await?
+    else {
+        return Ok(0.0);
+    };
+    let symbol: TokenSymbol = row.token_symbol.parse().map_err(ApiError::internal)?;
+    // The USD value `valued` also makes is not read here.
+    let sol_usd = super::sol_usd_for(state, symbol).await?;
+    Ok(valued(state, vec![row], sol_usd)
+        .await?
+        .pop()
+        .map_or(0.0, |p| p.yield_earned_sol))
 }
 
 /// The wallet's open positions, valued now at `sol_usd`.
