@@ -16,6 +16,7 @@ use integration_tests::harness::{HarnessOptions, SOL};
 use integration_tests::venues::klend::{self, KaminoMarket};
 use integration_tests::venues::{LendingMarket, TOKEN_LENDING};
 use narrative_api::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
+use narrative_api::chain::ledger::Ledger;
 use narrative_api::chain::venues::lend_b;
 use narrative_api::clock::{ManualClock, SharedClock};
 use narrative_api::providers::prices::{FixedPrice, PriceFeed, PriceQuote};
@@ -682,6 +683,80 @@ async fn prepares_anyone_asks_for_the_wallet_do_not_hide_the_withdrawal_it_signe
         .unwrap()
         .unwrap();
     assert_eq!(other.status, "confirmed", "the other backing stays open");
+}
+
+/// A deposit prepare for the wallet's move, asked for by a stranger once the move landed (the
+/// same instructions, its own backing id): the wallet's signature does not confirm the
+/// stranger's copy, with another blockhash or, within the blockhash's 10 s, the same message;
+/// the refusal names the prepare the wallet signed, and the wallet's own confirm records it.
+#[tokio::test]
+async fn a_strangers_copy_of_a_deposit_cannot_take_the_wallets_signature() {
+    let f = Flow::start().await;
+    deposit_confirmed(&f, "lend_a", "2").await;
+    let deposit = || {
+        let body = json!({"wallet": f.wallet.pubkey().to_string(), "token_symbol": "SOL",
+                          "amount": "1", "protocol": "lend_a"});
+        let server = &f.server;
+        async move { server.post("/v1/defi/deposit/prepare", &body).await }
+    };
+    let confirm = |backing_id: &str, signature: &str| {
+        let body = json!({"backing_id": backing_id, "wallet": f.wallet.pubkey().to_string(),
+                          "tx_signature": signature});
+        let server = &f.server;
+        async move { server.post("/v1/defi/deposit/confirm", &body).await }
+    };
+    let message = |prepared: &Value| {
+        narrative_sdk::tx::from_base64(prepared["transaction"].as_str().unwrap())
+            .unwrap()
+            .message
+    };
+
+    // Another blockhash: asked for a few slots after the wallet's landed.
+    let (signed, signature) = deposit_sent(&f, "lend_a", "1").await;
+    f.accrue(5).await;
+    f.clock.advance(11);
+    let (status, copy) = deposit().await;
+    assert_eq!(status, StatusCode::OK, "{copy}");
+    let theirs = message(&copy);
+    let landed_blockhash = f
+        .ledger
+        .transaction(&signature.parse().unwrap())
+        .await
+        .unwrap()
+        .unwrap()
+        .recent_blockhash;
+    assert_ne!(
+        theirs.recent_blockhash, landed_blockhash,
+        "another blockhash"
+    );
+    let (status, refused) = confirm(copy["backing_id"].as_str().unwrap(), &signature).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(refused["error"], "transaction_mismatch");
+    assert_eq!(refused["prepared_id"], signed.as_str(), "{refused}");
+    assert_eq!(f.positions_recorded().await, 1);
+    let (status, confirmed) = confirm(&signed, &signature).await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    assert_eq!(confirmed["backing_id"], signed.as_str(), "{confirmed}");
+
+    // The same blockhash: the copy is the wallet's message byte for byte, asked for later.
+    f.accrue(5).await;
+    f.clock.advance(11);
+    f.ledger.hold_blockhash().await;
+    let (status, first) = deposit().await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    f.clock.advance(1);
+    let (status, copy) = deposit().await;
+    assert_eq!(status, StatusCode::OK, "{copy}");
+    f.ledger.release_blockhash();
+    assert_eq!(message(&first), message(&copy), "one message");
+    let signature = f.sign_and_send(&first, &f.wallet).await;
+    let (status, refused) = confirm(copy["backing_id"].as_str().unwrap(), &signature).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
+    assert_eq!(refused["prepared_id"], first["backing_id"], "{refused}");
+    let (status, confirmed) = confirm(first["backing_id"].as_str().unwrap(), &signature).await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    assert_eq!(f.positions_recorded().await, 3);
+    f.server.stop().await;
 }
 
 /// A price source that never answers.

@@ -9,14 +9,15 @@ use std::sync::Arc;
 
 use common::bank::BankLedger;
 use common::{chain, TestServer};
-use integration_tests::harness::SOL;
+use integration_tests::harness::{HarnessOptions, SOL};
 use narrative_api::chain::ledger::Ledger;
+use narrative_api::clock::{ManualClock, SharedClock, SystemClock};
 use narrative_sdk::{pda, shield, Pubkey};
 use narrative_store::entities::{jobs, prepared_transactions, shield_positions};
 use reqwest::StatusCode;
 use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
 use serde_json::{json, Value};
-use shield_vault::state::ShieldKind;
+use shield_vault::state::{ShieldKind, ShieldSide};
 use solana_keypair::Keypair;
 use solana_signer::Signer;
 use solana_transaction::Transaction;
@@ -32,7 +33,13 @@ impl Flow {
     /// A bank at the wall clock (the api checks coverage windows against it) with one open
     /// community shield, indexed into the api's store, and a wallet that accepted the terms.
     async fn start() -> Flow {
-        let (server, ledger) = chain::start_on_bank(|_| {}).await;
+        Flow::start_at(Arc::new(SystemClock)).await
+    }
+
+    /// [`Flow::start`] with the server's time from `clock`, the bank starting at it.
+    async fn start_at(clock: SharedClock) -> Flow {
+        let (server, ledger) =
+            chain::start_on_bank_at(clock, HarnessOptions::default(), |_, _| {}).await;
         let (protocol_id, wallet) = {
             let mut h = ledger.harness.lock().await;
             let admin = h.admin.insecure_clone();
@@ -206,6 +213,63 @@ async fn a_backing_prepared_signed_processed_and_confirmed_shows_in_the_pool() {
         .await;
     assert_eq!(status, StatusCode::CONFLICT, "{body}");
     assert_eq!(body["error"], "signature_already_used");
+    flow.server.stop().await;
+}
+
+/// The window is the one the program counted the backing in: when its block was produced, not
+/// when the wallet got round to confirming it.
+#[tokio::test]
+async fn a_backing_keeps_the_window_it_landed_in_however_late_it_is_confirmed() {
+    let clock = ManualClock::at_system_time();
+    let flow = Flow::start_at(clock.clone()).await;
+    let coverage = {
+        let mut h = flow.ledger.harness.lock().await;
+        h.coverage(&flow.protocol_id).await
+    };
+    let discovery_ends = coverage.discovery_ends_at().unwrap();
+    let land_at = |at: i64| {
+        let (flow, clock) = (&flow, &clock);
+        async move {
+            clock.set(at);
+            flow.ledger.harness.lock().await.warp_to(at).await;
+            let (status, prepared) = flow.prepare(&flow.wallet, "safe", 1.0).await;
+            assert_eq!(status, StatusCode::OK, "{prepared}");
+            let tx = chain::sign(&prepared, &flow.wallet);
+            let signature = flow.ledger.process(tx).await.expect("backing lands");
+            (
+                prepared["prepared_id"].as_str().unwrap().to_owned(),
+                signature,
+            )
+        }
+    };
+
+    // Landed 30 s before discovery ends, confirmed 30 s after.
+    let (early, early_signature) = land_at(discovery_ends - 30).await;
+    clock.set(discovery_ends + 30);
+    let (status, confirmed) = flow.confirm(&early, &early_signature.to_string()).await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    assert_eq!(confirmed["window"], "discovery");
+    let on_chain = {
+        let mut h = flow.ledger.harness.lock().await;
+        h.shield_backing(&flow.protocol_id, &flow.wallet.pubkey(), ShieldSide::Safe)
+            .await
+    };
+    assert_eq!(on_chain.discovery_lamports, SOL);
+
+    // Landed 5 s after it ended, confirmed at once.
+    let (late, late_signature) = land_at(discovery_ends + 35).await;
+    let (status, confirmed) = flow.confirm(&late, &late_signature.to_string()).await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    assert_eq!(confirmed["window"], "standard");
+    let windows: Vec<String> = shield_positions::Entity::find()
+        .all(flow.server.db.store.db())
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| p.window)
+        .collect();
+    assert_eq!(windows.len(), 2);
+    assert!(windows.contains(&"discovery".to_owned()) && windows.contains(&"standard".to_owned()));
     flow.server.stop().await;
 }
 

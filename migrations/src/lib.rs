@@ -45,6 +45,7 @@ mod m20261201_000034_p0_positions;
 mod m20261202_000035_unproven_agent_keys;
 mod m20261203_000036_job_leases;
 mod m20261203_000037_prepared_blockhash;
+mod m20261204_000038_prepared_wallet_index;
 
 pub struct Migrator;
 
@@ -88,6 +89,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261202_000035_unproven_agent_keys::Migration),
             Box::new(m20261203_000036_job_leases::Migration),
             Box::new(m20261203_000037_prepared_blockhash::Migration),
+            Box::new(m20261204_000038_prepared_wallet_index::Migration),
         ]
     }
 }

@@ -4,9 +4,8 @@
 //! the blockhash the landed transaction carries: a handful, made in the seconds that blockhash
 //! was the service's, however many other prepares anyone asked for the wallet since. Before,
 //! it looked among the wallet's 50 newest, and 50 prepares named after the wallet by anyone
-//! pushed the signed one out. Not indexed: the lookup filters the wallet's unconfirmed rows,
-//! and every prepare pays for an index. Rows written before are NULL (they keep the old lookup
-//! until retention removes them).
+//! pushed the signed one out. Indexed with the wallet by migration 38. Rows written before are
+//! NULL (they keep the old lookup until retention removes them).
 
 use sea_orm_migration::prelude::*;
 use sea_orm_migration::schema::*;

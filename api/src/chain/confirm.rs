@@ -21,7 +21,7 @@ use narrative_store::Store;
 use poem::http::StatusCode;
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
-    QueryFilter, SqlErr,
+    QueryFilter, QueryOrder, QuerySelect, SqlErr,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -241,8 +241,14 @@ fn prepared_row<F: MoneyFlow>(
     Ok((row, unsigned))
 }
 
-/// Which of `rows` (prepared transactions, newest first) `landed` carries: the first that
-/// [`verify`] accepts.
+/// The most of a wallet's unconfirmed prepared transactions of one kind and blockhash a lookup
+/// reads. A blockhash is the service's for 10 s (`BLOCKHASH_TTL_SECS`): a wallet's own retries
+/// make a few; more than this many in those seconds would take many callers' whole rate limit
+/// at once.
+pub const SAME_BLOCKHASH_MOST: u64 = 500;
+
+/// Which of `rows` (prepared transactions) `landed` carries: the first that [`verify`]
+/// accepts.
 pub fn carried_in(
     rows: &[prepared_transactions::Model],
     landed: &LandedTransaction,
@@ -475,18 +481,68 @@ impl Chain {
     }
 
     /// What a confirm checks before it records: `prepared`'s component runs, and `signature`
-    /// landed it, from its wallet, with its instructions (waiting up to the confirm wait). A
-    /// flow that records what the landed transaction did reads it between this and
-    /// [`Chain::record`].
+    /// landed it, from its wallet, with its instructions (waiting up to the confirm wait); the
+    /// landed transaction. A flow that records what the landed transaction did, or when, reads
+    /// it between this and [`Chain::record`].
     pub async fn check_landed<F: MoneyFlow>(
         &self,
         flow: &F,
         prepared: &Prepared<F::Params>,
         signature: &Base58Signature,
-    ) -> Result<(), ApiError> {
+    ) -> Result<LandedTransaction, ApiError> {
         ensure_running(self.store.db(), flow.component(&prepared.params)).await?;
         let landed = self.landed(signature).await?;
-        verify(prepared, &landed)
+        verify(prepared, &landed)?;
+        self.ensure_not_signed_for_another::<F>(prepared, &landed)
+            .await?;
+        Ok(landed)
+    }
+
+    /// Refuses `landed` for `prepared` when it is another prepared transaction's
+    /// ([`Chain::signed_as`]): anyone may ask for a prepare naming any wallet, so without this
+    /// a stranger's copy of a wallet's move (the same instructions, asked for once the move
+    /// landed, with parameters of the stranger's choosing: a narrative, the backing id it
+    /// answers) could take the wallet's signature, and the wallet's own confirm would be
+    /// `signature_already_used`.
+    async fn ensure_not_signed_for_another<F: MoneyFlow>(
+        &self,
+        prepared: &Prepared<F::Params>,
+        landed: &LandedTransaction,
+    ) -> Result<(), ApiError> {
+        match self.signed_as::<F>(&prepared.wallet, landed).await? {
+            Some(signed) if signed.id != prepared.id.to_string() => Err(ApiError::coded(
+                StatusCode::BAD_REQUEST,
+                "transaction_mismatch",
+                "the signed transaction is another prepared transaction of this wallet's",
+            )
+            .with("prepared_id", signed.id.as_str())),
+            _ => Ok(()),
+        }
+    }
+
+    /// The prepared `F` of `wallet` that `landed` is, when the blockhash tells: of the
+    /// wallet's unconfirmed ones prepared with the blockhash the transaction carries, the
+    /// earliest whose instructions it carries. Within a blockhash's 10 s a copy of the same
+    /// move is the same message, signature and all, and the copy asked for after the move
+    /// landed is the later one. `None` for a wallet that put a blockhash of its own, or rows
+    /// from before the blockhash was kept.
+    pub async fn signed_as<F: MoneyFlow>(
+        &self,
+        wallet: &Wallet,
+        landed: &LandedTransaction,
+    ) -> Result<Option<prepared_transactions::Model>, ApiError> {
+        use prepared_transactions::{Column, Entity};
+        let mut rows = Entity::find()
+            .filter(Column::Kind.eq(F::KIND))
+            .filter(Column::Wallet.eq(wallet.to_string()))
+            .filter(Column::Signature.is_null())
+            .filter(Column::Blockhash.eq(landed.recent_blockhash.to_string()))
+            .order_by_asc(Column::CreatedAt)
+            .order_by_asc(Column::Id)
+            .limit(SAME_BLOCKHASH_MOST)
+            .all(self.store.db())
+            .await?;
+        Ok(carried_in(&rows, landed)?.map(|at| rows.swap_remove(at)))
     }
 
     /// Prepared transaction `id` of `F`, unless it was confirmed with another signature or
@@ -714,8 +770,10 @@ fn already_confirmed() -> ApiError {
 
 /// Marks `id` confirmed by `signature`; `false` when another request confirmed it first. Two
 /// prepared transactions can hold the same message (one wallet, the same instructions, one
-/// cached blockhash), so one signature can verify for both: the unique signature column lets
-/// only one record it, and the other is refused as `signature_already_used`.
+/// cached blockhash), so one signature can verify for both: the landing check lets only the
+/// earlier one through ([`Chain::signed_as`]), and where the blockhash cannot tell (rows from
+/// before it was kept) the unique signature column lets only one record it, and the other is
+/// refused as `signature_already_used`.
 async fn mark_confirmed(
     db: &impl ConnectionTrait,
     id: PreparedId,
@@ -765,11 +823,15 @@ fn mismatch() -> ApiError {
     )
 }
 
-/// The instructions of a stored prepared message, legacy or v0 (the versioned encoding reads
-/// a legacy message as such: its first byte has no version bit).
+/// A stored prepared message, legacy or v0 (the versioned encoding reads a legacy message as
+/// such: its first byte has no version bit).
+fn stored_message(message: &[u8]) -> Result<solana_message::VersionedMessage, ApiError> {
+    bincode::deserialize(message).map_err(ApiError::internal)
+}
+
+/// The instructions of a stored prepared message.
 fn prepared_instructions(message: &[u8]) -> Result<Vec<LandedInstruction>, ApiError> {
-    let message: solana_message::VersionedMessage =
-        bincode::deserialize(message).map_err(ApiError::internal)?;
+    let message = stored_message(message)?;
     let tx = VersionedTransaction {
         signatures: vec![
             solana_signature::Signature::default();

@@ -35,6 +35,9 @@ pub struct BankLedger {
     /// Questions about a signature so far (`signature_status` and `transaction`), so a test
     /// can tell that a confirm is waiting for its transaction.
     lookups: AtomicUsize,
+    /// While set, the blockhash every `latest_blockhash` answers, as the service's node client
+    /// keeps one for 10 s: the bank's own moves on with time.
+    held_blockhash: std::sync::Mutex<Option<Hash>>,
 }
 
 /// A transaction as the indexer receives it.
@@ -58,7 +61,27 @@ impl BankLedger {
             offline: Default::default(),
             statuses_forgotten: Default::default(),
             lookups: Default::default(),
+            held_blockhash: Default::default(),
         })
+    }
+
+    /// Answers the bank's current blockhash to every `latest_blockhash` until
+    /// [`BankLedger::release_blockhash`]: prepares made meanwhile share it, as the service's
+    /// within its blockhash's 10 s.
+    pub async fn hold_blockhash(&self) {
+        let current = self
+            .harness
+            .lock()
+            .await
+            .ctx
+            .banks_client
+            .get_latest_blockhash()
+            .await;
+        *self.held_blockhash.lock().unwrap() = Some(current.expect("the bank's blockhash"));
+    }
+
+    pub fn release_blockhash(&self) {
+        *self.held_blockhash.lock().unwrap() = None;
     }
 
     /// How many times a signature has been asked about.
@@ -94,7 +117,8 @@ impl BankLedger {
     pub async fn process(&self, tx: Transaction) -> Result<Signature, String> {
         let signature = tx.signatures[0];
         let mut h = self.harness.lock().await;
-        let slot = h.clock().await.slot;
+        let clock = h.clock().await;
+        let slot = clock.slot;
         // Simulated first, for the inner instructions the indexer would see.
         let inner_instructions = h
             .ctx
@@ -120,8 +144,9 @@ impl BankLedger {
             .map_err(|e| e.to_string())?;
         let error = outcome.result.err().map(|e| format!("{e:?}"));
         h.next_slot().await;
-        let landed =
-            LandedTransaction::new(slot, error.clone(), &VersionedTransaction::from(tx)).unwrap();
+        let landed = LandedTransaction::new(slot, error.clone(), &VersionedTransaction::from(tx))
+            .unwrap()
+            .produced_at(Some(clock.unix_timestamp));
         self.landed.lock().unwrap().insert(signature, landed);
         match error {
             None => Ok(signature),
@@ -134,6 +159,9 @@ impl BankLedger {
 impl Ledger for BankLedger {
     async fn latest_blockhash(&self) -> Result<Hash, LedgerError> {
         self.answering()?;
+        if let Some(held) = *self.held_blockhash.lock().unwrap() {
+            return Ok(held);
+        }
         let h = self.harness.lock().await;
         h.ctx
             .banks_client

@@ -53,6 +53,9 @@ pub struct LandedTransaction {
     pub fee_payer: Pubkey,
     /// The blockhash its message carries.
     pub recent_blockhash: Hash,
+    /// When its block was produced (unix seconds), as the node estimates it; `None` when the
+    /// node does not say.
+    pub block_time: Option<i64>,
     pub instructions: Vec<LandedInstruction>,
 }
 
@@ -95,8 +98,14 @@ impl LandedTransaction {
             error,
             fee_payer,
             recent_blockhash: *tx.message.recent_blockhash(),
+            block_time: None,
             instructions,
         })
+    }
+
+    /// This transaction, its block produced at `block_time` (unix seconds).
+    pub fn produced_at(self, block_time: Option<i64>) -> LandedTransaction {
+        LandedTransaction { block_time, ..self }
     }
 
     /// The lamports this transaction moves from `from` to `to` by system transfers.

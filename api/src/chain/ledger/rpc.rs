@@ -154,7 +154,8 @@ impl Ledger for RpcLedger {
             .decode()
             .ok_or_else(|| LedgerError::Malformed("transaction does not decode".into()))?;
         let error = meta.err.map(|e| format!("{e:?}"));
-        LandedTransaction::new(found.slot, error, &tx).map(Some)
+        let landed = LandedTransaction::new(found.slot, error, &tx)?;
+        Ok(Some(landed.produced_at(found.block_time)))
     }
 
     async fn accounts(

@@ -243,12 +243,6 @@ async fn withdrawal_for(
     .ok_or_else(|| ApiError::not_found("prepared withdrawal of this backing"))
 }
 
-/// The most of a wallet's prepares of one kind made with one blockhash that a confirm looks
-/// through. A blockhash is the service's for 10 s (`BLOCKHASH_TTL_SECS`): a wallet's own
-/// retries make a few; more than this many in those seconds would take many callers' whole
-/// rate limit at once.
-const SAME_BLOCKHASH_MOST: u64 = 500;
-
 /// The prepared `F` a confirm means when it may not name it: `given` when named; else the one
 /// `signature` confirmed already (a replay); else, of the wallet's unconfirmed ones whose
 /// parameters `matches`, the one whose instructions `signature` landed: looked for first among
@@ -305,15 +299,10 @@ pub async fn prepared_of<F: MoneyFlow>(
             .order_by_desc(rows::Column::CreatedAt)
     };
     if let Some(landed) = state.chain.landed_now(signature).await? {
-        let same_blockhash = matching(
-            unconfirmed()
-                .filter(rows::Column::Blockhash.eq(landed.recent_blockhash.to_string()))
-                .limit(SAME_BLOCKHASH_MOST)
-                .all(db)
-                .await?,
-        );
-        if let Some(at) = crate::chain::confirm::carried_in(&same_blockhash, &landed)? {
-            return chosen(same_blockhash, at);
+        let signed = state.chain.signed_as::<F>(wallet, &landed).await?;
+        let signed = matching(signed.into_iter().collect());
+        if !signed.is_empty() {
+            return chosen(signed, 0);
         }
     }
     let newest = matching(unconfirmed().limit(50).all(db).await?);

@@ -1,6 +1,7 @@
 //! Backing a shield: a prepared `back_shield` for a wallet that acknowledged the current terms,
 //! and, once the signature is on the ledger as prepared, the `shield_positions` row and a refresh
-//! of the accounts it changed, in one database transaction.
+//! of the accounts it changed, in one database transaction. The row's window is the one the
+//! backing landed in, as the program counted it, however late the wallet confirms.
 
 use narrative_sdk::{pda, Pubkey};
 use narrative_store::entities::{shield_coverages, shield_positions};
@@ -12,6 +13,7 @@ use sea_orm::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::chain::confirm::Opened;
 use crate::chain::halts::ensure_running_as_of;
 use crate::chain::{Admission, MoneyFlow, Prepared, Unsigned};
 use crate::domain::shield::{protocols, terms};
@@ -53,7 +55,12 @@ pub struct Confirmed {
     pub position: shield_positions::Model,
 }
 
-pub struct ShieldBacking;
+/// The shield backing flow; `landed_at` is when the confirmed transaction's block was produced
+/// (the program's clock for the discovery window), once the confirm has read it.
+#[derive(Default)]
+pub struct ShieldBacking {
+    landed_at: Option<i64>,
+}
 
 /// What a shield prepare checks: the component runs, the wallet acknowledged the current
 /// terms, the coverage takes backings now.
@@ -109,7 +116,13 @@ pub async fn prepare(state: &AppState, back: BackShield) -> Result<PreparedBacki
     let admission = ShieldAdmission { state, back: &back };
     let unsigned = state
         .chain
-        .prepare_checked(&admission, &ShieldBacking, &back.wallet, &[ix], &params)
+        .prepare_checked(
+            &admission,
+            &ShieldBacking::default(),
+            &back.wallet,
+            &[ix],
+            &params,
+        )
         .await?;
     Ok(PreparedBacking { unsigned, params })
 }
@@ -119,18 +132,31 @@ pub async fn confirm(
     prepared_id: PreparedId,
     signature: Base58Signature,
 ) -> Result<Confirmed, ApiError> {
-    state
+    let flow = ShieldBacking::default();
+    let prepared = match state
         .chain
-        .confirm(&ShieldBacking, prepared_id, signature)
-        .await
+        .open::<ShieldBacking>(prepared_id, &signature)
+        .await?
+    {
+        Opened::Replay(p) => return flow.answer(state.store.db(), &p, false).await,
+        Opened::Unconfirmed(p) => p,
+    };
+    let landed = state
+        .chain
+        .check_landed(&flow, &prepared, &signature)
+        .await?;
+    let flow = ShieldBacking {
+        landed_at: landed.block_time,
+    };
+    state.chain.record(&flow, prepared, signature).await
 }
 
 /// `discovery` in the first 20 % of the coverage period (2.0x conviction multiplier), else
-/// `standard`.
-fn window(coverage: Option<&shield_coverages::Model>, now: i64) -> &'static str {
+/// `standard`: at `at`, when the backing landed.
+fn window(coverage: Option<&shield_coverages::Model>, at: i64) -> &'static str {
     match coverage {
         Some(c)
-            if now
+            if at
                 < c.period_start + (c.period_end - c.period_start) * DISCOVERY_WINDOW_PCT / 100 =>
         {
             "discovery"
@@ -176,7 +202,9 @@ impl MoneyFlow for ShieldBacking {
             side: Set(params.side.to_string()),
             amount_lamports: Set(i64::try_from(params.amount_lamports).map_err(ApiError::internal)?),
             arcium_enabled: Set(params.arcium_enabled),
-            window: Set(window(coverage.as_ref(), now).into()),
+            // A node that does not say when the block was produced: the confirm's time,
+            // which is never earlier.
+            window: Set(window(coverage.as_ref(), self.landed_at.unwrap_or(now)).into()),
             yield_earned: Set(0),
             status: Set("confirmed".into()),
             tx_signature: Set(Some(signature.to_string())),
