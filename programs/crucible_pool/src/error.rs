@@ -66,4 +66,6 @@ pub enum CrucibleError {
     AdminTimelockNotElapsed,
     #[msg("The pending change passed its apply window; propose it again")]
     ChangeExpired,
+    #[msg("The keeper must be a key other than the admin and the guardian, which veto its roots")]
+    KeeperMayVeto,
 }

@@ -737,3 +737,73 @@ async fn a_guardian_distinct_from_the_admin_may_veto_a_root() {
     h.process(&[veto(&guardian)], &[&guardian]).await.unwrap();
     assert_eq!(h.epoch(&SOL_MINT, 1).await.rolled_in, 5 * SOL);
 }
+
+/// The keeper posts roots and the admin and the guardian veto them: one key holding two of those
+/// roles could post a root paying itself that no other key may stop. The program keeps them
+/// three keys, when a change is proposed and when an admin rotation is accepted.
+#[tokio::test]
+async fn the_keeper_is_never_a_key_that_may_veto_its_roots() {
+    let mut h = Harness::start().await;
+    let admin = h.admin.insecure_clone();
+    let keeper = h.keeper.insecure_clone();
+    let guardian = h.wallets[2].insecure_clone();
+    assert_custom_error(
+        h.process(
+            &[crucible::set_guardian(admin.pubkey(), keeper.pubkey())],
+            &[&admin],
+        )
+        .await,
+        CrucibleError::KeeperMayVeto,
+    );
+    h.change_crucible(crucible::set_guardian(admin.pubkey(), guardian.pubkey()))
+        .await
+        .unwrap();
+    for vetoer in [admin.pubkey(), guardian.pubkey()] {
+        let args = UpdateSettingsArgs {
+            keeper: Some(vetoer),
+            ..Default::default()
+        };
+        assert_custom_error(
+            h.process(
+                &[crucible::update_settings(admin.pubkey(), args)],
+                &[&admin],
+            )
+            .await,
+            CrucibleError::KeeperMayVeto,
+        );
+    }
+    for (successor, refusal) in [
+        (&keeper, CrucibleError::KeeperMayVeto),
+        (&guardian, CrucibleError::GuardianIsAdmin),
+    ] {
+        h.process(
+            &[crucible::propose_admin(
+                admin.pubkey(),
+                Some(successor.pubkey()),
+            )],
+            &[&admin],
+        )
+        .await
+        .unwrap();
+        assert_custom_error(
+            h.process(&[crucible::accept_admin(successor.pubkey())], &[successor])
+                .await,
+            refusal,
+        );
+    }
+    let state = crucible_state(&mut h).await;
+    assert_eq!(
+        (state.admin, state.keeper, state.guardian),
+        (admin.pubkey(), keeper.pubkey(), guardian.pubkey())
+    );
+    // A keeper that is none of them is still taken.
+    let newcomer = h.wallets[3].pubkey();
+    let args = UpdateSettingsArgs {
+        keeper: Some(newcomer),
+        ..Default::default()
+    };
+    h.change_crucible(crucible::update_settings(admin.pubkey(), args))
+        .await
+        .unwrap();
+    assert_eq!(crucible_state(&mut h).await.keeper, newcomer);
+}

@@ -68,6 +68,7 @@ pub fn handler(ctx: Context<Initialize>, args: InitializeArgs) -> Result<()> {
     for source in &args.authorized_sources {
         state.set_authorized(*source, true)?;
     }
+    state.check_roles()?;
     vault_common::init_account(
         &ctx.accounts.admin.to_account_info(),
         &ctx.accounts.state.to_account_info(),

@@ -45,6 +45,8 @@ pub fn accept(ctx: Context<AcceptAdmin>) -> Result<()> {
     let previous = state.admin;
     state.admin = ctx.accounts.new_admin.key();
     state.pending_admin = None;
+    // The successor must not be the keeper or the guardian: one key would hold two roles.
+    state.check_roles()?;
     emit_cpi!(CrucibleAdminRotated {
         previous,
         admin: state.admin,

@@ -70,7 +70,6 @@ impl CrucibleState {
                 claim_window_secs,
             } => {
                 if let Some(keeper) = keeper {
-                    require_keys_neq!(keeper, Pubkey::default(), CrucibleError::ZeroKey);
                     self.keeper = keeper;
                 }
                 self.epoch_duration_secs = epoch_duration_secs.unwrap_or(self.epoch_duration_secs);
@@ -81,10 +80,21 @@ impl CrucibleState {
                 )?;
             }
             CrucibleChange::AddSource(source) => self.set_authorized(source, true)?,
-            CrucibleChange::Guardian(guardian) => {
-                require_keys_neq!(guardian, self.admin, CrucibleError::GuardianIsAdmin);
-                self.guardian = guardian;
-            }
+            CrucibleChange::Guardian(guardian) => self.guardian = guardian,
+        }
+        self.check_roles()
+    }
+
+    /// The roles stay three keys: the keeper posts roots and the admin and the guardian veto
+    /// them, so a keeper that is also a vetoing key could post a root paying itself that nobody
+    /// else may stop. Checked at initialisation, at each settings change and at an admin
+    /// rotation.
+    pub fn check_roles(&self) -> Result<()> {
+        require_keys_neq!(self.keeper, Pubkey::default(), CrucibleError::ZeroKey);
+        require_keys_neq!(self.keeper, self.admin, CrucibleError::KeeperMayVeto);
+        if self.guardian != Pubkey::default() {
+            require_keys_neq!(self.guardian, self.admin, CrucibleError::GuardianIsAdmin);
+            require_keys_neq!(self.guardian, self.keeper, CrucibleError::KeeperMayVeto);
         }
         Ok(())
     }
