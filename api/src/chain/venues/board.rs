@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::clock::is_fresh;
 use crate::providers::venue_rates::RateApi;
-use crate::values::VenueId;
+use crate::values::{TokenSymbol, VenueId};
 
 /// The keys of the APY map (spec 4.5), in its order.
 pub const KEYS: [&str; 9] = [
@@ -80,7 +80,10 @@ impl Apy {
     }
 }
 
-/// The APYs as last polled.
+/// Kept beside [`KEYS`] for routing, not shown: `lend_b` (the key) is its SOL market's.
+pub const LEND_B_USDC: &str = "lend_b_usdc";
+
+/// The APYs as last polled: [`KEYS`], and [`LEND_B_USDC`].
 #[derive(Debug, Clone, Default)]
 pub struct Board {
     pub values: BTreeMap<&'static str, Apy>,
@@ -88,11 +91,15 @@ pub struct Board {
 }
 
 impl Board {
-    /// A venue's APY for routing (its SOL market's for `lend_a`).
-    pub fn apy(&self, venue: VenueId) -> Option<f64> {
-        let key = match venue {
-            VenueId::LendA => "lend_a_sol",
-            other => other.as_str(),
+    /// A venue's supply APY for `symbol`, for routing: its market of that token where the board
+    /// keeps one per token (`lend_a`, `lend_b`), else the venue's one key. Until 2026-12-01 a
+    /// USDC deposit was routed by the venues' SOL APYs.
+    pub fn apy(&self, venue: VenueId, symbol: TokenSymbol) -> Option<f64> {
+        let key = match (venue, symbol) {
+            (VenueId::LendA, TokenSymbol::Sol) => "lend_a_sol",
+            (VenueId::LendA, TokenSymbol::Usdc) => "lend_a_usdc",
+            (VenueId::LendB, TokenSymbol::Usdc) => LEND_B_USDC,
+            (other, _) => other.as_str(),
         };
         self.values
             .get(key)
@@ -100,9 +107,12 @@ impl Board {
             .map(|a| a.pct)
     }
 
-    /// One word for all: the sources' common name, or `mixed`.
+    /// One word for the keys shown: their sources' common name, or `mixed`.
     pub fn source(&self) -> &'static str {
-        let mut sources = self.values.values().map(|a| a.source);
+        let mut sources = KEYS
+            .iter()
+            .filter_map(|key| self.values.get(key))
+            .map(|a| a.source);
         match sources.next() {
             Some(first) if sources.all(|s| s == first) => first,
             Some(_) => "mixed",
@@ -225,6 +235,44 @@ mod tests {
             values: BTreeMap::from([("lend_a", apy)]),
             polled_at,
         }
+    }
+
+    #[test]
+    fn routing_reads_each_venues_market_of_the_token() {
+        let apy = |pct: f64| Apy {
+            pct,
+            source: "ledger",
+            polled_at: 0,
+            stale: false,
+        };
+        let board = Board {
+            values: BTreeMap::from([
+                ("lend_a", apy(9.0)),
+                ("lend_a_sol", apy(9.0)),
+                ("lend_a_usdc", apy(2.0)),
+                ("lend_b", apy(1.0)),
+                (LEND_B_USDC, apy(5.0)),
+                ("stake_b", apy(7.0)),
+            ]),
+            polled_at: 0,
+        };
+        assert_eq!(board.apy(VenueId::LendA, TokenSymbol::Sol), Some(9.0));
+        assert_eq!(board.apy(VenueId::LendB, TokenSymbol::Sol), Some(1.0));
+        // USDC: lend_b's USDC market pays more than lend_a's, whatever their SOL markets pay.
+        assert_eq!(board.apy(VenueId::LendA, TokenSymbol::Usdc), Some(2.0));
+        assert_eq!(board.apy(VenueId::LendB, TokenSymbol::Usdc), Some(5.0));
+        assert_eq!(board.apy(VenueId::StakeB, TokenSymbol::Sol), Some(7.0));
+        assert_eq!(board.apy(VenueId::LendC, TokenSymbol::Usdc), None);
+        // The key kept for routing is not among the sources the answer sums up.
+        let mut mixed = board.clone();
+        mixed.values.insert(
+            LEND_B_USDC,
+            Apy {
+                source: "configured",
+                ..apy(5.0)
+            },
+        );
+        assert_eq!(mixed.source(), "ledger");
     }
 
     /// What a read answers at its first poll, or None when it waits.

@@ -41,6 +41,11 @@ async fn poll(state: &AppState, previous: &Board, now: i64) -> Board {
         ("lend_a_sol", VenueId::LendA, TokenSymbol::Sol),
         ("lend_a_usdc", VenueId::LendA, TokenSymbol::Usdc),
         ("lend_b", VenueId::LendB, TokenSymbol::Sol),
+        (
+            super::venues::board::LEND_B_USDC,
+            VenueId::LendB,
+            TokenSymbol::Usdc,
+        ),
     ] {
         let fresh = match venues.get(venue) {
             Some(v) => readable_market(state, v, symbol)

@@ -72,7 +72,7 @@ pub async fn prepare(
         Some(id) => vec![venues.live(id)?],
         None => {
             let board = super::apys::read(state).await;
-            venues.ranked(request.token, |id| board.apy(id))?
+            venues.ranked(request.token, |id| board.apy(id, request.token))?
         }
     };
     // Every venue's token of a symbol has the mint's decimals; the best venue's is parsed with.
