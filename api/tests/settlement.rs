@@ -26,15 +26,7 @@ async fn resolve(server: &common::TestServer, key: &str, body: &Value) -> (Statu
 #[tokio::test]
 async fn resolve_settle_claim_and_the_profiles_change() {
     // One oracle signature proposes an outcome, as on devnet.
-    let options = HarnessOptions {
-        threshold: 1,
-        ..Default::default()
-    };
-    let (server, ledger) = chain::start_on_bank_with(options, |h, c| {
-        c.oracle_keypair = Some(h.oracles[0].to_base58_string().into());
-        c.treasury_wallet = Some(h.treasury.to_string());
-    })
-    .await;
+    let (server, ledger) = start_single_oracle().await;
     let (creator, winner, loser) = {
         let h = ledger.harness.lock().await;
         (
@@ -286,6 +278,20 @@ async fn resolve_settle_claim_and_the_profiles_change() {
     server.stop().await;
 }
 
+/// A bank whose markets take one oracle signature (as on devnet), the service's oracle key
+/// being that oracle's, behind a server.
+async fn start_single_oracle() -> (common::TestServer, std::sync::Arc<common::bank::BankLedger>) {
+    let options = HarnessOptions {
+        threshold: 1,
+        ..Default::default()
+    };
+    chain::start_on_bank_with(options, |h, c| {
+        c.oracle_keypair = Some(h.oracles[0].to_base58_string().into());
+        c.treasury_wallet = Some(h.treasury.to_string());
+    })
+    .await
+}
+
 /// The narrative's settlement job (a test settles one narrative).
 async fn settle_job(db: &sea_orm::DatabaseConnection) -> jobs::Model {
     jobs::Entity::find()
@@ -390,15 +396,7 @@ async fn settlement_goes_on_when_the_other_oracles_proposed_first() {
 /// more backings of the resolved narrative. Past the deadline the vote goes out.
 #[tokio::test]
 async fn a_verdict_before_the_deadline_waits_for_it_and_ends_the_backings() {
-    let options = HarnessOptions {
-        threshold: 1,
-        ..Default::default()
-    };
-    let (server, ledger) = chain::start_on_bank_with(options, |h, c| {
-        c.oracle_keypair = Some(h.oracles[0].to_base58_string().into());
-        c.treasury_wallet = Some(h.treasury.to_string());
-    })
-    .await;
+    let (server, ledger) = start_single_oracle().await;
     let (creator, backer) = {
         let h = ledger.harness.lock().await;
         (h.wallets[2].insecure_clone(), h.wallets[0].insecure_clone())

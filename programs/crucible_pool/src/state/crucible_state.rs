@@ -122,3 +122,43 @@ impl CrucibleState {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(admin: Pubkey, keeper: Pubkey, guardian: Pubkey) -> CrucibleState {
+        CrucibleState {
+            version: CrucibleStateVersion::CURRENT,
+            admin,
+            keeper,
+            authorized_sources: [Pubkey::default(); MAX_AUTHORIZED_SOURCES],
+            epoch_duration_secs: 0,
+            claim_window_secs: 0,
+            bump: 0,
+            pending_admin: None,
+            guardian,
+            pending_change: None,
+        }
+    }
+
+    /// What `initialize` checks (the program-test harness initialises once, with three keys).
+    #[test]
+    fn the_roles_are_three_keys() {
+        let (a, k, g, none) = (
+            Pubkey::new_unique(),
+            Pubkey::new_unique(),
+            Pubkey::new_unique(),
+            Pubkey::default(),
+        );
+        assert!(state(a, k, g).check_roles().is_ok());
+        assert!(state(a, k, none).check_roles().is_ok());
+        let refused = |s: CrucibleState, error: CrucibleError| {
+            assert_eq!(s.check_roles().unwrap_err(), error.into());
+        };
+        refused(state(a, a, none), CrucibleError::KeeperMayVeto);
+        refused(state(a, none, none), CrucibleError::ZeroKey);
+        refused(state(a, k, k), CrucibleError::KeeperMayVeto);
+        refused(state(a, k, a), CrucibleError::GuardianIsAdmin);
+    }
+}
