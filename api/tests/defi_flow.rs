@@ -685,10 +685,11 @@ async fn prepares_anyone_asks_for_the_wallet_do_not_hide_the_withdrawal_it_signe
     assert_eq!(other.status, "confirmed", "the other backing stays open");
 }
 
-/// A deposit prepare for the wallet's move, asked for by a stranger once the move landed (the
-/// same instructions, its own backing id): the wallet's signature does not confirm the
-/// stranger's copy, with another blockhash or, within the blockhash's 10 s, the same message;
-/// the refusal names the prepare the wallet signed, and the wallet's own confirm records it.
+/// A deposit prepare for the wallet's move asked for by a stranger (the same instructions, its
+/// own backing id): the wallet's signature does not confirm the stranger's copy, asked for
+/// once the move landed with another blockhash, or before the wallet's own prepare with the
+/// same blockhash (each prepared message ends with a memo of its own id); the refusal names
+/// the prepare the wallet signed, and the wallet's own confirm records it.
 #[tokio::test]
 async fn a_strangers_copy_of_a_deposit_cannot_take_the_wallets_signature() {
     let f = Flow::start().await;
@@ -738,23 +739,37 @@ async fn a_strangers_copy_of_a_deposit_cannot_take_the_wallets_signature() {
     assert_eq!(status, StatusCode::OK, "{confirmed}");
     assert_eq!(confirmed["backing_id"], signed.as_str(), "{confirmed}");
 
-    // The same blockhash: the copy is the wallet's message byte for byte, asked for later.
+    // The same blockhash, and the stranger asks first: each prepare's memo names its own row,
+    // so the two are different messages and the wallet's signature is its own prepare's alone.
     f.accrue(5).await;
     f.clock.advance(11);
     f.ledger.hold_blockhash().await;
-    let (status, first) = deposit().await;
-    assert_eq!(status, StatusCode::OK, "{first}");
-    f.clock.advance(1);
     let (status, copy) = deposit().await;
     assert_eq!(status, StatusCode::OK, "{copy}");
+    f.clock.advance(1);
+    let (status, own) = deposit().await;
+    assert_eq!(status, StatusCode::OK, "{own}");
     f.ledger.release_blockhash();
-    assert_eq!(message(&first), message(&copy), "one message");
-    let signature = f.sign_and_send(&first, &f.wallet).await;
+    let (ours, theirs) = (message(&own), message(&copy));
+    assert_eq!(
+        ours.recent_blockhash, theirs.recent_blockhash,
+        "one blockhash"
+    );
+    assert_ne!(ours, theirs, "two messages");
+    let memo = ours.instructions.last().unwrap();
+    assert_eq!(
+        ours.account_keys[usize::from(memo.program_id_index)],
+        narrative_sdk::memo::MEMO_PROGRAM
+    );
+    assert_eq!(memo.data, own["backing_id"].as_str().unwrap().as_bytes());
+    let signature = f.sign_and_send(&own, &f.wallet).await;
     let (status, refused) = confirm(copy["backing_id"].as_str().unwrap(), &signature).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{refused}");
-    assert_eq!(refused["prepared_id"], first["backing_id"], "{refused}");
-    let (status, confirmed) = confirm(first["backing_id"].as_str().unwrap(), &signature).await;
+    assert_eq!(refused["error"], "transaction_mismatch");
+    assert_eq!(refused["prepared_id"], own["backing_id"], "{refused}");
+    let (status, confirmed) = confirm(own["backing_id"].as_str().unwrap(), &signature).await;
     assert_eq!(status, StatusCode::OK, "{confirmed}");
+    assert_eq!(confirmed["backing_id"], own["backing_id"], "{confirmed}");
     assert_eq!(f.positions_recorded().await, 3);
     f.server.stop().await;
 }

@@ -18,6 +18,7 @@ use narrative_api::chain::venues::lend_c::{
 use narrative_api::chain::venues::{
     anchor_data, anchor_discriminator, stake_a, stake_b, NATIVE_MINT,
 };
+use narrative_sdk::memo::MEMO_PROGRAM;
 use narrative_sdk::Pubkey;
 use reqwest::StatusCode;
 use serde_json::json;
@@ -116,7 +117,8 @@ async fn on_mainnet_lend_c_prepares_a_versioned_deposit_over_its_derived_account
             TOKEN_PROGRAM,
             ata,
             MAINNET_PROGRAM,
-            TOKEN_PROGRAM
+            TOKEN_PROGRAM,
+            MEMO_PROGRAM
         ]
     );
     let deposit = &message.instructions[4];
@@ -355,7 +357,12 @@ impl StakingDeposit {
         );
         let (tx, programs) = legacy_transaction(&prepared);
         let ata = narrative_api::chain::holdings::ASSOCIATED_TOKEN_PROGRAM;
-        assert_eq!(programs, [ata, self.deposit.program_id], "{}", self.path);
+        assert_eq!(
+            programs,
+            [ata, self.deposit.program_id, MEMO_PROGRAM],
+            "{}",
+            self.path
+        );
         // The associated-token program creates the account (its second account).
         assert_eq!(instruction_accounts(&tx, 0)[1], self.token_account);
         assert_eq!(tx.message.instructions[1].data, self.deposit.data);
@@ -427,7 +434,7 @@ async fn on_mainnet_a_stake_b_withdrawal_expects_the_payout_after_marinades_fee(
         "{prepared}"
     );
     let (tx, programs) = legacy_transaction(&prepared);
-    assert_eq!(programs, [stake_b::PROGRAM]);
+    assert_eq!(programs, [stake_b::PROGRAM, MEMO_PROGRAM]);
     let state = stake_b::State::decode(&marinade.data).unwrap();
     let unstake = stake_b::liquid_unstake(&state, &wallet, &msol_account, 10 * SOL);
     assert_eq!(tx.message.instructions[0].data, unstake.data);

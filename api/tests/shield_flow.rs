@@ -148,15 +148,24 @@ async fn a_backing_prepared_signed_processed_and_confirmed_shows_in_the_pool() {
     assert_eq!(prepared["status"], "ready_to_confirm");
     assert_eq!(prepared["amount_lamports"], 2_500_000_000u64);
     let tx = chain::sign(&prepared, &flow.wallet);
-    // Exactly the sdk's back_shield, nothing else.
+    // Exactly the sdk's back_shield, and the memo of the prepared id.
     let expected = shield::back_shield(
         flow.wallet.pubkey(),
         &flow.protocol_id,
         shield_vault::state::ShieldSide::Safe,
         2_500_000_000,
     );
-    assert_eq!(tx.message.instructions.len(), 1);
+    assert_eq!(tx.message.instructions.len(), 2);
     assert_eq!(tx.message.instructions[0].data, expected.data);
+    let memo = &tx.message.instructions[1];
+    assert_eq!(
+        tx.message.account_keys[usize::from(memo.program_id_index)],
+        narrative_sdk::memo::MEMO_PROGRAM
+    );
+    assert_eq!(
+        memo.data,
+        prepared["prepared_id"].as_str().unwrap().as_bytes()
+    );
 
     let signature = flow.ledger.process(tx).await.expect("backing lands");
     let (status, confirmed) = flow

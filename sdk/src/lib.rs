@@ -10,6 +10,7 @@ pub mod decode;
 pub mod derive;
 pub mod error;
 pub mod market_id;
+pub mod memo;
 pub mod merkle;
 pub mod pda;
 pub mod shield;

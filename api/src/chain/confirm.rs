@@ -21,7 +21,7 @@ use narrative_store::Store;
 use poem::http::StatusCode;
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
-    QueryFilter, QueryOrder, QuerySelect, SqlErr,
+    QueryFilter, SqlErr,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -184,9 +184,17 @@ impl<P> Opened<P> {
     }
 }
 
+/// The most bytes a transaction may take on the wire (Solana's packet).
+pub const PACKET_BYTES: u64 = 1232;
+
 /// The stored row of a transaction over `instructions` for `wallet` to sign and pay, and what
 /// the wallet is given: a legacy transaction, or a v0 one when the flow asks for it (without
 /// lookup tables, so every account is in the message and confirm compares it the same way).
+///
+/// The transaction ends with a memo of the row's id. Anyone may ask for a prepare naming any
+/// wallet, and without the memo a stranger asking for the wallet's very move on the same
+/// blockhash would be given the same message, so the wallet's one signature would confirm
+/// either row; with it, a signature is the signed row's alone.
 fn prepared_row<F: MoneyFlow>(
     flow: &F,
     blockhash: Hash,
@@ -196,22 +204,26 @@ fn prepared_row<F: MoneyFlow>(
     cosigners: &[&Keypair],
     now: i64,
 ) -> Result<(NewPrepared, Unsigned), ApiError> {
-    let (message, transaction) = if flow.versioned(params) {
+    let id = PreparedId::new_ordered(now);
+    let mut instructions = instructions.to_vec();
+    instructions.push(narrative_sdk::memo::memo(&id.to_string()));
+    let (message, transaction, size) = if flow.versioned(params) {
         if !cosigners.is_empty() {
             return Err(ApiError::internal(
                 "a co-signed flow prepares legacy transactions",
             ));
         }
         let tx =
-            narrative_sdk::tx::unsigned_v0_transaction(instructions, &wallet.pubkey(), blockhash)
+            narrative_sdk::tx::unsigned_v0_transaction(&instructions, &wallet.pubkey(), blockhash)
                 .map_err(ApiError::internal)?;
         (
             bincode::serialize(&tx.message).map_err(ApiError::internal)?,
             narrative_sdk::tx::versioned_to_base64(&tx),
+            bincode::serialized_size(&tx).map_err(ApiError::internal)?,
         )
     } else {
         let mut tx =
-            narrative_sdk::tx::unsigned_transaction(instructions, &wallet.pubkey(), blockhash);
+            narrative_sdk::tx::unsigned_transaction(&instructions, &wallet.pubkey(), blockhash);
         if !cosigners.is_empty() {
             // The service's signatures go in with the message; the wallet's slot stays empty.
             tx.try_partial_sign(cosigners, blockhash)
@@ -220,9 +232,16 @@ fn prepared_row<F: MoneyFlow>(
         (
             bincode::serialize(&tx.message).map_err(ApiError::internal)?,
             narrative_sdk::tx::to_base64(&tx),
+            bincode::serialized_size(&tx).map_err(ApiError::internal)?,
         )
     };
-    let id = PreparedId::new_ordered(now);
+    // A transaction over the packet could never land; the flow built too much for one.
+    if size > PACKET_BYTES {
+        return Err(ApiError::internal(format!(
+            "a prepared {} transaction of {size} bytes, over the {PACKET_BYTES} a packet holds",
+            F::KIND
+        )));
+    }
     let blockhash = blockhash.to_string();
     let row = NewPrepared {
         id: id.to_string(),
@@ -240,12 +259,6 @@ fn prepared_row<F: MoneyFlow>(
     };
     Ok((row, unsigned))
 }
-
-/// The most of a wallet's unconfirmed prepared transactions of one kind and blockhash a lookup
-/// reads. A blockhash is the service's for 10 s (`BLOCKHASH_TTL_SECS`): a wallet's own retries
-/// make a few; more than this many in those seconds would take many callers' whole rate limit
-/// at once.
-pub const SAME_BLOCKHASH_MOST: u64 = 500;
 
 /// Which of `rows` (prepared transactions) `landed` carries: the first that [`verify`]
 /// accepts.
@@ -492,56 +505,42 @@ impl Chain {
     ) -> Result<LandedTransaction, ApiError> {
         ensure_running(self.store.db(), flow.component(&prepared.params)).await?;
         let landed = self.landed(signature).await?;
-        verify(prepared, &landed)?;
-        self.ensure_not_signed_for_another::<F>(prepared, &landed)
-            .await?;
-        Ok(landed)
-    }
-
-    /// Refuses `landed` for `prepared` when it is another prepared transaction's
-    /// ([`Chain::signed_as`]): anyone may ask for a prepare naming any wallet, so without this
-    /// a stranger's copy of a wallet's move (the same instructions, asked for once the move
-    /// landed, with parameters of the stranger's choosing: a narrative, the backing id it
-    /// answers) could take the wallet's signature, and the wallet's own confirm would be
-    /// `signature_already_used`.
-    async fn ensure_not_signed_for_another<F: MoneyFlow>(
-        &self,
-        prepared: &Prepared<F::Params>,
-        landed: &LandedTransaction,
-    ) -> Result<(), ApiError> {
-        match self.signed_as::<F>(&prepared.wallet, landed).await? {
-            Some(signed) if signed.id != prepared.id.to_string() => Err(ApiError::coded(
-                StatusCode::BAD_REQUEST,
-                "transaction_mismatch",
-                "the signed transaction is another prepared transaction of this wallet's",
-            )
-            .with("prepared_id", signed.id.as_str())),
-            _ => Ok(()),
+        match verify(prepared, &landed) {
+            Ok(()) => Ok(landed),
+            // The wallet signed another of its prepares (a copy someone else asked for, or a
+            // client that kept the wrong id): the answer names the one it signed.
+            Err(refused) if landed.error.is_none() => Err(
+                match self.signed_as::<F>(&prepared.wallet, &landed).await? {
+                    Some(signed) => signed_for_another(&signed.id),
+                    None => refused,
+                },
+            ),
+            Err(refused) => Err(refused),
         }
     }
 
-    /// The prepared `F` of `wallet` that `landed` is, when the blockhash tells: of the
-    /// wallet's unconfirmed ones prepared with the blockhash the transaction carries, the
-    /// earliest whose instructions it carries. Within a blockhash's 10 s a copy of the same
-    /// move is the same message, signature and all, and the copy asked for after the move
-    /// landed is the later one. `None` for a wallet that put a blockhash of its own, or rows
-    /// from before the blockhash was kept.
+    /// The unconfirmed prepared `F` of `wallet` that `landed` is: the row its memo names
+    /// ([`prepared_row`]), when it carries that row's instructions.
     pub async fn signed_as<F: MoneyFlow>(
         &self,
         wallet: &Wallet,
         landed: &LandedTransaction,
     ) -> Result<Option<prepared_transactions::Model>, ApiError> {
         use prepared_transactions::{Column, Entity};
-        let mut rows = Entity::find()
+        let Some(named) = landed
+            .memo()
+            .and_then(|memo| memo.parse::<PreparedId>().ok())
+        else {
+            return Ok(None);
+        };
+        let mut rows: Vec<_> = Entity::find_by_id(named.to_string())
             .filter(Column::Kind.eq(F::KIND))
             .filter(Column::Wallet.eq(wallet.to_string()))
             .filter(Column::Signature.is_null())
-            .filter(Column::Blockhash.eq(landed.recent_blockhash.to_string()))
-            .order_by_asc(Column::CreatedAt)
-            .order_by_asc(Column::Id)
-            .limit(SAME_BLOCKHASH_MOST)
-            .all(self.store.db())
-            .await?;
+            .one(self.store.db())
+            .await?
+            .into_iter()
+            .collect();
         Ok(carried_in(&rows, landed)?.map(|at| rows.swap_remove(at)))
     }
 
@@ -768,12 +767,11 @@ fn already_confirmed() -> ApiError {
     )
 }
 
-/// Marks `id` confirmed by `signature`; `false` when another request confirmed it first. Two
-/// prepared transactions can hold the same message (one wallet, the same instructions, one
-/// cached blockhash), so one signature can verify for both: the landing check lets only the
-/// earlier one through ([`Chain::signed_as`]), and where the blockhash cannot tell (rows from
-/// before it was kept) the unique signature column lets only one record it, and the other is
-/// refused as `signature_already_used`.
+/// Marks `id` confirmed by `signature`; `false` when another request confirmed it first. Every
+/// prepared message is its own (its memo), but rows prepared before the memo could hold the
+/// same message (one wallet, the same instructions, one cached blockhash), so one signature
+/// could verify for both: the unique signature column lets only one record it, and the other
+/// is refused as `signature_already_used`.
 async fn mark_confirmed(
     db: &impl ConnectionTrait,
     id: PreparedId,
@@ -813,6 +811,16 @@ pub fn verify<P>(prepared: &Prepared<P>, landed: &LandedTransaction) -> Result<(
         return Err(mismatch());
     }
     Ok(())
+}
+
+/// The refusal of a signature that landed another prepared transaction of the wallet's, `id`.
+fn signed_for_another(id: &str) -> ApiError {
+    ApiError::coded(
+        StatusCode::BAD_REQUEST,
+        "transaction_mismatch",
+        "the signed transaction is another prepared transaction of this wallet's",
+    )
+    .with("prepared_id", id)
 }
 
 fn mismatch() -> ApiError {
@@ -920,6 +928,101 @@ mod tests {
         .unwrap();
         let stored = bincode::serialize(&v0.message).unwrap();
         assert_eq!(prepared_instructions(&stored).unwrap(), instructions);
+    }
+
+    /// A flow that prepares whatever it is given.
+    struct Plain;
+
+    #[async_trait::async_trait]
+    impl MoneyFlow for Plain {
+        const KIND: &'static str = "plain";
+        type Params = ();
+        type Confirmed = ();
+
+        fn component(&self, _: &()) -> Component {
+            Component::Defi
+        }
+
+        fn changed(&self, _: &Prepared<()>) -> Vec<Pubkey> {
+            vec![]
+        }
+
+        async fn answer(
+            &self,
+            _: &DatabaseConnection,
+            _: &Prepared<()>,
+            _: bool,
+        ) -> Result<(), ApiError> {
+            Ok(())
+        }
+    }
+
+    /// Two prepares of one move on one blockhash are two messages, each ending with the memo
+    /// of its own id; a transaction over the packet is refused rather than handed out.
+    #[test]
+    fn every_prepared_message_is_its_own_and_fits_a_packet() {
+        let wallet = Wallet::from(Pubkey::new_unique());
+        let blockhash = Hash::new_from_array([4; 32]);
+        let back = narrative_sdk::shield::back_shield(
+            wallet.pubkey(),
+            &[3; 32],
+            narrative_sdk::shield_vault::state::ShieldSide::Safe,
+            100_000_000,
+        );
+        let prepare = |instructions: &[Instruction]| {
+            prepared_row(
+                &Plain,
+                blockhash,
+                &wallet,
+                instructions,
+                &(),
+                &[],
+                1_800_000_000,
+            )
+        };
+        let (first, first_unsigned) = prepare(std::slice::from_ref(&back)).unwrap();
+        let (second, _) = prepare(std::slice::from_ref(&back)).unwrap();
+        assert_ne!(first.message, second.message);
+        let carried = prepared_instructions(&first.message).unwrap();
+        assert_eq!(carried.len(), 2);
+        assert_eq!(carried[0].data, back.data);
+        assert_eq!(carried[1].program, narrative_sdk::memo::MEMO_PROGRAM);
+        assert!(carried[1].accounts.is_empty());
+        assert_eq!(carried[1].data, first_unsigned.id.to_string().as_bytes());
+        assert_eq!(first.id, first_unsigned.id.to_string());
+        // The memo costs 71 bytes: its program's key, and the instruction with a 36-byte id.
+        let bare = narrative_sdk::tx::unsigned_transaction(
+            std::slice::from_ref(&back),
+            &wallet.pubkey(),
+            blockhash,
+        );
+        let wire = narrative_sdk::tx::from_base64(&first_unsigned.transaction).unwrap();
+        assert_eq!(
+            narrative_sdk::tx::wire_size(&wire) - narrative_sdk::tx::wire_size(&bare),
+            71
+        );
+
+        // 1,232 bytes at most: a memo that takes the rest of the packet is refused.
+        let filler = |len: usize| narrative_sdk::memo::memo(&"x".repeat(len));
+        let size = |len: usize| {
+            let mut ixs = vec![back.clone(), filler(len)];
+            ixs.push(narrative_sdk::memo::memo(&first_unsigned.id.to_string()));
+            bincode::serialized_size(&narrative_sdk::tx::unsigned_transaction(
+                &ixs,
+                &wallet.pubkey(),
+                blockhash,
+            ))
+            .unwrap()
+        };
+        let fits = (0..1232)
+            .rev()
+            .find(|len| size(*len) <= PACKET_BYTES)
+            .unwrap();
+        assert!(prepare(&[back.clone(), filler(fits)]).is_ok());
+        let Err(refused) = prepare(&[back.clone(), filler(fits + 1)]) else {
+            panic!("a transaction over the packet was prepared");
+        };
+        assert_eq!(refused.status, StatusCode::INTERNAL_SERVER_ERROR);
     }
 
     /// Two prepared transactions with one message verify for one signature: the first to

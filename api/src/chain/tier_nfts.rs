@@ -497,14 +497,21 @@ mod tests {
         let mut expected = vec![wallet, authority];
         expected.sort();
         assert_eq!(signers, expected);
-        // Fits one legacy transaction with both signatures.
+        // Fits one legacy transaction with both signatures and the prepared id's memo.
+        let mut prepared = ixs.clone();
+        prepared.push(narrative_sdk::memo::memo(
+            &crate::values::PreparedId::new_ordered(1_800_000_000).to_string(),
+        ));
         let tx = narrative_sdk::tx::unsigned_transaction(
-            &ixs,
+            &prepared,
             &wallet,
             solana_hash::Hash::new_from_array([1; 32]),
         );
         let size = bincode::serialized_size(&tx).unwrap();
-        assert!(size <= 1232, "{size} bytes with {prefunded} lamports there");
+        assert!(
+            size <= crate::chain::confirm::PACKET_BYTES,
+            "{size} bytes with {prefunded} lamports there"
+        );
         // The account is created by the one instruction, or topped up (when short of the
         // rent), allocated and assigned.
         let (mint, seed) = nft_address(&authority, &wallet, NftTier::Molten);

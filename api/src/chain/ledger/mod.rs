@@ -103,6 +103,15 @@ impl LandedTransaction {
         })
     }
 
+    /// The text of the first memo no account signs: the prepared id the service put in every
+    /// transaction it prepares ([`narrative_sdk::memo`]).
+    pub fn memo(&self) -> Option<&str> {
+        self.instructions
+            .iter()
+            .find(|ix| ix.program == narrative_sdk::memo::MEMO_PROGRAM && ix.accounts.is_empty())
+            .and_then(|ix| std::str::from_utf8(&ix.data).ok())
+    }
+
     /// This transaction, its block produced at `block_time` (unix seconds).
     pub fn produced_at(self, block_time: Option<i64>) -> LandedTransaction {
         LandedTransaction { block_time, ..self }

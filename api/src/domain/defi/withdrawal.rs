@@ -245,11 +245,10 @@ async fn withdrawal_for(
 
 /// The prepared `F` a confirm means when it may not name it: `given` when named; else the one
 /// `signature` confirmed already (a replay); else, of the wallet's unconfirmed ones whose
-/// parameters `matches`, the one whose instructions `signature` landed: looked for first among
-/// those prepared with the blockhash the landed transaction carries, however many were prepared
-/// for the wallet since (anyone may ask for a prepare naming any wallet), then among its 50
-/// newest (rows from before the blockhash was kept, a wallet that put a blockhash of its own);
-/// the newest of those when none was landed (the runner then answers why).
+/// parameters `matches`, the one whose instructions `signature` landed: the one its memo names,
+/// however many were prepared for the wallet since (anyone may ask for a prepare naming any
+/// wallet), else among its 50 newest (rows from before the memo); the newest of those when none
+/// was landed (the runner then answers why).
 pub async fn prepared_of<F: MoneyFlow>(
     state: &AppState,
     given: Option<PreparedId>,
