@@ -230,6 +230,7 @@ async fn capacity_is_the_lending_collateral_at_the_tiers_ltv_and_simulation_says
         alert_level: Set(None),
         created_at: Set(l.clock.now()),
         closed_at: Set(None),
+        landed_slot: Set(None),
     }
     .insert(db)
     .await

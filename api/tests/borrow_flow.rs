@@ -14,6 +14,7 @@ use common::bank::BankLedger;
 use common::{chain, TestServer};
 use integration_tests::harness::{HarnessOptions, SOL};
 use integration_tests::venues::klend::{self, KaminoMarket};
+use narrative_api::chain::ledger::Ledger;
 use narrative_api::chain::venues::lend_b;
 use narrative_api::clock::{Clock, ManualClock, SharedClock};
 use narrative_api::domain::borrow::alerts;
@@ -712,6 +713,145 @@ async fn an_ember_wallet_may_not_borrow_from_lend_b_and_borrowing_can_be_off() {
         assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{amount}");
     }
     server.stop().await;
+}
+
+/// A node behind the slot a borrow landed in (one of several behind a load balancer) shows the
+/// wallet's obligation as it was before the borrow, with no debt: that read does not close the
+/// position (503 to retry, nothing written, no notice), and the same obligation read at the
+/// borrow's own slot or later does.
+#[tokio::test]
+async fn a_node_behind_the_borrow_does_not_close_it() {
+    let b = Borrower::ready().await;
+    let db = b.server.db.store.db();
+    let wallet = b.address();
+    let obligation = lend_b::vanilla_obligation(&b.wallet.pubkey(), &b.kamino.market);
+    let (_, before) = b.ledger.accounts(&[obligation]).await.unwrap();
+    assert!(before[0].is_some(), "the deposit made the obligation");
+
+    let borrow_id = b.borrow(300.0).await;
+    let row = borrow_positions::Entity::find_by_id(borrow_id.as_str())
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap();
+    let landed = b
+        .ledger
+        .transaction(&row.borrow_signature.parse().unwrap())
+        .await
+        .unwrap()
+        .unwrap()
+        .slot;
+    assert_eq!(row.landed_slot, Some(i64::try_from(landed).unwrap()));
+
+    let then = vec![(obligation, before[0].clone())];
+    b.ledger.fall_behind(landed - 1, then.clone());
+    for path in ["positions", "health"] {
+        let (status, behind) = b.server.get(&format!("/v1/borrow/{path}/{wallet}")).await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{path}: {behind}");
+        assert_eq!(behind["error"], "ledger_unavailable");
+    }
+    let still = borrow_positions::Entity::find_by_id(borrow_id.as_str())
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(still.status, "open");
+    assert!(notices(&b.server, &wallet, "borrow_position_closed")
+        .await
+        .is_empty());
+
+    b.ledger.catch_up();
+    let (status, open) = b
+        .server
+        .get(&format!("/v1/borrow/positions/{wallet}"))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{open}");
+    assert_eq!(
+        open["positions"][0]["position_id"],
+        borrow_id.as_str(),
+        "{open}"
+    );
+
+    // From the landed slot on, no debt is believed: the position is closed at the venue.
+    b.ledger.fall_behind(landed, then);
+    let (status, none) = b
+        .server
+        .get(&format!("/v1/borrow/positions/{wallet}"))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{none}");
+    assert_eq!(none["positions"], json!([]));
+    let closed = borrow_positions::Entity::find_by_id(borrow_id.as_str())
+        .one(db)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(closed.status, "closed_outside");
+    assert_eq!(
+        notices(&b.server, &wallet, "borrow_position_closed")
+            .await
+            .len(),
+        1
+    );
+    b.server.stop().await;
+}
+
+/// `BORROW_ENABLED` and the terms gate the prepare: a borrow that landed is a debt at the venue,
+/// so a process of the deployment started with borrowing off still records it (and watches its
+/// health), while it prepares no new one.
+#[tokio::test]
+async fn a_borrow_that_landed_is_recorded_after_borrowing_is_switched_off() {
+    let b = Borrower::ready().await;
+    let prepared = b.prepared(300.0).await;
+    let signature = b.sign_and_send(&prepared, &b.wallet).await;
+    let providers = chain::bank_providers(
+        b.clock.clone(),
+        Arc::new(MovingPrice(std::sync::Mutex::new(150.0))),
+        b.ledger.clone(),
+    );
+    let (beside, stop) = b
+        .server
+        .start_beside_on(providers, |c| {
+            c.confirm_wait_ms = 300;
+            c.lend_b_market = Some(b.kamino.market.to_string());
+            c.lend_b_reserves = vec![
+                format!("SOL={}", b.kamino.sol_reserve),
+                format!("USDC={}", b.kamino.usdc_reserve),
+            ];
+            c.usdc_mint = Some(b.kamino.usdc_mint.to_string());
+            c.borrow_enabled = false;
+        })
+        .await;
+    let http = reqwest::Client::new();
+    let post = |path: &str, body: Value| {
+        let request = http.post(format!("{beside}{path}")).json(&body);
+        async move {
+            let response = request.send().await.unwrap();
+            (response.status(), response.json::<Value>().await.unwrap())
+        }
+    };
+    let (status, refused) = post(
+        "/v1/borrow/prepare",
+        json!({"wallet": b.address(), "protocol": "lend_b", "borrow_asset": "SOL", "amount_usd": 10}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{refused}");
+    assert_eq!(refused["error"], "borrow_disabled");
+    let borrow_id = prepared["borrow_id"].as_str().unwrap();
+    let (status, confirmed) = post(
+        "/v1/borrow/confirm",
+        json!({"wallet": b.address(), "borrow_id": borrow_id, "tx_signature": signature}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{confirmed}");
+    let row = borrow_positions::Entity::find_by_id(borrow_id)
+        .one(b.server.db.store.db())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.status, "open");
+    assert_eq!(row.amount_base, i64::try_from(2 * SOL).unwrap());
+    stop.send(()).ok();
+    b.server.stop().await;
 }
 
 /// The wallet's notifications of `kind`.

@@ -46,6 +46,7 @@ mod m20261202_000035_unproven_agent_keys;
 mod m20261203_000036_job_leases;
 mod m20261203_000037_prepared_blockhash;
 mod m20261204_000038_prepared_wallet_index;
+mod m20261205_000039_borrow_landed_slot;
 
 pub struct Migrator;
 
@@ -90,6 +91,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261203_000036_job_leases::Migration),
             Box::new(m20261203_000037_prepared_blockhash::Migration),
             Box::new(m20261204_000038_prepared_wallet_index::Migration),
+            Box::new(m20261205_000039_borrow_landed_slot::Migration),
         ]
     }
 }

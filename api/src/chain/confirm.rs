@@ -493,6 +493,27 @@ impl Chain {
         self.record(flow, prepared, signature).await
     }
 
+    /// [`Chain::confirm`] for a flow that records what its landed transaction did, or when:
+    /// once the landing is verified, `recording` makes the flow that records it from the
+    /// landed transaction and the prepared one (a replay is answered by `flow`, as recorded).
+    pub async fn confirm_landed<F: MoneyFlow>(
+        &self,
+        flow: &F,
+        id: PreparedId,
+        signature: Base58Signature,
+        recording: impl AsyncFnOnce(LandedTransaction, &Prepared<F::Params>) -> Result<F, ApiError>,
+    ) -> Result<F::Confirmed, ApiError> {
+        let prepared = match self.open::<F>(id, &signature).await? {
+            Opened::Replay(prepared) => {
+                return flow.answer(self.store.db(), &prepared, false).await
+            }
+            Opened::Unconfirmed(prepared) => prepared,
+        };
+        let landed = self.check_landed(flow, &prepared, &signature).await?;
+        let recorder = recording(landed, &prepared).await?;
+        self.record(&recorder, prepared, signature).await
+    }
+
     /// What a confirm checks before it records: `prepared`'s component runs, and `signature`
     /// landed it, from its wallet, with its instructions (waiting up to the confirm wait); the
     /// landed transaction. A flow that records what the landed transaction did, or when, reads

@@ -38,7 +38,13 @@ pub struct BankLedger {
     /// While set, the blockhash every `latest_blockhash` answers, as the service's node client
     /// keeps one for 10 s: the bank's own moves on with time.
     held_blockhash: std::sync::Mutex<Option<Hash>>,
+    /// While set, `accounts` answers as a node behind the bank: at this slot, these accounts
+    /// as they were then.
+    behind: std::sync::Mutex<Option<(u64, AccountsThen)>>,
 }
+
+/// Accounts as a node behind the bank holds them.
+pub type AccountsThen = Vec<(Pubkey, Option<LedgerAccount>)>;
 
 /// A transaction as the indexer receives it.
 #[derive(Clone)]
@@ -62,6 +68,7 @@ impl BankLedger {
             statuses_forgotten: Default::default(),
             lookups: Default::default(),
             held_blockhash: Default::default(),
+            behind: Default::default(),
         })
     }
 
@@ -82,6 +89,17 @@ impl BankLedger {
 
     pub fn release_blockhash(&self) {
         *self.held_blockhash.lock().unwrap() = None;
+    }
+
+    /// Makes `accounts` answer as a node behind the bank (one of several behind a load
+    /// balancer), until [`BankLedger::catch_up`]: read at `slot`, where the accounts `then`
+    /// names hold what it gives (a test read them at that slot).
+    pub fn fall_behind(&self, slot: u64, then: AccountsThen) {
+        *self.behind.lock().unwrap() = Some((slot, then));
+    }
+
+    pub fn catch_up(&self) {
+        *self.behind.lock().unwrap() = None;
     }
 
     /// How many times a signature has been asked about.
@@ -204,8 +222,9 @@ impl Ledger for BankLedger {
         addresses: &[Pubkey],
     ) -> Result<(u64, Vec<Option<LedgerAccount>>), LedgerError> {
         self.answering()?;
+        let behind = self.behind.lock().unwrap().clone();
         let mut h = self.harness.lock().await;
-        let slot = h.clock().await.slot;
+        let mut slot = h.clock().await.slot;
         let mut accounts = Vec::with_capacity(addresses.len());
         for address in addresses {
             accounts.push(h.raw_account(*address).await.map(|a| LedgerAccount {
@@ -213,6 +232,14 @@ impl Ledger for BankLedger {
                 lamports: a.lamports,
                 data: a.data,
             }));
+        }
+        if let Some((at, then)) = behind {
+            slot = at;
+            for (address, account) in addresses.iter().zip(accounts.iter_mut()) {
+                if let Some((_, old)) = then.iter().find(|(a, _)| a == address) {
+                    account.clone_from(old);
+                }
+            }
         }
         Ok((slot, accounts))
     }

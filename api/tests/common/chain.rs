@@ -98,9 +98,29 @@ pub async fn start_on_bank_priced(
     let mut harness = Harness::start_with(options).await;
     harness.warp_to(clock.now()).await;
     let ledger = BankLedger::new(harness);
-    let providers = Providers {
+    let providers = bank_providers(clock, prices, ledger.clone());
+    let server = TestServer::start_with(Some(providers), |c| {
+        c.confirm_wait_ms = 300;
+        let harness = ledger
+            .harness
+            .try_lock()
+            .expect("nothing else holds the harness yet");
+        configure(&harness, c);
+    })
+    .await;
+    (server, ledger)
+}
+
+/// The outside world of a server on the bank: `ledger`, the SOL/USD price from `prices`, and
+/// the local providers.
+pub fn bank_providers(
+    clock: SharedClock,
+    prices: Arc<dyn narrative_api::providers::prices::PriceFeed>,
+    ledger: Arc<BankLedger>,
+) -> Providers {
+    Providers {
         clock,
-        ledger: ledger.clone(),
+        ledger,
         human: Arc::new(LocalVerifier::accepting(HUMAN_TOKEN)),
         polisher: Arc::new(narrative_api::providers::polisher::LocalPolisher),
         reviewer: Arc::new(narrative_api::providers::reviewer::LocalReviewer),
@@ -121,17 +141,7 @@ pub async fn start_on_bank_priced(
             scores: Default::default(),
             app: "https://app.passport.xyz".into(),
         }),
-    };
-    let server = TestServer::start_with(Some(providers), |c| {
-        c.confirm_wait_ms = 300;
-        let harness = ledger
-            .harness
-            .try_lock()
-            .expect("nothing else holds the harness yet");
-        configure(&harness, c);
-    })
-    .await;
-    (server, ledger)
+    }
 }
 
 /// The wallet's signature over a prepare response's `transaction`, as a wallet app makes it.

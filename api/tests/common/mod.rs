@@ -148,6 +148,19 @@ pub fn test_config(configure: impl FnOnce(&mut Config)) -> Config {
     config
 }
 
+/// Serves another process of the deployment on `db`: its address and its stop.
+async fn serve_beside(
+    db: &TestDb,
+    config: &Config,
+    providers: Providers,
+) -> (String, tokio::sync::oneshot::Sender<()>) {
+    let state = AppState::from_config_with(db.store.clone(), config, providers)
+        .await
+        .expect("state");
+    let (addr, stop, _task) = serve(state).await;
+    (format!("http://{addr}"), stop)
+}
+
 impl TestServer {
     pub async fn start(configure: impl FnOnce(&mut Config)) -> TestServer {
         Self::start_with(None, configure).await
@@ -202,11 +215,17 @@ impl TestServer {
         let config = test_config(configure);
         // The same clock: two processes of one deployment share the time.
         let providers = Providers::with_clock(&config, self.clock.clone()).expect("providers");
-        let state = AppState::from_config_with(self.db.store.clone(), &config, providers)
-            .await
-            .expect("state");
-        let (addr, stop, _task) = serve(state).await;
-        (format!("http://{addr}"), stop)
+        serve_beside(&self.db, &config, providers).await
+    }
+
+    /// [`TestServer::start_beside`] with its outside world `providers` (a process on the same
+    /// bank ledger, say).
+    pub async fn start_beside_on(
+        &self,
+        providers: Providers,
+        configure: impl FnOnce(&mut Config),
+    ) -> (String, tokio::sync::oneshot::Sender<()>) {
+        serve_beside(&self.db, &test_config(configure), providers).await
     }
 
     /// Another process of the deployment on the same database, with its background tasks

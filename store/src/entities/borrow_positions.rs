@@ -31,6 +31,9 @@ pub struct Model {
     pub alert_level: Option<String>,
     pub created_at: i64,
     pub closed_at: Option<i64>,
+    /// The slot the borrow landed in (NULL for positions recorded before it was kept): a loan
+    /// read from an earlier slot cannot tell that the loan is gone.
+    pub landed_slot: Option<i64>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

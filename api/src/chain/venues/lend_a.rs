@@ -12,7 +12,7 @@ use narrative_sdk::Pubkey;
 use super::{
     fee_on, key_at, le_u128, le_u64, no_collateral, not_configured, read, token_balance,
     too_little_unlent, unreadable, AssociatedAccount, Cluster, Deposit, ExchangeRate, Lender, Loan,
-    MarketRead, TokenLeg, Transactions, Venue, VenueToken, CLOCK_SYSVAR, RENT_SYSVAR,
+    LoanRead, MarketRead, TokenLeg, Transactions, Venue, VenueToken, CLOCK_SYSVAR, RENT_SYSVAR,
 };
 use crate::chain::holdings::{associated_token_account, TOKEN_PROGRAM};
 use crate::chain::ledger::{Ledger, LedgerAccount};
@@ -561,6 +561,8 @@ impl LendA {
 
 /// What a loan transaction is built from, read in one call.
 struct LoanState {
+    /// The slot the obligation was read at.
+    slot: u64,
     obligation_address: Pubkey,
     /// The obligation, None when the wallet has none yet.
     obligation: Option<Obligation>,
@@ -662,7 +664,10 @@ impl LendA {
         addresses.extend(known.iter().map(|(_, r)| {
             associated_token_account(wallet, &r.reserve.collateral_mint, &TOKEN_PROGRAM)
         }));
-        let found = read(ledger, &addresses).await?;
+        let (slot, found) = ledger.accounts(&addresses).await?;
+        if found.len() != addresses.len() {
+            return Err(unreadable(VenueId::LendA, "obligation"));
+        }
         let n = known.len();
         let obligation = match &found[0] {
             Some(account) if account.owner == self.program => Some(
@@ -680,6 +685,7 @@ impl LendA {
         }
         let in_wallet = found[n + 1..].iter().map(token_balance).collect();
         Ok(LoanState {
+            slot,
             obligation_address,
             obligation,
             seeded,
@@ -1040,10 +1046,13 @@ impl Lender for LendA {
         Ok((vec![ixs], owed))
     }
 
-    async fn loan(&self, ledger: &dyn Ledger, wallet: &Pubkey) -> Result<Option<Loan>, ApiError> {
+    async fn loan(&self, ledger: &dyn Ledger, wallet: &Pubkey) -> Result<LoanRead, ApiError> {
         let state = self.loan_state(ledger, wallet).await?;
         let Some(obligation) = &state.obligation else {
-            return Ok(None);
+            return Ok(LoanRead {
+                slot: state.slot,
+                loan: None,
+            });
         };
         let collateral = obligation
             .deposits
@@ -1064,11 +1073,14 @@ impl Lender for LendA {
                 ))
             })
             .collect();
-        Ok(Some(Loan {
-            account: state.obligation_address,
-            collateral,
-            debts,
-        }))
+        Ok(LoanRead {
+            slot: state.slot,
+            loan: Some(Loan {
+                account: state.obligation_address,
+                collateral,
+                debts,
+            }),
+        })
     }
 }
 

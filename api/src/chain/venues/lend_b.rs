@@ -17,8 +17,9 @@ use poem::http::StatusCode;
 use super::{
     above_deposit_limit, anchor_data, anchor_discriminator, fee_on, key_at, le_i64, le_u128,
     le_u32, le_u64, liquidity_insufficient, no_collateral, not_configured, read, read_each,
-    too_little_unlent, unreadable, Cluster, Deposit, ExchangeRate, Lender, Loan, MarketRead,
-    TokenLeg, Transactions, Venue, VenueToken, CLOCK_SYSVAR, INSTRUCTIONS_SYSVAR, RENT_SYSVAR,
+    too_little_unlent, unreadable, Cluster, Deposit, ExchangeRate, Lender, Loan, LoanRead,
+    MarketRead, TokenLeg, Transactions, Venue, VenueToken, CLOCK_SYSVAR, INSTRUCTIONS_SYSVAR,
+    RENT_SYSVAR,
 };
 use crate::chain::holdings::TOKEN_PROGRAM;
 use crate::chain::ledger::{decode_clock, Ledger, LedgerAccount};
@@ -1390,10 +1391,14 @@ impl Lender for LendB {
         Ok((vec![ixs], owed))
     }
 
-    async fn loan(&self, ledger: &dyn Ledger, wallet: &Pubkey) -> Result<Option<Loan>, ApiError> {
+    async fn loan(&self, ledger: &dyn Ledger, wallet: &Pubkey) -> Result<LoanRead, ApiError> {
         let account = vanilla_obligation(wallet, &self.market);
-        let Some(read_back) = read(ledger, &[account]).await?.remove(0) else {
-            return Ok(None);
+        let (slot, mut found) = ledger.accounts(&[account]).await?;
+        let answered = found
+            .pop()
+            .ok_or_else(|| unreadable(VenueId::LendB, "obligation"))?;
+        let Some(read_back) = answered else {
+            return Ok(LoanRead { slot, loan: None });
         };
         let obligation = Some(read_back)
             .filter(|a| a.owner == PROGRAM)
@@ -1425,7 +1430,7 @@ impl Lender for LendB {
             })
             .collect::<Result<Vec<_>, ApiError>>()?;
         let of = |key: &Pubkey| &reserves[named.iter().position(|n| n == key).expect("named")];
-        Ok(Some(Loan {
+        let loan = Loan {
             account,
             collateral: obligation
                 .deposits
@@ -1443,7 +1448,11 @@ impl Lender for LendB {
                     (*token, b.owed_at(reserve.cumulative_borrow_rate))
                 })
                 .collect(),
-        }))
+        };
+        Ok(LoanRead {
+            slot,
+            loan: Some(loan),
+        })
     }
 }
 

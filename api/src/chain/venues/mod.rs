@@ -198,8 +198,17 @@ pub trait Lender: Send + Sync {
         token: &VenueToken,
     ) -> Result<(Transactions, u64), ApiError>;
 
-    /// The wallet's loan; None when it has no loan account.
-    async fn loan(&self, ledger: &dyn Ledger, wallet: &Pubkey) -> Result<Option<Loan>, ApiError>;
+    /// The wallet's loan (None when it has no loan account), and the slot its account was read
+    /// at.
+    async fn loan(&self, ledger: &dyn Ledger, wallet: &Pubkey) -> Result<LoanRead, ApiError>;
+}
+
+/// A loan as one read of the ledger showed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoanRead {
+    /// The slot of the read that found (or did not find) the loan account.
+    pub slot: u64,
+    pub loan: Option<Loan>,
 }
 
 /// 400 `no_collateral`: nothing deposited at the venue to borrow against.

@@ -70,7 +70,12 @@ impl PreparedBorrow {
     }
 }
 
-pub struct BorrowFlow;
+/// The borrow flow; `landed_slot` is the slot the borrow landed in, read before the confirm
+/// records.
+#[derive(Default)]
+pub struct BorrowFlow {
+    pub landed_slot: Option<u64>,
+}
 
 /// 503 `borrow_disabled` (spec 4.7) unless `BORROW_ENABLED`.
 pub fn ensure_enabled(state: &AppState) -> Result<(), ApiError> {
@@ -199,6 +204,7 @@ pub async fn prepare(state: &AppState, request: BorrowRequest) -> Result<Prepare
         lender
             .loan(state.chain.ledger.as_ref(), &wallet)
             .await?
+            .loan
             .map_or(0, |loan| loan.owed(request.asset))
     } else {
         0
@@ -260,7 +266,7 @@ pub async fn prepare(state: &AppState, request: BorrowRequest) -> Result<Prepare
     let setup = unsigned_setup(&transactions, &wallet, blockhash);
     let borrow = state
         .chain
-        .prepare(&BorrowFlow, &request.wallet, &money, &params)
+        .prepare(&BorrowFlow::default(), &request.wallet, &money, &params)
         .await?;
     Ok(PreparedBorrow {
         setup,
@@ -288,8 +294,10 @@ pub struct Restated {
     pub asset: Option<TokenSymbol>,
 }
 
-/// Confirms a borrow: the wallet's own, the gates still open, what it restates as prepared;
-/// then the runner verifies the landed transaction and records the position.
+/// Confirms a borrow: the wallet's own, what it restates as prepared; then the runner verifies
+/// the landed transaction and records the position with its slot. The gates (`BORROW_ENABLED`,
+/// the terms) are the prepare's: a borrow that landed is a debt at the venue whatever they say
+/// now, and a position left unrecorded would get no health alerts.
 pub async fn confirm(
     state: &AppState,
     borrow_id: PreparedId,
@@ -316,11 +324,19 @@ pub async fn confirm(
             "the protocol or asset is not the prepared borrow's",
         ));
     }
-    if !opened.is_replay() {
-        ensure_enabled(state)?;
-        ensure_terms(state, wallet).await?;
-    }
-    state.chain.confirm(&BorrowFlow, borrow_id, signature).await
+    state
+        .chain
+        .confirm_landed(
+            &BorrowFlow::default(),
+            borrow_id,
+            signature,
+            async |landed, _| {
+                Ok(BorrowFlow {
+                    landed_slot: Some(landed.slot),
+                })
+            },
+        )
+        .await
 }
 
 #[async_trait::async_trait]
@@ -366,6 +382,11 @@ impl MoneyFlow for BorrowFlow {
             alert_level: Set(None),
             created_at: Set(now),
             closed_at: Set(None),
+            landed_slot: Set(self
+                .landed_slot
+                .map(i64::try_from)
+                .transpose()
+                .map_err(ApiError::internal)?),
         })
         .exec_without_returning(txn)
         .await?;

@@ -16,8 +16,8 @@ use serde_json::json;
 
 use super::flow::lender_in;
 use super::{CRITICAL_HEALTH, URGENT_HEALTH, WARNING_HEALTH};
-use crate::chain::ledger::Ledger;
-use crate::chain::venues::{Loan, Venues};
+use crate::chain::ledger::{Ledger, LedgerError};
+use crate::chain::venues::{Loan, LoanRead, Venues};
 use crate::clock::SharedClock;
 use crate::domain::defi::usd_of;
 use crate::domain::notifications::{notify, Notice};
@@ -175,7 +175,7 @@ impl Loans {
         let sol_usd = self.prices.sol_usd().await.map_err(|e| {
             ApiError::provider_unavailable("price_unavailable", "the price source", &e)
         })?;
-        let mut loans: BTreeMap<VenueId, Option<Loan>> = BTreeMap::new();
+        let mut loans: BTreeMap<VenueId, LoanRead> = BTreeMap::new();
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
             let protocol: VenueId = row.protocol.parse().map_err(ApiError::internal)?;
@@ -189,9 +189,11 @@ impl Loans {
                     .await?;
                 slot.insert(loan);
             }
-            let loan = loans[&protocol].as_ref();
+            let read = &loans[&protocol];
+            let loan = read.loan.as_ref();
             let owed_base = loan.map_or(0, |l| l.owed(asset));
             let Some(loan) = loan.filter(|_| owed_base > 0) else {
+                ensure_read_after_landing(&row, read.slot)?;
                 self.close_outside(&row).await?;
                 continue;
             };
@@ -243,6 +245,24 @@ impl Loans {
         txn.commit().await?;
         tracing::info!(position = %row.id, "borrow closed at the venue");
         Ok(())
+    }
+}
+
+/// A loan read that shows no debt closes `row` only when it is no older than the borrow: a node
+/// behind the slot the borrow landed in (one of several behind a load balancer) has not seen
+/// the loan yet, and its read is a 503 to retry, not a repayment.
+fn ensure_read_after_landing(
+    row: &borrow_positions::Model,
+    read_slot: u64,
+) -> Result<(), LedgerError> {
+    match row.landed_slot {
+        Some(landed) if i64::try_from(read_slot).is_ok_and(|read| read < landed) => {
+            Err(LedgerError::Unavailable(format!(
+                "the node read slot {read_slot}, before borrow {} landed in slot {landed}",
+                row.id
+            )))
+        }
+        _ => Ok(()),
     }
 }
 

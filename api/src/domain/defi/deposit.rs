@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 
 use super::venues::{refuses_as_it_stands, Bought, Deposit, SharedVenue, VenueToken};
 use super::{ensure_minimum, lamports_of, rate_strings};
-use crate::chain::confirm::Opened;
 use crate::chain::{MoneyFlow, Prepared, Unsigned};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -173,37 +172,28 @@ pub async fn confirm(
         bought: None,
         versioned: false,
     };
-    let prepared = match opened {
-        Opened::Replay(p) => return landing.answer(state.store.db(), &p, false).await,
-        Opened::Unconfirmed(p) => p,
+    // What it bought is read once it landed, not before: until then the venue holds the rate
+    // of its last refresh, and the deposit's own refresh moves it, so a receipt read from the
+    // older rate would be more than was minted (a wallet confirms while its transaction is on
+    // the way, and the confirm waits for it).
+    let recording = async |_, prepared: &Prepared<Params>| {
+        let venue = state.defi.live(prepared.params.protocol)?;
+        let token = state.defi.token(venue, prepared.params.token_symbol)?;
+        let bought = venue
+            .bought(
+                state.chain.ledger.as_ref(),
+                &token,
+                prepared.params.amount_base,
+            )
+            .await?;
+        Ok(DefiDeposit {
+            bought: Some(bought),
+            versioned: false,
+        })
     };
-    // Not before it landed: until then the venue holds the rate of its last refresh, and the
-    // deposit's own refresh moves it, so a receipt read from the older rate would be more than
-    // was minted (a wallet confirms while its transaction is on the way, and the confirm waits
-    // for it).
     state
         .chain
-        .check_landed(&landing, &prepared, &signature)
-        .await?;
-    let venue = state.defi.live(prepared.params.protocol)?;
-    let token = state.defi.token(venue, prepared.params.token_symbol)?;
-    let bought = venue
-        .bought(
-            state.chain.ledger.as_ref(),
-            &token,
-            prepared.params.amount_base,
-        )
-        .await?;
-    state
-        .chain
-        .record(
-            &DefiDeposit {
-                bought: Some(bought),
-                ..landing
-            },
-            prepared,
-            signature,
-        )
+        .confirm_landed(&landing, backing_id, signature, recording)
         .await
 }
 

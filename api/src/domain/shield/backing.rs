@@ -13,7 +13,6 @@ use sea_orm::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::chain::confirm::Opened;
 use crate::chain::halts::ensure_running_as_of;
 use crate::chain::{Admission, MoneyFlow, Prepared, Unsigned};
 use crate::domain::shield::{protocols, terms};
@@ -132,23 +131,19 @@ pub async fn confirm(
     prepared_id: PreparedId,
     signature: Base58Signature,
 ) -> Result<Confirmed, ApiError> {
-    let flow = ShieldBacking::default();
-    let prepared = match state
+    state
         .chain
-        .open::<ShieldBacking>(prepared_id, &signature)
-        .await?
-    {
-        Opened::Replay(p) => return flow.answer(state.store.db(), &p, false).await,
-        Opened::Unconfirmed(p) => p,
-    };
-    let landed = state
-        .chain
-        .check_landed(&flow, &prepared, &signature)
-        .await?;
-    let flow = ShieldBacking {
-        landed_at: landed.block_time,
-    };
-    state.chain.record(&flow, prepared, signature).await
+        .confirm_landed(
+            &ShieldBacking::default(),
+            prepared_id,
+            signature,
+            async |landed, _| {
+                Ok(ShieldBacking {
+                    landed_at: landed.block_time,
+                })
+            },
+        )
+        .await
 }
 
 /// `discovery` in the first 20 % of the coverage period (2.0x conviction multiplier), else
