@@ -5,9 +5,9 @@
 mod common;
 
 use common::{clock_at_hour_start, SigningWallet, TestServer};
-use narrative_store::entities::{markets, narratives};
+use narrative_store::entities::{backings, markets, narratives};
 use reqwest::StatusCode;
-use sea_orm::{ActiveModelTrait, IntoActiveModel};
+use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel};
 use serde_json::{json, Value};
 
 const WALLET: &str = "C9QjHcuPyyncqkpSqKdQpFJjUNTgbwmbEN4GeGUoSpjN";
@@ -287,5 +287,54 @@ async fn portfolio_history_and_the_leaderboard_read_the_agents_backings() {
     let (_, page) = server.get("/v1/agent/leaderboard?limit=1&offset=1").await;
     assert_eq!(page["leaderboard"][0]["name"], "beta");
     assert_eq!(page["leaderboard"].as_array().unwrap().len(), 1);
+    server.stop().await;
+}
+
+/// An agent may name any wallet, so the reads of its wallet's backings are capped in the query:
+/// of 501 open backings the portfolio answers the 500 newest and the history the 100 newest.
+#[tokio::test]
+async fn portfolio_and_history_read_at_most_their_caps() {
+    let server = TestServer::start_at(clock_at_hour_start(), |_| {}).await;
+    let db = server.db.store.db();
+    let whale = SigningWallet::new(33);
+    let (status, body) = server
+        .post(
+            "/v1/agent/register",
+            &json!({"wallet_address": whale.address, "name": "names-a-whale"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let key = body["agent"]["api_key"].as_str().unwrap().to_owned();
+    let rows = (0..501i64).map(|k| {
+        let mut backing = common::fixtures::backing(
+            &format!("Whale{k:04}"),
+            &format!("{k:064x}"),
+            &whale.address,
+            "yes",
+            10_000_000 + k,
+        );
+        backing.last_backed_at += k;
+        backing.into_active_model()
+    });
+    backings::Entity::insert_many(rows)
+        .exec_without_returning(db)
+        .await
+        .unwrap();
+    let (status, portfolio) = server.key_get("/v1/agent/portfolio", &key).await;
+    assert_eq!(status, StatusCode::OK, "{portfolio}");
+    let positions = portfolio["positions"].as_array().unwrap();
+    assert_eq!(positions.len(), 500);
+    let amount = |p: &Value| p["amount_sol"].as_f64().unwrap();
+    assert_eq!(amount(&positions[0]), 0.010_000_5, "newest first");
+    assert_eq!(
+        amount(&positions[499]),
+        0.010_000_001,
+        "the oldest left out"
+    );
+    let (_, history) = server.key_get("/v1/agent/history", &key).await;
+    let held = history["backings"].as_array().unwrap();
+    assert_eq!(held.len(), 100);
+    assert_eq!(amount(&held[0]), 0.010_000_5);
+    assert_eq!(amount(&held[99]), 0.010_000_401);
     server.stop().await;
 }

@@ -10,7 +10,7 @@ use poem_openapi::payload::Json;
 use poem_openapi::{ApiResponse, Object, OpenApi};
 
 use crate::clock::iso;
-use crate::domain::agents::positions::{self, Position, HISTORY_SIZE};
+use crate::domain::agents::positions::{self, Position, HISTORY_SIZE, PORTFOLIO_SIZE};
 use crate::domain::agents::registration::WalletSignature;
 use crate::domain::agents::resolve::{self, Verdict};
 use crate::domain::agents::webhooks::{self, WebhookEvent};
@@ -318,11 +318,12 @@ impl AgentsApi {
         }))
     }
 
-    /// The agent wallet's open (unclaimed) positions.
+    /// The agent wallet's open (unclaimed) positions, the 500 newest.
     #[oai(path = "/portfolio", method = "get")]
     async fn portfolio(&self, auth: ApiKeyAuth) -> Answer<Json<Portfolio>, AgentReadRefusals> {
         let agent = agent_of(&self.state, &auth.0, "this key is not an agent's").await?;
-        let held = positions::positions(&self.state, &agent.wallet_address, true).await?;
+        let held =
+            positions::positions(&self.state, &agent.wallet_address, true, PORTFOLIO_SIZE).await?;
         Ok(Json(Portfolio {
             ok: true,
             wallet_address: agent.wallet_address,
@@ -334,15 +335,12 @@ impl AgentsApi {
     #[oai(path = "/history", method = "get")]
     async fn history(&self, auth: ApiKeyAuth) -> Answer<Json<History>, AgentReadRefusals> {
         let agent = agent_of(&self.state, &auth.0, "this key is not an agent's").await?;
-        let held = positions::positions(&self.state, &agent.wallet_address, false).await?;
+        let held =
+            positions::positions(&self.state, &agent.wallet_address, false, HISTORY_SIZE).await?;
         Ok(Json(History {
             ok: true,
             wallet_address: agent.wallet_address,
-            backings: held
-                .into_iter()
-                .take(HISTORY_SIZE)
-                .map(AgentPosition::from)
-                .collect(),
+            backings: held.into_iter().map(AgentPosition::from).collect(),
         }))
     }
 

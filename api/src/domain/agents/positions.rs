@@ -4,14 +4,21 @@
 use std::collections::HashMap;
 
 use narrative_store::entities::{agents, backings, markets, narratives};
-use sea_orm::{ColumnTrait, EntityTrait, FromQueryResult, QueryFilter, QueryOrder, Statement};
+use sea_orm::{
+    ColumnTrait, EntityTrait, FromQueryResult, QueryFilter, QueryOrder, QuerySelect, Statement,
+};
 
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::values::sol;
 
 /// Spec 8: agent history size.
-pub const HISTORY_SIZE: usize = 100;
+pub const HISTORY_SIZE: u64 = 100;
+
+/// The most open positions a portfolio answers, newest first: the spec gives no cap, and any
+/// agent may name any wallet (a whale's, with thousands of backings), so an uncapped read's
+/// cost would be the named wallet's to choose.
+pub const PORTFOLIO_SIZE: u64 = 500;
 
 /// Spec 2.7's agent position.
 pub struct Position {
@@ -22,11 +29,12 @@ pub struct Position {
     pub usd_equivalent: f64,
 }
 
-/// `wallet`'s backings, newest first (open ones only when `open_only`), with their narratives.
+/// `wallet`'s `most` newest backings (open ones only when `open_only`), with their narratives.
 pub async fn positions(
     state: &AppState,
     wallet: &str,
     open_only: bool,
+    most: u64,
 ) -> Result<Vec<Position>, ApiError> {
     let db = state.store.db();
     let mut query = backings::Entity::find().filter(backings::Column::Backer.eq(wallet));
@@ -38,6 +46,7 @@ pub async fn positions(
     let held = query
         .order_by_desc(backings::Column::LastBackedAt)
         .order_by_asc(backings::Column::Address)
+        .limit(most)
         .all(db)
         .await?;
     let market_ids: Vec<String> = held.iter().map(|b| b.market_id.clone()).collect();
