@@ -30,18 +30,21 @@ fn table() -> String {
     let vote = 8 + OracleVote::INIT_SPACE;
     let token_account = spl_token::state::Account::LEN;
     let wallet = Pubkey::new_unique();
+    // As the api prepares it: the move, then the memo of its prepared id (a UUID's 36 bytes).
+    let prepared_id = narrative_sdk::memo::memo("0190c3e2-7d1a-7b4e-9f00-1234567890ab");
     let back = tx::unsigned_transaction(
-        &[binary::back_market(wallet, &[1; 32], Side::Yes, 10_000_000)],
+        &[
+            binary::back_market(wallet, &[1; 32], Side::Yes, 10_000_000),
+            prepared_id.clone(),
+        ],
         &wallet,
         Default::default(),
     );
     let back_shield = tx::unsigned_transaction(
-        &[narrative_sdk::shield::back_shield(
-            wallet,
-            &[1; 32],
-            ShieldSide::Safe,
-            100_000_000,
-        )],
+        &[
+            narrative_sdk::shield::back_shield(wallet, &[1; 32], ShieldSide::Safe, 100_000_000),
+            prepared_id,
+        ],
         &wallet,
         Default::default(),
     );
@@ -109,9 +112,10 @@ fn table() -> String {
         format!(
             "Creating a market costs its creator {sol_market_cost} lamports in SOL \
              (market + two vault reserves) or {spl_market_cost} in SPL (market + two token \
-             vaults). A serialised unsigned `back_market` transaction is {} bytes (limit 1232). \
-             Opening a shield costs the admin {coverage_cost} lamports (coverage + two vault \
-             reserves); an unsigned `back_shield` transaction is {} bytes.",
+             vaults). A serialised unsigned `back_market` transaction, as the api prepares it (with \
+             the memo of its prepared id), is {} bytes (limit 1232). Opening a shield costs the \
+             admin {coverage_cost} lamports (coverage + two vault reserves); an unsigned \
+             `back_shield` transaction is {} bytes.",
             tx::wire_size(&back),
             tx::wire_size(&back_shield)
         ),
