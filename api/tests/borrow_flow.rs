@@ -19,6 +19,7 @@ use narrative_api::chain::venues::lend_b;
 use narrative_api::clock::{Clock, ManualClock, SharedClock};
 use narrative_api::domain::borrow::alerts;
 use narrative_api::providers::prices::{PriceFeed, PriceQuote};
+use narrative_api::Config;
 use narrative_store::entities::{borrow_positions, prepared_transactions};
 use reqwest::StatusCode;
 use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter};
@@ -64,13 +65,7 @@ impl Borrower {
             ..Default::default()
         };
         let (server, ledger) = chain::start_on_bank_priced(shared, prices, options, |h, c| {
-            let kamino = h.kamino.expect("the double is installed");
-            c.lend_b_market = Some(kamino.market.to_string());
-            c.lend_b_reserves = vec![
-                format!("SOL={}", kamino.sol_reserve),
-                format!("USDC={}", kamino.usdc_reserve),
-            ];
-            c.usdc_mint = Some(kamino.usdc_mint.to_string());
+            lend_b_on(&h.kamino.expect("the double is installed"), c);
             c.borrow_enabled = true;
         })
         .await;
@@ -90,6 +85,15 @@ impl Borrower {
             wallet,
             stranger,
         }
+    }
+
+    /// The recorded position `id`.
+    async fn position(&self, id: &str) -> borrow_positions::Model {
+        borrow_positions::Entity::find_by_id(id)
+            .one(self.server.db.store.db())
+            .await
+            .unwrap()
+            .expect("a recorded position")
     }
 
     fn address(&self) -> String {
@@ -632,11 +636,7 @@ async fn a_flare_wallet_borrows_against_its_kamino_deposit_and_repays_with_inter
     b.sign_and_send(&repay, &b.wallet).await;
     let (_, health) = b.server.get(&format!("/v1/borrow/health/{wallet}")).await;
     assert_eq!(health["positions"], json!([]), "{health}");
-    let row = borrow_positions::Entity::find_by_id(second.as_str())
-        .one(db)
-        .await
-        .unwrap()
-        .unwrap();
+    let row = b.position(&second).await;
     assert_eq!(row.status, "closed_outside");
     let (_, feed) = b
         .server
@@ -722,18 +722,13 @@ async fn an_ember_wallet_may_not_borrow_from_lend_b_and_borrowing_can_be_off() {
 #[tokio::test]
 async fn a_node_behind_the_borrow_does_not_close_it() {
     let b = Borrower::ready().await;
-    let db = b.server.db.store.db();
     let wallet = b.address();
     let obligation = lend_b::vanilla_obligation(&b.wallet.pubkey(), &b.kamino.market);
     let (_, before) = b.ledger.accounts(&[obligation]).await.unwrap();
     assert!(before[0].is_some(), "the deposit made the obligation");
 
     let borrow_id = b.borrow(300.0).await;
-    let row = borrow_positions::Entity::find_by_id(borrow_id.as_str())
-        .one(db)
-        .await
-        .unwrap()
-        .unwrap();
+    let row = b.position(&borrow_id).await;
     let landed = b
         .ledger
         .transaction(&row.borrow_signature.parse().unwrap())
@@ -750,11 +745,7 @@ async fn a_node_behind_the_borrow_does_not_close_it() {
         assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{path}: {behind}");
         assert_eq!(behind["error"], "ledger_unavailable");
     }
-    let still = borrow_positions::Entity::find_by_id(borrow_id.as_str())
-        .one(db)
-        .await
-        .unwrap()
-        .unwrap();
+    let still = b.position(&borrow_id).await;
     assert_eq!(still.status, "open");
     assert!(notices(&b.server, &wallet, "borrow_position_closed")
         .await
@@ -780,11 +771,7 @@ async fn a_node_behind_the_borrow_does_not_close_it() {
         .await;
     assert_eq!(status, StatusCode::OK, "{none}");
     assert_eq!(none["positions"], json!([]));
-    let closed = borrow_positions::Entity::find_by_id(borrow_id.as_str())
-        .one(db)
-        .await
-        .unwrap()
-        .unwrap();
+    let closed = b.position(&borrow_id).await;
     assert_eq!(closed.status, "closed_outside");
     assert_eq!(
         notices(&b.server, &wallet, "borrow_position_closed")
@@ -812,12 +799,7 @@ async fn a_borrow_that_landed_is_recorded_after_borrowing_is_switched_off() {
         .server
         .start_beside_on(providers, |c| {
             c.confirm_wait_ms = 300;
-            c.lend_b_market = Some(b.kamino.market.to_string());
-            c.lend_b_reserves = vec![
-                format!("SOL={}", b.kamino.sol_reserve),
-                format!("USDC={}", b.kamino.usdc_reserve),
-            ];
-            c.usdc_mint = Some(b.kamino.usdc_mint.to_string());
+            lend_b_on(&b.kamino, c);
             c.borrow_enabled = false;
         })
         .await;
@@ -843,15 +825,21 @@ async fn a_borrow_that_landed_is_recorded_after_borrowing_is_switched_off() {
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{confirmed}");
-    let row = borrow_positions::Entity::find_by_id(borrow_id)
-        .one(b.server.db.store.db())
-        .await
-        .unwrap()
-        .unwrap();
+    let row = b.position(borrow_id).await;
     assert_eq!(row.status, "open");
     assert_eq!(row.amount_base, i64::try_from(2 * SOL).unwrap());
     stop.send(()).ok();
     b.server.stop().await;
+}
+
+/// Configures lend_b on the Kamino double `kamino`.
+fn lend_b_on(kamino: &KaminoMarket, c: &mut Config) {
+    c.lend_b_market = Some(kamino.market.to_string());
+    c.lend_b_reserves = vec![
+        format!("SOL={}", kamino.sol_reserve),
+        format!("USDC={}", kamino.usdc_reserve),
+    ];
+    c.usdc_mint = Some(kamino.usdc_mint.to_string());
 }
 
 /// The wallet's notifications of `kind`.
@@ -882,13 +870,7 @@ async fn the_health_job_alerts_once_per_downward_crossing_and_rearms_on_recovery
     b.accept_terms().await;
     // 1,100 of the 1,125 USD capacity: health 1,500 / 1,100 = 1.36, a warning at once.
     let id = b.borrow(1_100.0).await;
-    let row = || async {
-        borrow_positions::Entity::find_by_id(id.as_str())
-            .one(db)
-            .await
-            .unwrap()
-            .unwrap()
-    };
+    let row = || async { b.position(&id).await };
     let read_at = |at: i64| {
         let row = &row;
         async move { row().await.health_checked_at == Some(at) }
@@ -1067,11 +1049,7 @@ async fn a_falling_sol_price_alerts_a_usdc_borrow_at_each_level_it_crosses() {
             b.clock.advance(secs);
             let now = b.clock.now();
             common::eventually_some("the job's reading", || async {
-                let row = borrow_positions::Entity::find_by_id(id.as_str())
-                    .one(db)
-                    .await
-                    .unwrap()
-                    .unwrap();
+                let row = b.position(id).await;
                 (row.health_checked_at == Some(now)).then_some(row)
             })
             .await

@@ -493,17 +493,18 @@ impl Chain {
         self.record(flow, prepared, signature).await
     }
 
-    /// [`Chain::confirm`] for a flow that records what its landed transaction did, or when:
-    /// once the landing is verified, `recording` makes the flow that records it from the
-    /// landed transaction and the prepared one (a replay is answered by `flow`, as recorded).
+    /// [`Chain::confirm`] for a flow that records what its landed transaction did, or when, of
+    /// a prepared transaction its caller opened (and checked: the wallet's own, say): once the
+    /// landing is verified, `recording` makes the flow that records it from the landed
+    /// transaction and the prepared one (a replay is answered by `flow`, as recorded).
     pub async fn confirm_landed<F: MoneyFlow>(
         &self,
         flow: &F,
-        id: PreparedId,
+        opened: Opened<F::Params>,
         signature: Base58Signature,
         recording: impl AsyncFnOnce(LandedTransaction, &Prepared<F::Params>) -> Result<F, ApiError>,
     ) -> Result<F::Confirmed, ApiError> {
-        let prepared = match self.open::<F>(id, &signature).await? {
+        let prepared = match opened {
             Opened::Replay(prepared) => {
                 return flow.answer(self.store.db(), &prepared, false).await
             }
@@ -516,8 +517,8 @@ impl Chain {
 
     /// What a confirm checks before it records: `prepared`'s component runs, and `signature`
     /// landed it, from its wallet, with its instructions (waiting up to the confirm wait); the
-    /// landed transaction. A flow that records what the landed transaction did, or when, reads
-    /// it between this and [`Chain::record`].
+    /// landed transaction. A flow that records what the landed transaction did, or when, is
+    /// confirmed through [`Chain::confirm_landed`].
     pub async fn check_landed<F: MoneyFlow>(
         &self,
         flow: &F,

@@ -328,7 +328,7 @@ pub async fn confirm(
         .chain
         .confirm_landed(
             &BorrowFlow::default(),
-            borrow_id,
+            opened,
             signature,
             async |landed, _| {
                 Ok(BorrowFlow {

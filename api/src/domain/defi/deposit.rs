@@ -193,7 +193,7 @@ pub async fn confirm(
     };
     state
         .chain
-        .confirm_landed(&landing, backing_id, signature, recording)
+        .confirm_landed(&landing, opened, signature, recording)
         .await
 }
 

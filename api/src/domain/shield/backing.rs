@@ -131,11 +131,15 @@ pub async fn confirm(
     prepared_id: PreparedId,
     signature: Base58Signature,
 ) -> Result<Confirmed, ApiError> {
+    let opened = state
+        .chain
+        .open::<ShieldBacking>(prepared_id, &signature)
+        .await?;
     state
         .chain
         .confirm_landed(
             &ShieldBacking::default(),
-            prepared_id,
+            opened,
             signature,
             async |landed, _| {
                 Ok(ShieldBacking {
