@@ -1,6 +1,7 @@
 //! Work the api process runs beside the HTTP server: the job workers with a handler for every
-//! job kind, in two lanes (one worker for the core jobs, `OUTBOUND_WORKERS` for push
-//! deliveries and agent webhooks, so a receiver that never answers cannot hold up settlement),
+//! job kind, in three lanes (one worker for the core jobs, `OUTBOUND_WORKERS` for push
+//! deliveries and agent webhooks, `DRAFT_WORKERS` for AI drafts, so neither a receiver nor an AI
+//! provider that never answers can hold up settlement),
 //! the perpetual jobs queued (the event follower, retention, the Echo Pool and shield keepers
 //! when a key is configured), and the indexer when a source is configured (`INDEXER_SOURCE`),
 //! both stopped with the server.
@@ -168,11 +169,13 @@ async fn follow_changes(state: Arc<AppState>, stop: impl std::future::Future<Out
 }
 
 /// The workers that run `state`'s queue: one for the core lane, `outbound_workers` for the
-/// outbound lane (its concurrency bound), each woken by a wake-up of its own.
+/// outbound lane and `draft_workers` for the drafts (their concurrency bounds), each woken by a
+/// wake-up of its own.
 fn workers(state: &AppState) -> Vec<(Worker, Arc<Notify>)> {
     let registry = Arc::new(registry(state));
     std::iter::once(Lane::Core)
         .chain(std::iter::repeat_n(Lane::Outbound, state.outbound_workers))
+        .chain(std::iter::repeat_n(Lane::Drafts, state.draft_workers))
         .map(|lane| {
             let wake = Arc::new(Notify::new());
             let worker = Worker::new(

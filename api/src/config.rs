@@ -325,10 +325,17 @@ pub struct Config {
     pub push_service_hosts: Vec<String>,
 
     /// Push deliveries and agent webhooks sent at once, by their own workers apart from the
-    /// money jobs (settlement, the Echo Pool keeper, account refreshes, scoring).
+    /// money jobs (settlement, the Echo Pool keeper, account refreshes, scoring) and the drafts.
     #[arg(long, env = "OUTBOUND_WORKERS", default_value_t = 4,
           value_parser = clap::value_parser!(u32).range(1..=64))]
     pub outbound_workers: u32,
+
+    /// AI drafts (`POST /v1/narratives/generate`) asked of the provider at once, by their own
+    /// workers apart from the money jobs: a provider that is slow or never answers delays
+    /// only the drafts.
+    #[arg(long, env = "DRAFT_WORKERS", default_value_t = 2,
+          value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub draft_workers: u32,
 
     /// Seconds a push delivery or webhook request may take, connection included.
     #[arg(long, env = "OUTBOUND_TIMEOUT_SECS", default_value_t = 5,

@@ -55,6 +55,8 @@ pub struct AppState {
     pub outbound: Arc<Outbound>,
     /// Push deliveries and webhooks sent at once (their own workers, apart from the money jobs).
     pub outbound_workers: usize,
+    /// AI drafts asked of the provider at once (their own workers, apart from the money jobs).
+    pub draft_workers: usize,
     /// The hosts push endpoints may be at (`PUSH_SERVICE_HOSTS`).
     pub push_services: PushServices,
     pub narratives: NarrativePolicy,
@@ -597,6 +599,7 @@ impl AppState {
             prices: providers.prices,
             outbound: Arc::new(outbound),
             outbound_workers: config.outbound_workers.max(1) as usize,
+            draft_workers: config.draft_workers.max(1) as usize,
             push_services,
             narratives: NarrativePolicy {
                 publish_fee_lamports: publish_fee,

@@ -2,23 +2,31 @@
 //! webhooks run in a lane of their own (bounded workers, a short timeout, a per-host circuit
 //! breaker), so while a push service and a webhook receiver that accept connections and never
 //! answer hold many queued deliveries, a settlement job still runs within its normal time, and
-//! the stuck deliveries wait for their hosts' cool-down instead of being lost.
+//! the stuck deliveries wait for their hosts' cool-down instead of being lost. AI drafts, which
+//! anyone with a key may request, ask the provider in a lane of their own too, so a provider
+//! that never answers delays only the drafts.
 
 mod common;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::chain;
 use common::push_service::{Browser, PushService};
 use integration_tests::harness::HarnessOptions;
+use narrative_api::clock::SystemClock;
 use narrative_api::jobs::deliver_push::DeliverPush;
 use narrative_api::jobs::deliver_webhook::DeliverWebhook;
+use narrative_api::providers::chat::ChatModel;
+use narrative_api::providers::drafter::ChatGenerator;
+use narrative_api::providers::prices::FixedPrice;
 use narrative_sdk::binary_vault::state::Side;
 use narrative_store::entities::{agent_webhooks, jobs, notifications, push_subscriptions};
 use reqwest::StatusCode;
 use sea_orm::{ActiveValue::NotSet, ActiveValue::Set, ColumnTrait, EntityTrait, QueryFilter};
 use serde_json::json;
+use solana_keypair::Keypair;
 use solana_signer::Signer;
 use tokio::sync::watch;
 
@@ -219,4 +227,119 @@ async fn settlement_runs_on_time_while_push_and_webhook_endpoints_never_answer()
     let (pushed, hooked) = (*push_accepted.borrow(), *hook_accepted.borrow());
     assert!(pushed <= 5 + 4 && hooked <= 5 + 4, "{pushed} {hooked}");
     eprintln!("settled in {took:?}; {pushed} push and {hooked} webhook connections held");
+}
+
+/// Draft workers when `DRAFT_WORKERS` is not set.
+const DRAFT_WORKERS: usize = 2;
+
+#[tokio::test]
+async fn settlement_runs_on_time_while_the_ai_provider_never_answers() {
+    // The real chat client, at a provider that accepts every connection and never answers:
+    // each draft waits for the client's 30 s timeout.
+    let (ai_addr, ai_accepted) = silent_listener().await;
+    let options = HarnessOptions {
+        threshold: 1,
+        ..Default::default()
+    };
+    let (server, ledger) = chain::start_on_bank_providing(
+        Arc::new(SystemClock),
+        Arc::new(FixedPrice(150.0)),
+        options,
+        |providers| {
+            let model = ChatModel::new(&format!("http://{ai_addr}/v1"), None, "m".into());
+            providers.generator = Arc::new(ChatGenerator(model.unwrap()));
+        },
+        |h, c| {
+            c.oracle_keypair = Some(h.oracles[0].to_base58_string().into());
+            c.treasury_wallet = Some(h.treasury.to_string());
+        },
+    )
+    .await;
+    let creator = ledger.harness.lock().await.wallets[2].insecure_clone();
+    let (uuid, market_id) = chain::publish_kestrel(&server, &ledger, &creator).await;
+    ledger.harness.lock().await.warp_by(86_400 + 60).await;
+
+    // As many drafts as one address may ask for in a day (5 for each of four wallets), all
+    // queued before the settlement.
+    let mut drafts = Vec::new();
+    for _ in 0..4 {
+        let wallet = Keypair::new().pubkey().to_string();
+        for n in 0..5 {
+            let (status, started) = server
+                .post(
+                    "/v1/narratives/generate",
+                    &json!({"topic": format!("topic {n}"), "wallet_address": wallet}),
+                )
+                .await;
+            assert_eq!(status, StatusCode::ACCEPTED, "{started}");
+            drafts.push(started["jobId"].as_str().unwrap().to_owned());
+        }
+    }
+    // The drafts' lane is busy with them: its workers each hold a connection to the provider.
+    common::eventually("every draft worker waiting on the provider", || async {
+        *ai_accepted.borrow() >= DRAFT_WORKERS
+    })
+    .await;
+
+    let started = Instant::now();
+    let (status, verdict) = server
+        .admin_post(
+            &format!("/v1/admin/narratives/{uuid}/verdict"),
+            &json!({"outcome": "true", "evidence": "the release notes"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{verdict}");
+    let db = server.db.store.db();
+    let settle = || async {
+        jobs::Entity::find()
+            .filter(jobs::Column::Kind.eq("settle_narrative"))
+            .one(db)
+            .await
+            .unwrap()
+    };
+    let voted = common::within(SETTLEMENT_BOUND, || async {
+        let outcome = ledger.harness.lock().await.market(&market_id).await.outcome;
+        let job = settle().await?;
+        (outcome == Some(Side::Yes)
+            && job.status == "queued"
+            && job.run_at > chrono::Utc::now().timestamp() + 86_400)
+            .then_some(())
+    })
+    .await;
+    assert!(
+        voted.is_some(),
+        "the settlement did not run within {SETTLEMENT_BOUND:?} behind a silent AI provider: {:?}",
+        settle().await
+    );
+    let took = started.elapsed();
+    // Well within one chat timeout: a settlement that waited behind even the draft running
+    // when the verdict came would take most of 30 s.
+    assert!(
+        took < Duration::from_secs(10),
+        "settlement took {took:?} beside a silent AI provider"
+    );
+
+    // The drafts were not dropped: the two in flight still wait on the provider and the rest
+    // wait their turn, none failed yet and none answered.
+    assert_eq!(*ai_accepted.borrow(), DRAFT_WORKERS, "the lane's bound");
+    let draft_jobs = jobs::Entity::find()
+        .filter(jobs::Column::Kind.eq("generate_narrative"))
+        .all(db)
+        .await
+        .unwrap();
+    assert_eq!(draft_jobs.len(), drafts.len());
+    let running = draft_jobs.iter().filter(|j| j.status == "running").count();
+    assert_eq!(running, DRAFT_WORKERS, "{draft_jobs:?}");
+    assert!(draft_jobs
+        .iter()
+        .all(|j| j.status == "running" || (j.status == "queued" && j.attempts == 0)));
+    for id in &drafts {
+        let (status, draft) = server
+            .get(&format!("/v1/narratives/generate/status/{id}"))
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        assert_ne!(draft["status"], "failed", "{draft}");
+        assert_eq!(draft["draft"], serde_json::Value::Null, "{draft}");
+    }
+    eprintln!("settled in {took:?} with {DRAFT_WORKERS} drafts waiting on the provider");
 }

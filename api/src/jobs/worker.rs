@@ -4,10 +4,13 @@
 //! worker; a worker that finds its lease gone (it could not renew in time, and another took the
 //! job) stops the handler and writes nothing about the job.
 //!
-//! Jobs run in two lanes, each with workers of its own, so neither waits on the other:
+//! Jobs run in three lanes, each with workers of its own, so none waits on another:
 //! [`Lane::Outbound`] sends push deliveries and agent webhooks (requests to hosts clients chose,
-//! which may never answer), [`Lane::Core`] runs everything else (settlement, the Echo Pool
-//! keeper, account refreshes, scoring, drafts, the event follower, announcements).
+//! which may never answer), [`Lane::Drafts`] asks the AI provider for the drafts anyone with a
+//! key may request (each call may take the chat client's 30 s), and [`Lane::Core`] runs
+//! everything else (settlement, the Echo Pool and shield keepers, account refreshes, borrow
+//! health, scoring, the event follower, announcements, retention): only the ledger and the
+//! store, whose work no client can pile up behind a slow third party.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,12 +20,17 @@ use tokio::sync::Notify;
 
 use super::deliver_push::DeliverPush;
 use super::deliver_webhook::DeliverWebhook;
+use super::generate_narrative::GenerateNarrative;
 use super::queue::{complete, defer, fail, lease_next_of, postpone, renew, Kinds, LEASE_SECS};
 use super::{JobKind, JobOutcome, Registry};
 use crate::clock::SharedClock;
 
 /// The kinds that call client-supplied URLs: [`Lane::Outbound`]'s.
 pub const OUTBOUND_KINDS: [&str; 2] = [DeliverPush::NAME, DeliverWebhook::NAME];
+/// The kinds that wait on the AI provider: [`Lane::Drafts`]'.
+pub const DRAFT_KINDS: [&str; 1] = [GenerateNarrative::NAME];
+/// Every kind [`Lane::Core`] leaves to another lane.
+const SIDE_LANE_KINDS: [&str; 3] = [OUTBOUND_KINDS[0], OUTBOUND_KINDS[1], DRAFT_KINDS[0]];
 
 /// Which jobs a worker takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +39,8 @@ pub enum Lane {
     Any,
     /// [`OUTBOUND_KINDS`].
     Outbound,
+    /// [`DRAFT_KINDS`].
+    Drafts,
     /// Every other kind.
     Core,
 }
@@ -40,7 +50,8 @@ impl Lane {
         match self {
             Lane::Any => Kinds::Any,
             Lane::Outbound => Kinds::Only(&OUTBOUND_KINDS),
-            Lane::Core => Kinds::Except(&OUTBOUND_KINDS),
+            Lane::Drafts => Kinds::Only(&DRAFT_KINDS),
+            Lane::Core => Kinds::Except(&SIDE_LANE_KINDS),
         }
     }
 }
@@ -184,5 +195,19 @@ fn ended(joined: tokio::task::JoinError) -> String {
     match message {
         Some(message) => format!("panicked: {message}"),
         None => "panicked".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_core_lane_leaves_exactly_the_other_lanes_kinds() {
+        let mut others: Vec<&str> = OUTBOUND_KINDS.iter().chain(&DRAFT_KINDS).copied().collect();
+        let mut left = SIDE_LANE_KINDS.to_vec();
+        others.sort_unstable();
+        left.sort_unstable();
+        assert_eq!(left, others);
     }
 }

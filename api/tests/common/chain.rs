@@ -95,10 +95,23 @@ pub async fn start_on_bank_priced(
     options: HarnessOptions,
     configure: impl FnOnce(&Harness, &mut Config),
 ) -> (TestServer, Arc<BankLedger>) {
+    start_on_bank_providing(clock, prices, options, |_| {}, configure).await
+}
+
+/// [`start_on_bank_priced`] with the providers as `provide` leaves them (a test that puts a
+/// real client of a provider in place of its local stand-in).
+pub async fn start_on_bank_providing(
+    clock: SharedClock,
+    prices: Arc<dyn narrative_api::providers::prices::PriceFeed>,
+    options: HarnessOptions,
+    provide: impl FnOnce(&mut Providers),
+    configure: impl FnOnce(&Harness, &mut Config),
+) -> (TestServer, Arc<BankLedger>) {
     let mut harness = Harness::start_with(options).await;
     harness.warp_to(clock.now()).await;
     let ledger = BankLedger::new(harness);
-    let providers = bank_providers(clock, prices, ledger.clone());
+    let mut providers = bank_providers(clock, prices, ledger.clone());
+    provide(&mut providers);
     let server = TestServer::start_with(Some(providers), |c| {
         c.confirm_wait_ms = 300;
         let harness = ledger
