@@ -68,8 +68,9 @@ pub struct SettlementProgress {
     pub stage: SettlementStage,
     /// The settlement job: `queued`, `running`, `done` or `dead`.
     pub job_status: String,
+    /// Attempts so far. Why an attempt failed (the node's, database's or keeper's words) is
+    /// the operators' to read, on the queue page, and is not shown here.
     pub attempts: i32,
-    pub last_error: Option<String>,
     /// When the job looks at the chain next, while it is queued.
     pub next_attempt_at: Option<String>,
     /// The proposed or final outcome on chain.
@@ -190,7 +191,6 @@ impl NarrativeHistoryApi {
                 next_attempt_at: (p.job.status == "queued").then(|| iso(p.job.run_at)),
                 job_status: p.job.status,
                 attempts: p.job.attempts,
-                last_error: p.job.last_error,
                 outcome: p.outcome,
                 hold_ends_at: p.hold_ends_at.map(iso),
                 finalized_at: p.finalized_at.map(iso),

@@ -104,7 +104,7 @@ enum_value!(
     "`voting` (the service's vote or other oracles pending), `hold` (outcome proposed, the 48 h \
      payout hold running), `disputed`, `share_pending_forward` (finalized and claimable; a Yield \
      market's crucible share still waits in the losing vault for its forward to the Echo Pool), \
-     `finalized`, `refunded`, or `failed` (the job gave up; see `last_error`).",
+     `finalized`, `refunded`, or `failed` (the job gave up; an operator retries or cancels it).",
     [
         Voting => "voting",
         Hold => "hold",
