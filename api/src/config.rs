@@ -80,6 +80,13 @@ pub struct Config {
     #[arg(long, env = "ANON_RATE_PER_MIN", default_value_t = 120)]
     pub anon_rate_per_min: u32,
 
+    /// Requests per minute per IP across every self-registered (agent) key used from it, beside
+    /// each key's own tier rate. The default is the five keys one address may register in an
+    /// hour, each at the Free tier's 60; operators' keys are not counted.
+    #[arg(long, env = "AGENT_KEYS_PER_IP_PER_MIN", default_value_t = 300,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub agent_keys_per_ip_per_min: u32,
+
     /// Networks of the reverse proxies in front of the service (comma-separated CIDRs, e.g.
     /// `10.0.0.0/8,::1/128`), whose forwarding header (`TRUSTED_PROXY_HEADER`) names the
     /// caller. None by default: the socket peer is the caller and those headers are ignored.

@@ -87,6 +87,8 @@ pub struct AppState {
     pub limiter: Limiter,
     /// Anonymous callers' limit, per IP.
     pub anon_policy: Policy,
+    /// Self-registered keys' shared limit, per IP (`AGENT_KEYS_PER_IP_PER_MIN`).
+    pub agent_keys_policy: Policy,
     /// Whose forwarding headers name the caller (`TRUSTED_PROXIES`).
     pub trusted_proxies: TrustedProxies,
     /// The API keys the limiter looked up lately (unknown ones are not looked up again).
@@ -631,6 +633,11 @@ impl AppState {
             anon_policy: Policy {
                 name: "anonymous",
                 limit: config.anon_rate_per_min,
+                window_secs: 60,
+            },
+            agent_keys_policy: Policy {
+                name: "agent_keys",
+                limit: config.agent_keys_per_ip_per_min,
                 window_secs: 60,
             },
             trusted_proxies: TrustedProxies::parse(

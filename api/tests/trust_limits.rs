@@ -1,8 +1,8 @@
 //! Limits that hold (issue 26, section 3): the per-IP limit is charged before an API key is
 //! looked up, the caller's address is believed from forwarding headers only behind a trusted
 //! proxy (IPv6 callers counted per /64), the routes that spend money have per-IP daily caps (and
-//! fail closed when Redis cannot count them), and a holder check reads the ledger once per wallet
-//! per few minutes.
+//! fail closed when Redis cannot count them), self-registered keys share their address's budget,
+//! and a holder check reads the ledger once per wallet per few minutes.
 
 mod common;
 
@@ -110,6 +110,70 @@ async fn made_up_keys_are_limited_like_anonymous_traffic_and_cost_a_bounded_numb
         let response = status_with(good.clone()).await.unwrap();
         assert_eq!(response.status(), StatusCode::OK, "request {n}");
     }
+    server.stop().await;
+}
+
+/// Anyone may register agents (five an hour from one address), each with a Free key of its own
+/// rate. Self-registered keys used from one address share its budget for them, so registering
+/// keys does not multiply the address's rate; an operator's key beside them keeps its tier's.
+#[tokio::test]
+async fn self_registered_keys_share_their_addresss_budget_and_operators_keys_do_not() {
+    let clock = clock_at_hour_start();
+    let server = TestServer::start_at(clock.clone(), |c| c.agent_keys_per_ip_per_min = 100).await;
+    let mut agent_keys = Vec::new();
+    for n in 0..3 {
+        let (status, registered) = server
+            .post(
+                "/v1/agent/register",
+                &json!({"wallet_address": Pubkey::new_unique().to_string(), "name": format!("bot {n}")}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{registered}");
+        agent_keys.push(registered["agent"]["api_key"].as_str().unwrap().to_owned());
+    }
+    let (status, issued) = server
+        .admin_post("/v1/admin/apikeys", &json!({"name": "partner"}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{issued}");
+    let operator_key = issued["key"].as_str().unwrap().to_owned();
+    clock.advance(60);
+
+    let status_with = |key: &str| {
+        server
+            .http
+            .get(server.url("/v1/system/status"))
+            .header("x-api-key", key)
+            .send()
+    };
+    // The first key's whole tier (60) and 40 from the second: the address's 100.
+    for (key, requests) in [(&agent_keys[0], 60), (&agent_keys[1], 40)] {
+        for n in 0..requests {
+            let response = status_with(key).await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK, "request {n}");
+        }
+    }
+    // The second key is under its tier's 60 and the third unused, yet both are refused: the
+    // address spent its budget for such keys (the global limiter's refusal, per address).
+    for key in &agent_keys[1..] {
+        assert_global_refusal(status_with(key).await.unwrap()).await;
+    }
+    // The first is past its own tier: that refusal names the tier.
+    let response = status_with(&agent_keys[0]).await.unwrap();
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(
+        (&body["tier"], &body["limit"]),
+        (&json!("free"), &json!(60))
+    );
+    // The operator's Free key from the same address is not counted with them: its whole tier.
+    for n in 0..60 {
+        let response = status_with(&operator_key).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "operator's request {n}");
+    }
+    // A minute on, the address's budget is back.
+    clock.advance(60);
+    let response = status_with(&agent_keys[2]).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
     server.stop().await;
 }
 

@@ -47,6 +47,7 @@ mod m20261203_000036_job_leases;
 mod m20261203_000037_prepared_blockhash;
 mod m20261204_000038_prepared_wallet_index;
 mod m20261205_000039_borrow_landed_slot;
+mod m20261206_000040_self_registered_keys;
 
 pub struct Migrator;
 
@@ -92,6 +93,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261203_000037_prepared_blockhash::Migration),
             Box::new(m20261204_000038_prepared_wallet_index::Migration),
             Box::new(m20261205_000039_borrow_landed_slot::Migration),
+            Box::new(m20261206_000040_self_registered_keys::Migration),
         ]
     }
 }

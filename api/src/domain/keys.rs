@@ -47,6 +47,17 @@ pub struct Caller {
     pub key_id: String,
     pub tier: AccessTier,
     pub wallet: Option<String>,
+    /// The key came from its caller's own registration (an agent's), not from an operator.
+    pub self_registered: bool,
+}
+
+/// Who a key was issued by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyOrigin {
+    /// An operator (`POST /v1/admin/apikeys`).
+    Operator,
+    /// The caller's own agent registration, which anyone may make.
+    SelfRegistered,
 }
 
 /// A key in the spec's shape: `<prefix>_<4 hex>_<64 hex>`, lower-case hex.
@@ -87,6 +98,7 @@ pub struct IssuedKey {
 pub async fn issue(
     db: &impl sea_orm::ConnectionTrait,
     tier: AccessTier,
+    origin: KeyOrigin,
     wallet: Option<Wallet>,
     name: Option<String>,
     now: i64,
@@ -103,6 +115,7 @@ pub async fn issue(
         created_at: now,
         revoked_at: None,
         last_used_at: None,
+        self_registered: origin == KeyOrigin::SelfRegistered,
     };
     api_keys::Entity::insert(api_keys::ActiveModel {
         id: Set(row.id.clone()),
@@ -114,6 +127,7 @@ pub async fn issue(
         created_at: Set(row.created_at),
         revoked_at: Set(None),
         last_used_at: Set(None),
+        self_registered: Set(row.self_registered),
     })
     .exec(db)
     .await?;
@@ -144,7 +158,7 @@ pub async fn issue_by_operator(
     }
     let now = state.now();
     let txn = state.store.begin_write().await?;
-    let issued = issue(&txn, tier, wallet, name, now).await?;
+    let issued = issue(&txn, tier, KeyOrigin::Operator, wallet, name, now).await?;
     admin::log(
         &txn,
         operator,
@@ -267,6 +281,7 @@ pub async fn verify_digest(
         key_id: row.id,
         tier: row.tier.parse().map_err(ApiError::internal)?,
         wallet: row.wallet,
+        self_registered: row.self_registered,
     }))
 }
 

@@ -7,7 +7,10 @@
 //! anonymous traffic until the store says otherwise, so a flood of made-up keys from one address
 //! costs at most its anonymous limit in lookups, and a key the store did not know is refused
 //! again without asking it (`limits::KeyMemory`). Keys found live skip that charge, so a paid
-//! tier is not held to the anonymous rate. The path is allocation-light: the subject is written
+//! tier is not held to the anonymous rate. A key its caller registered (an agent's) also counts
+//! against its IP's budget for such keys (`AGENT_KEYS_PER_IP_PER_MIN`), so registering keys
+//! does not multiply an address's rate; an operator's keys count only against their tier.
+//! The path is allocation-light: the subject is written
 //! on the stack, and a counter already seen is found by reference.
 
 use std::sync::Arc;
@@ -83,6 +86,17 @@ pub async fn limit_requests<E: Endpoint>(
             ApiError::tier_limited(caller.tier.as_str(), limit, decision.retry_after_secs)
                 .into_response(),
         );
+    }
+    // Anyone may register agents, five an hour from one address, each with a key of its own
+    // rate: together those keys get the address's budget for them, not one rate per key.
+    if caller.self_registered {
+        let decision = state
+            .limiter
+            .hit(&state.agent_keys_policy, subject, now)
+            .await;
+        if !decision.allowed {
+            return Ok(ApiError::too_many_requests(decision.retry_after_secs).into_response());
+        }
     }
     req.extensions_mut().insert(caller);
     ep.call(req).await.map(IntoResponse::into_response)

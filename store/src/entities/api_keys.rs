@@ -15,6 +15,9 @@ pub struct Model {
     pub created_at: i64,
     pub revoked_at: Option<i64>,
     pub last_used_at: Option<i64>,
+    /// Registered by its caller (an agent's key), not issued by an operator: its requests also
+    /// count against their address's budget for such keys.
+    pub self_registered: bool,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -12,7 +12,7 @@ use std::net::IpAddr;
 use narrative_store::entities::agents;
 use sea_orm::{ActiveValue::Set, EntityTrait};
 
-use crate::domain::keys::{self, AccessTier};
+use crate::domain::keys::{self, AccessTier, KeyOrigin};
 use crate::domain::quota;
 use crate::domain::wallet_proof::{self, Proof, Statement};
 use crate::error::ApiError;
@@ -71,6 +71,7 @@ pub async fn register(
     let issued = keys::issue(
         &txn,
         AccessTier::Free,
+        KeyOrigin::SelfRegistered,
         proof.is_some().then_some(wallet),
         Some(name.clone()),
         now,
