@@ -100,6 +100,7 @@ fn registry(state: &AppState) -> Registry {
         })
         .with(Retainer {
             store: state.store.clone(),
+            ledger: state.chain.ledger.clone(),
             clock: state.clock.clone(),
         })
         .with(HealthWatch::new(Loans::of(state)))

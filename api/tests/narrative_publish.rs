@@ -8,6 +8,7 @@ mod common;
 use common::chain::{self, sign_publish, HUMAN_TOKEN};
 use common::eventually;
 use integration_tests::harness::{HarnessOptions, SOL};
+use narrative_api::chain::ledger::Ledger;
 use narrative_api::clock::{Clock, ManualClock};
 use narrative_sdk::binary_vault::state::Side;
 use narrative_store::entities::{
@@ -671,5 +672,126 @@ async fn a_publish_is_bound_to_the_content_its_creator_signed() {
     let (_, single) = server.get(&format!("/v1/narratives/{id}")).await;
     assert_eq!(single["narrative"]["thesis"], THESIS);
     assert_eq!(narratives::Entity::find().count(db).await.unwrap(), 1);
+    server.stop().await;
+}
+
+/// Where the retention job stands: its next run.
+async fn retention_due(db: &sea_orm::DatabaseConnection) -> Option<i64> {
+    jobs::Entity::find()
+        .filter(jobs::Column::Kind.eq("retention"))
+        .one(db)
+        .await
+        .unwrap()
+        .filter(|job| job.status == "queued")
+        .map(|job| job.run_at)
+}
+
+/// Moves the server's clock to the retention job's next run and waits for that run to end.
+async fn run_retention(server: &common::TestServer, clock: &ManualClock) {
+    let db = server.db.store.db();
+    let due = common::eventually_some("the retention job queued", || retention_due(db)).await;
+    if due > clock.now() {
+        clock.advance(due - clock.now());
+    }
+    eventually("the retention run", || async {
+        retention_due(db).await.is_some_and(|next| next > due)
+    })
+    .await;
+}
+
+/// A prepare-mint whose transaction never landed can never be published, its blockhash lapsed
+/// within minutes. A day on, retention asks the ledger: the mint whose market is not there goes
+/// with its prepared transaction, the one that landed is kept and still publishes. While the
+/// node does not answer, nothing goes.
+#[tokio::test]
+async fn a_prepare_mint_that_never_landed_is_forgotten_a_day_on_and_a_landed_one_stays() {
+    let clock = common::clock_at_hour_start();
+    let (server, ledger) =
+        chain::start_on_bank_at(clock.clone(), HarnessOptions::default(), |h, c| {
+            c.treasury_wallet = Some(h.treasury.to_string());
+        })
+        .await;
+    let (creator, stranger) = {
+        let harness = ledger.harness.lock().await;
+        (
+            harness.wallets[0].insecure_clone(),
+            harness.wallets[1].insecure_clone(),
+        )
+    };
+    let db = server.db.store.db();
+    // The service's first run, before any mint.
+    run_retention(&server, &clock).await;
+
+    let (landed, signature) = minted(&server, &ledger, &creator, 6 * SOL).await;
+    let (status, unsent) = server
+        .post(
+            "/v1/narratives/prepare-mint",
+            &json!({"backer_wallet": stranger.pubkey().to_string(), "amount_lamports": 6 * SOL, "deadline_days": 7}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{unsent}");
+    let mint_of = |prepared: &Value| {
+        let id = prepared["narrativeId"].as_str().unwrap().to_owned();
+        async move {
+            narrative_mints::Entity::find_by_id(id)
+                .one(db)
+                .await
+                .unwrap()
+        }
+    };
+    let prepared_row = |id: String| async move {
+        prepared_transactions::Entity::find_by_id(id)
+            .one(db)
+            .await
+            .unwrap()
+    };
+    let unsent_prepared = mint_of(&unsent).await.unwrap().prepared_id;
+    let landed_prepared = mint_of(&landed).await.unwrap().prepared_id;
+
+    // A day on, with the node down: both stay as they were.
+    clock.advance(narrative_api::domain::retention::UNCONFIRMED_PREPARED_SECS + 1);
+    ledger.set_offline(true);
+    run_retention(&server, &clock).await;
+    assert_eq!(mint_of(&unsent).await.unwrap().status, "prepared");
+    assert_eq!(mint_of(&landed).await.unwrap().status, "prepared");
+    assert!(prepared_row(unsent_prepared.clone()).await.is_some());
+
+    // The node answers: the mint that never landed goes, with its prepared transaction, even
+    // with lamports a stranger sent to its market's address (an account only the program can
+    // own says the mint landed).
+    ledger.set_offline(false);
+    let bystander = ledger.harness.lock().await.wallets[2].insecure_clone();
+    let market_id =
+        narrative_sdk::market_id::market_id_from_str(unsent["narrativeId"].as_str().unwrap())
+            .unwrap();
+    let squat = anchor_lang::solana_program::system_instruction::transfer(
+        &bystander.pubkey(),
+        &narrative_sdk::pda::binary::market(&market_id),
+        SOL,
+    );
+    let blockhash = ledger.latest_blockhash().await.unwrap();
+    let squat = solana_transaction::Transaction::new_signed_with_payer(
+        &[squat],
+        Some(&bystander.pubkey()),
+        &[&bystander],
+        blockhash,
+    );
+    ledger.process(squat).await.expect("the transfer lands");
+    run_retention(&server, &clock).await;
+    assert_eq!(mint_of(&unsent).await, None);
+    assert_eq!(prepared_row(unsent_prepared).await, None);
+    let kept = mint_of(&landed).await.unwrap();
+    assert_eq!(kept.status, narrative_api::domain::retention::MINT_LANDED);
+    assert!(prepared_row(landed_prepared).await.is_some());
+
+    // The one that landed still publishes.
+    let body = sign_publish(
+        publish_body(&creator.pubkey().to_string(), &signature),
+        &creator,
+        server.clock.now(),
+    );
+    let (status, published) = server.post("/v1/narratives/publish", &body).await;
+    assert_eq!(status, StatusCode::OK, "{published}");
+    assert_eq!(published["narrativeId"], landed["narrativeId"]);
     server.stop().await;
 }

@@ -704,10 +704,14 @@ async fn the_retention_job_deletes_what_is_past_its_period_and_keeps_the_rest() 
     }
     kept.insert("prepared", ("old-prepared".into(), "new-prepared".into()));
     // A prepare-mint whose narrative can still be published (it may have landed with its
-    // publish refused) stays until the market's deadline; one past it goes.
-    for (prepared_id, deadline_at) in [
-        ("old-publishable-mint", now + 10 * 86_400),
-        ("old-lapsed-mint", now - 1),
+    // publish refused) stays until the market's deadline; one past it goes. The mint itself
+    // stays a month past the deadline (publish refuses it as `deadline_passed` meanwhile),
+    // and a published one stays.
+    for (prepared_id, deadline_at, status) in [
+        ("old-publishable-mint", now + 10 * 86_400, "landed"),
+        ("old-lapsed-mint", now - 1, "prepared"),
+        ("long-lapsed-mint", now - month - 1, "landed"),
+        ("published-mint", now - month - 1, "published"),
     ] {
         narrative_mints::Entity::insert(narrative_mints::ActiveModel {
             narrative_id: Set(format!("narrative-of-{prepared_id}")),
@@ -717,7 +721,7 @@ async fn the_retention_job_deletes_what_is_past_its_period_and_keeps_the_rest() 
             deadline_at: Set(deadline_at),
             stake_lamports: Set(4_000_000_000),
             treasury_lamports: Set(1_000_000_000),
-            status: Set("prepared".into()),
+            status: Set(status.into()),
             created_at: Set(now - retention::UNCONFIRMED_PREPARED_SECS - 1),
             published_at: Set(None),
         })
@@ -815,7 +819,20 @@ async fn the_retention_job_deletes_what_is_past_its_period_and_keeps_the_rest() 
             partner_applications: 1,
             jobs: 1,
             wallet_signatures: 1,
+            narrative_mints: 1,
         }
+    );
+    let mut mints: Vec<String> = narrative_mints::Entity::find()
+        .all(db)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|row| row.prepared_id)
+        .collect();
+    mints.sort();
+    assert_eq!(
+        mints,
+        ["old-lapsed-mint", "old-publishable-mint", "published-mint"]
     );
     let prepared: Vec<String> = prepared_transactions::Entity::find()
         .all(db)

@@ -10,6 +10,7 @@ pub mod confirm;
 pub mod halts;
 pub mod holdings;
 pub mod ledger;
+pub mod mints;
 pub mod prepared_writer;
 pub mod refresh;
 pub mod seeded;
