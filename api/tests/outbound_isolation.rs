@@ -51,6 +51,50 @@ async fn silent_listener() -> (SocketAddr, watch::Receiver<usize>) {
     (addr, accepted)
 }
 
+/// The operator's verdict on `uuid`, then the wait (within [`SETTLEMENT_BOUND`]) for the
+/// settlement job to cast the vote and wait for the 48 h hold; how long that took. `beside`
+/// says what the settlement ran beside, for the failure.
+async fn settle_by_verdict(
+    server: &common::TestServer,
+    ledger: &common::bank::BankLedger,
+    uuid: &str,
+    market_id: &[u8; 32],
+    beside: &str,
+) -> Duration {
+    let started = Instant::now();
+    let (status, verdict) = server
+        .admin_post(
+            &format!("/v1/admin/narratives/{uuid}/verdict"),
+            &json!({"outcome": "true", "evidence": "the release notes"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{verdict}");
+    let db = server.db.store.db();
+    let settle = || async {
+        jobs::Entity::find()
+            .filter(jobs::Column::Kind.eq("settle_narrative"))
+            .one(db)
+            .await
+            .unwrap()
+    };
+    let voted = common::within(SETTLEMENT_BOUND, || async {
+        let outcome = ledger.harness.lock().await.market(market_id).await.outcome;
+        let job = settle().await?;
+        // The job cast the vote and now waits for the 48 h hold: its run is over.
+        (outcome == Some(Side::Yes)
+            && job.status == "queued"
+            && job.run_at > chrono::Utc::now().timestamp() + 86_400)
+            .then_some(())
+    })
+    .await;
+    assert!(
+        voted.is_some(),
+        "the settlement did not run within {SETTLEMENT_BOUND:?} beside {beside}: {:?}",
+        settle().await
+    );
+    started.elapsed()
+}
+
 #[tokio::test]
 async fn settlement_runs_on_time_while_push_and_webhook_endpoints_never_answer() {
     let (push_addr, push_accepted) = silent_listener().await;
@@ -160,37 +204,7 @@ async fn settlement_runs_on_time_while_push_and_webhook_endpoints_never_answer()
     .await;
 
     // The operator's verdict queues the settlement (and one more webhook delivery).
-    let started = Instant::now();
-    let (status, verdict) = server
-        .admin_post(
-            &format!("/v1/admin/narratives/{uuid}/verdict"),
-            &json!({"outcome": "true", "evidence": "the release notes"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{verdict}");
-    let settle = || async {
-        jobs::Entity::find()
-            .filter(jobs::Column::Kind.eq("settle_narrative"))
-            .one(db)
-            .await
-            .unwrap()
-    };
-    let voted = common::within(SETTLEMENT_BOUND, || async {
-        let outcome = ledger.harness.lock().await.market(&market_id).await.outcome;
-        let job = settle().await?;
-        // The job cast the vote and now waits for the 48 h hold: its run is over.
-        (outcome == Some(Side::Yes)
-            && job.status == "queued"
-            && job.run_at > chrono::Utc::now().timestamp() + 86_400)
-            .then_some(())
-    })
-    .await;
-    assert!(
-        voted.is_some(),
-        "the settlement did not run within {SETTLEMENT_BOUND:?} behind silent endpoints: {:?}",
-        settle().await
-    );
-    let took = started.elapsed();
+    let took = settle_by_verdict(&server, &ledger, &uuid, &market_id, "silent endpoints").await;
 
     // Within one outbound request's timeout: a settlement that waited behind even one
     // delivery to a silent host would take at least that.
@@ -281,37 +295,8 @@ async fn settlement_runs_on_time_while_the_ai_provider_never_answers() {
     })
     .await;
 
-    let started = Instant::now();
-    let (status, verdict) = server
-        .admin_post(
-            &format!("/v1/admin/narratives/{uuid}/verdict"),
-            &json!({"outcome": "true", "evidence": "the release notes"}),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{verdict}");
+    let took = settle_by_verdict(&server, &ledger, &uuid, &market_id, "a silent AI provider").await;
     let db = server.db.store.db();
-    let settle = || async {
-        jobs::Entity::find()
-            .filter(jobs::Column::Kind.eq("settle_narrative"))
-            .one(db)
-            .await
-            .unwrap()
-    };
-    let voted = common::within(SETTLEMENT_BOUND, || async {
-        let outcome = ledger.harness.lock().await.market(&market_id).await.outcome;
-        let job = settle().await?;
-        (outcome == Some(Side::Yes)
-            && job.status == "queued"
-            && job.run_at > chrono::Utc::now().timestamp() + 86_400)
-            .then_some(())
-    })
-    .await;
-    assert!(
-        voted.is_some(),
-        "the settlement did not run within {SETTLEMENT_BOUND:?} behind a silent AI provider: {:?}",
-        settle().await
-    );
-    let took = started.elapsed();
     // Well within one chat timeout: a settlement that waited behind even the draft running
     // when the verdict came would take most of 30 s.
     assert!(
