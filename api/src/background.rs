@@ -21,7 +21,7 @@ use tokio::task::JoinHandle;
 use crate::chain::refresh::AccountRefresher;
 use crate::chain::settlement::Settler;
 use crate::config::{Config, ExposeSecret};
-use crate::domain::agents::webhooks::WebhookSender;
+use crate::domain::agents::webhooks::{WebhookFanOut, WebhookSender};
 use crate::domain::borrow::alerts::HealthWatch;
 use crate::domain::borrow::positions::Loans;
 use crate::domain::echo::keeper::Keeper;
@@ -67,6 +67,10 @@ fn registry(state: &AppState) -> Registry {
         .with(WebhookSender {
             store: state.store.clone(),
             outbound: state.outbound.clone(),
+            clock: state.clock.clone(),
+        })
+        .with(WebhookFanOut {
+            store: state.store.clone(),
             clock: state.clock.clone(),
         })
         .with(Scorer {

@@ -614,3 +614,133 @@ async fn the_signing_secret_is_random_and_a_revoked_agent_receives_nothing() {
     assert_ne!(attempts[0].agent_id, revoked_agent);
     server.stop().await;
 }
+
+/// An event for many agents (10,000 webhooks here) writes one row in the transaction that
+/// reports it, the fan-out job, which then queues the deliveries a page at a time, once each
+/// (a fan-out run again after a crash queues nothing twice), only to the agents subscribed to
+/// the event with a live key.
+#[tokio::test]
+async fn an_event_for_many_agents_is_one_row_in_its_transaction_and_fans_out_in_pages() {
+    use narrative_api::domain::agents::webhooks::{self, WebhookEvent, WebhookFanOut};
+    use narrative_api::jobs::fan_out_webhook::FanOutWebhook;
+    use narrative_api::jobs::{Handler, JobOutcome, Leased};
+    use narrative_store::entities::{agents, api_keys};
+    use sea_orm::ActiveValue::Set;
+
+    const AGENTS: usize = 10_000;
+    let db = narrative_store::testing::TestDb::new().await;
+    let conn = db.store.db();
+    let now = 1_800_000_000;
+    // Every tenth agent's key is revoked; every tenth from the second on wants only
+    // narrative.created; the other 8,000 want narrative.resolved with a live key.
+    let ids: Vec<usize> = (0..AGENTS).collect();
+    for page in ids.chunks(500) {
+        api_keys::Entity::insert_many(page.iter().map(|n| api_keys::ActiveModel {
+            id: Set(format!("key-{n:05}")),
+            prefix: Set("nms_0000".into()),
+            key_hash: Set(format!("hash-{n:05}")),
+            tier: Set("free".into()),
+            wallet: Set(None),
+            name: Set(None),
+            created_at: Set(now),
+            revoked_at: Set((n % 10 == 0).then_some(now)),
+            last_used_at: Set(None),
+            self_registered: Set(true),
+        }))
+        .exec_without_returning(conn)
+        .await
+        .unwrap();
+        agents::Entity::insert_many(page.iter().map(|n| agents::ActiveModel {
+            id: Set(format!("ag_{n:05}")),
+            name: Set(format!("agent {n}")),
+            description: Set(None),
+            wallet_address: Set(AGENT_WALLET.into()),
+            api_key_id: Set(format!("key-{n:05}")),
+            created_at: Set(now),
+            wallet_proven: Set(false),
+            oracle_granted_at: Set(None),
+            oracle_granted_by: Set(None),
+            oracle_revoked_at: Set(None),
+        }))
+        .exec_without_returning(conn)
+        .await
+        .unwrap();
+        agent_webhooks::Entity::insert_many(page.iter().map(|n| agent_webhooks::ActiveModel {
+            agent_id: Set(format!("ag_{n:05}")),
+            url: Set(format!("https://receiver-{n}.example/hook")),
+            events: Set(if n % 10 == 1 {
+                json!(["narrative.created"])
+            } else {
+                json!(["narrative.created", "narrative.resolved"])
+            }),
+            created_at: Set(now),
+            signing_secret: Set(Some(webhooks::new_signing_secret())),
+        }))
+        .exec_without_returning(conn)
+        .await
+        .unwrap();
+    }
+
+    let started = std::time::Instant::now();
+    let txn = db.store.begin_write().await.unwrap();
+    webhooks::emit(&txn, WebhookEvent::NarrativeResolved, json!({"n": 1}), now)
+        .await
+        .unwrap();
+    txn.commit().await.unwrap();
+    let emitted = started.elapsed();
+    let of_kind = |kind: &'static str| async move {
+        jobs::Entity::find()
+            .filter(jobs::Column::Kind.eq(kind))
+            .all(conn)
+            .await
+            .unwrap()
+    };
+    assert!(of_kind("deliver_webhook").await.is_empty());
+    let fan_outs = of_kind("fan_out_webhook").await;
+    assert_eq!(fan_outs.len(), 1, "one row in the event's transaction");
+    let job: FanOutWebhook = serde_json::from_value(fan_outs[0].payload.clone()).unwrap();
+
+    // The fan-out runs a minute after the event: the deliveries are due from then.
+    let fan_out = WebhookFanOut {
+        store: db.store.clone(),
+        clock: ManualClock::at(now + 60),
+    };
+    let started = std::time::Instant::now();
+    for attempt in 1..=2 {
+        let leased = Leased {
+            id: fan_outs[0].id,
+            attempt,
+            job: job.clone(),
+        };
+        assert!(matches!(
+            fan_out.run(leased).await.unwrap(),
+            JobOutcome::Done
+        ));
+        if attempt == 1 {
+            eprintln!(
+                "emit {emitted:?}; fan-out of {AGENTS} webhooks {:?}",
+                started.elapsed()
+            );
+        }
+    }
+    let deliveries = of_kind("deliver_webhook").await;
+    assert_eq!(deliveries.len(), 8_000, "once each, after two runs");
+    let mut agents: Vec<String> = deliveries
+        .iter()
+        .map(|d| d.payload["agent_id"].as_str().unwrap().to_owned())
+        .collect();
+    agents.sort();
+    agents.dedup();
+    assert_eq!(agents.len(), 8_000);
+    assert!(agents
+        .iter()
+        .all(|a| !a.ends_with('0') && !a.ends_with('1')));
+    for delivery in &deliveries {
+        let agent = delivery.payload["agent_id"].as_str().unwrap();
+        let message_id = format!("{}_{agent}", job.message_id);
+        assert_eq!(delivery.payload["message_id"], message_id.as_str());
+        assert_eq!(delivery.subject.as_deref(), Some(message_id.as_str()));
+        assert_eq!(delivery.payload["body"], job.body.as_str());
+        assert_eq!(delivery.run_at, now + 60);
+    }
+}

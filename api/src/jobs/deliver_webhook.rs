@@ -20,4 +20,9 @@ pub struct DeliverWebhook {
 
 impl JobKind for DeliverWebhook {
     const NAME: &'static str = "deliver_webhook";
+
+    /// The message id, so a fan-out run again after a crash finds what it queued already.
+    fn subject(&self) -> Option<String> {
+        self.message_id.clone()
+    }
 }

@@ -15,6 +15,7 @@ pub mod borrow_health;
 pub mod deliver_push;
 pub mod deliver_webhook;
 pub mod echo_keeper;
+pub mod fan_out_webhook;
 pub mod follow_events;
 pub mod generate_narrative;
 pub mod queue;

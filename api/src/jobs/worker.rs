@@ -6,7 +6,7 @@
 //!
 //! Jobs run in three lanes, each with workers of its own, so none waits on another:
 //! [`Lane::Outbound`] sends push deliveries and agent webhooks (requests to hosts clients chose,
-//! which may never answer), [`Lane::Drafts`] asks the AI provider for the drafts anyone with a
+//! which may never answer) and fans webhook events out into deliveries, [`Lane::Drafts`] asks the AI provider for the drafts anyone with a
 //! key may request (each call may take the chat client's 30 s), and [`Lane::Core`] runs
 //! everything else (settlement, the Echo Pool and shield keepers, account refreshes, borrow
 //! health, scoring, the event follower, announcements, retention): only the ledger and the
@@ -20,17 +20,25 @@ use tokio::sync::Notify;
 
 use super::deliver_push::DeliverPush;
 use super::deliver_webhook::DeliverWebhook;
+use super::fan_out_webhook::FanOutWebhook;
 use super::generate_narrative::GenerateNarrative;
 use super::queue::{complete, defer, fail, lease_next_of, postpone, renew, Kinds, LEASE_SECS};
 use super::{JobKind, JobOutcome, Registry};
 use crate::clock::SharedClock;
 
-/// The kinds that call client-supplied URLs: [`Lane::Outbound`]'s.
-pub const OUTBOUND_KINDS: [&str; 2] = [DeliverPush::NAME, DeliverWebhook::NAME];
+/// The kinds that call client-supplied URLs, and the fan-out that queues webhook deliveries:
+/// [`Lane::Outbound`]'s.
+pub const OUTBOUND_KINDS: [&str; 3] =
+    [DeliverPush::NAME, DeliverWebhook::NAME, FanOutWebhook::NAME];
 /// The kinds that wait on the AI provider: [`Lane::Drafts`]'.
 pub const DRAFT_KINDS: [&str; 1] = [GenerateNarrative::NAME];
 /// Every kind [`Lane::Core`] leaves to another lane.
-const SIDE_LANE_KINDS: [&str; 3] = [OUTBOUND_KINDS[0], OUTBOUND_KINDS[1], DRAFT_KINDS[0]];
+const SIDE_LANE_KINDS: [&str; 4] = [
+    OUTBOUND_KINDS[0],
+    OUTBOUND_KINDS[1],
+    OUTBOUND_KINDS[2],
+    DRAFT_KINDS[0],
+];
 
 /// Which jobs a worker takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
