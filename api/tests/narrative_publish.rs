@@ -10,13 +10,15 @@ use common::eventually;
 use integration_tests::harness::{HarnessOptions, SOL};
 use narrative_api::chain::ledger::Ledger;
 use narrative_api::clock::{Clock, ManualClock};
+use narrative_api::domain::retention;
 use narrative_sdk::binary_vault::state::Side;
 use narrative_store::entities::{
     jobs, narrative_mints, narratives, prepared_transactions, used_wallet_signatures,
 };
 use reqwest::StatusCode;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, EntityTrait, IntoActiveModel, PaginatorTrait, QueryFilter,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DbBackend, EntityTrait, IntoActiveModel,
+    PaginatorTrait, QueryFilter, QueryTrait, Statement,
 };
 use serde_json::{json, Value};
 use solana_signer::Signer;
@@ -794,4 +796,84 @@ async fn a_prepare_mint_that_never_landed_is_forgotten_a_day_on_and_a_landed_one
     assert_eq!(status, StatusCode::OK, "{published}");
     assert_eq!(published["narrativeId"], landed["narrativeId"]);
     server.stop().await;
+}
+
+/// `narrative_mints` keeps a row for every narrative ever published, so the retention pass's
+/// read of the prepare-mints due for a ledger check must come from the status index in its
+/// order, not from a scan of the table and a sort. The table is seeded as a deployment's looks
+/// (thousands of published mints, a few still prepared) and analysed, so each database's
+/// planner chooses as it would there.
+#[tokio::test]
+async fn the_retention_read_of_unlanded_mints_is_served_by_the_status_index() {
+    let db = narrative_store::testing::TestDb::new().await;
+    let conn = db.store.db();
+    let backend = db.store.backend();
+    for chunk in 0..10 {
+        let rows: Vec<String> = (0..500)
+            .map(|i| {
+                let n = chunk * 500 + i;
+                let status = if n % 1000 == 0 { "prepared" } else { "published" };
+                format!(
+                    "('mint-{n:05}', 'prep-{n:05}', 'wallet-{}', 7, {}, 1000000, 10000, '{status}', {}, NULL)",
+                    n % 97,
+                    1_700_000_000 + n,
+                    1_690_000_000 + n
+                )
+            })
+            .collect();
+        conn.execute_unprepared(&format!(
+            "INSERT INTO narrative_mints (narrative_id, prepared_id, wallet, deadline_days, \
+             deadline_at, stake_lamports, treasury_lamports, status, created_at, published_at) \
+             VALUES {}",
+            rows.join(", ")
+        ))
+        .await
+        .unwrap();
+    }
+    conn.execute_unprepared("ANALYZE").await.unwrap();
+
+    let read = retention::unlanded_mints_due(1_800_000_000).build(backend);
+    let (explain, column) = match backend {
+        DbBackend::Sqlite => ("EXPLAIN QUERY PLAN", "detail"),
+        _ => ("EXPLAIN", "QUERY PLAN"),
+    };
+    let rows = conn
+        .query_all_raw(Statement::from_sql_and_values(
+            backend,
+            format!("{explain} {}", read.sql),
+            read.values.map(|v| v.0).unwrap_or_default(),
+        ))
+        .await
+        .unwrap();
+    let plan: Vec<String> = rows
+        .iter()
+        .map(|row| row.try_get::<String>("", column).unwrap())
+        .collect();
+    let plan = plan.join("\n");
+    assert!(
+        plan.contains("idx_narrative_mints_status_created"),
+        "the read does not use the status index:\n{}\n{plan}",
+        read.sql
+    );
+    assert!(
+        !plan.contains("TEMP B-TREE") && !plan.contains("Sort"),
+        "the read sorts instead of reading the index in order:\n{}\n{plan}",
+        read.sql
+    );
+    // And it reads what it should: the five still prepared, oldest first.
+    let due = retention::unlanded_mints_due(1_800_000_000)
+        .all(conn)
+        .await
+        .unwrap();
+    let due: Vec<&str> = due.iter().map(|m| m.narrative_id.as_str()).collect();
+    assert_eq!(
+        due,
+        [
+            "mint-00000",
+            "mint-01000",
+            "mint-02000",
+            "mint-03000",
+            "mint-04000"
+        ]
+    );
 }

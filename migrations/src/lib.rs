@@ -48,6 +48,7 @@ mod m20261203_000037_prepared_blockhash;
 mod m20261204_000038_prepared_wallet_index;
 mod m20261205_000039_borrow_landed_slot;
 mod m20261206_000040_self_registered_keys;
+mod m20261207_000041_mint_status_index;
 
 pub struct Migrator;
 
@@ -94,6 +95,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261204_000038_prepared_wallet_index::Migration),
             Box::new(m20261205_000039_borrow_landed_slot::Migration),
             Box::new(m20261206_000040_self_registered_keys::Migration),
+            Box::new(m20261207_000041_mint_status_index::Migration),
         ]
     }
 }

@@ -38,7 +38,7 @@ use narrative_store::Store;
 use sea_orm::sea_query::{Expr, Query};
 use sea_orm::{
     ColumnTrait, Condition, ConnectionTrait, DbErr, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect,
+    QuerySelect, Select,
 };
 
 use crate::chain::ledger::Ledger;
@@ -118,14 +118,7 @@ pub async fn forget_unlanded_mints(
     let db = store.db();
     let mut checked = MintsChecked::default();
     for _ in 0..MINT_READS_PER_RUN {
-        let mints = narrative_mints::Entity::find()
-            .filter(narrative_mints::Column::Status.eq("prepared"))
-            .filter(narrative_mints::Column::CreatedAt.lt(now - UNCONFIRMED_PREPARED_SECS))
-            .order_by_asc(narrative_mints::Column::CreatedAt)
-            .order_by_asc(narrative_mints::Column::NarrativeId)
-            .limit(MINTS_PER_READ)
-            .all(db)
-            .await?;
+        let mints = unlanded_mints_due(now).all(db).await?;
         if mints.is_empty() {
             break;
         }
@@ -173,6 +166,18 @@ pub async fn forget_unlanded_mints(
         checked.forgotten += narratives.len() as u64;
     }
     Ok(checked)
+}
+
+/// The oldest prepare-mints [`forget_unlanded_mints`] asks the ledger about at `now`: still
+/// `prepared` a day after they were made, [`MINTS_PER_READ`] of them, in the order of
+/// `idx_narrative_mints_status_created` (public so a test can read the query's plan).
+pub fn unlanded_mints_due(now: i64) -> Select<narrative_mints::Entity> {
+    narrative_mints::Entity::find()
+        .filter(narrative_mints::Column::Status.eq("prepared"))
+        .filter(narrative_mints::Column::CreatedAt.lt(now - UNCONFIRMED_PREPARED_SECS))
+        .order_by_asc(narrative_mints::Column::CreatedAt)
+        .order_by_asc(narrative_mints::Column::NarrativeId)
+        .limit(MINTS_PER_READ)
 }
 
 /// Deletes what is past its period at `now`.
