@@ -918,6 +918,32 @@ async fn bad_requests_and_unwired_venues_are_refused_in_the_envelope() {
             .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_eq!(body["error"], "unsupported_protocol");
+    // The SOL venues' own routes take `amount_sol` in lamports' precision and range, refused
+    // at the boundary in the envelope, whatever the venue (stake_b is not wired here).
+    let receipt = "00000000-0000-4000-8000-000000000000";
+    for (path, extra) in [
+        ("/v1/defi/lend_a/deposit", json!({})),
+        ("/v1/defi/lend_a/withdraw", json!({"receipt": receipt})),
+        ("/v1/defi/stake_b/withdraw", json!({})),
+    ] {
+        for (amount, why) in [
+            (json!(5e-324), "has more than 9 decimals"),
+            (json!("18446744073.709551616"), "is too large for the token"),
+            (json!(0), "must be greater than 0"),
+        ] {
+            let mut body = json!({"wallet_address": wallet, "amount_sol": amount});
+            for (k, v) in extra.as_object().unwrap() {
+                body[k] = v.clone();
+            }
+            let (status, answer) = f.server.post(path, &body).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{path} {amount}: {answer}");
+            let message = answer["error"].as_str().unwrap_or_default();
+            assert!(
+                message.contains("sol_amount") && message.contains(why),
+                "{path} {amount}: {answer}"
+            );
+        }
+    }
     // lend_a's own deposit route: the generic answer with its receipt, the backing id.
     let (status, body) = f
         .server

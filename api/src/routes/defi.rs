@@ -18,8 +18,8 @@ use crate::http::cache::fresh_until;
 use crate::routes::{Tag, ToSign};
 use crate::state::AppState;
 use crate::values::{
-    sol_u64, Base58Signature, Lamports, NarrativeId, PreparedId, TokenSymbol, UiAmount, VenueId,
-    Wallet,
+    sol_u64, Base58Signature, Lamports, NarrativeId, PreparedId, SolAmount, TokenSymbol, UiAmount,
+    VenueId, Wallet,
 };
 
 pub struct DefiApi {
@@ -287,7 +287,7 @@ pub struct StakingAnswer {
 #[derive(Object)]
 pub struct LendADepositBody {
     pub wallet_address: Wallet,
-    pub amount_sol: UiAmount,
+    pub amount_sol: SolAmount,
     pub narrative_id: Option<NarrativeId>,
 }
 
@@ -302,7 +302,7 @@ pub struct LendADeposited {
 #[derive(Object)]
 pub struct LendAWithdrawBody {
     pub wallet_address: Wallet,
-    pub amount_sol: UiAmount,
+    pub amount_sol: SolAmount,
     pub narrative_id: Option<NarrativeId>,
     /// The receipt the deposit answered (its backing id).
     pub receipt: PreparedId,
@@ -336,7 +336,7 @@ pub struct RawUnitsBody {
 #[derive(Object)]
 pub struct StakeBody {
     pub wallet_address: Wallet,
-    pub amount_sol: UiAmount,
+    pub amount_sol: SolAmount,
 }
 
 /// `stake_a`'s deposit answer (spec 4.5).
@@ -365,13 +365,6 @@ fn ui(base: u64, symbol: TokenSymbol) -> Result<UiAmount, ApiError> {
     let text = format!("{base:0>width$}", width = decimals + 1);
     let (whole, fraction) = text.split_at(text.len() - decimals);
     UiAmount::parse(&format!("{whole}.{fraction}")).map_err(ApiError::validation)
-}
-
-/// A body's `amount_sol` in lamports: refused, not rounded, past nine decimals.
-fn lamports(amount_sol: UiAmount) -> Result<u64, ApiError> {
-    amount_sol
-        .to_base_units(TokenSymbol::Sol.decimals())
-        .map_err(|e| ApiError::validation(format!("amount_sol {e}")))
 }
 
 impl DefiApi {
@@ -413,7 +406,7 @@ impl DefiApi {
         let request = DepositRequest {
             wallet: body.wallet_address,
             token: TokenSymbol::Sol,
-            amount: body.amount_sol,
+            amount: body.amount_sol.ui(),
             protocol: Some(venue),
             narrative_id: None,
         };
@@ -643,7 +636,7 @@ impl DefiApi {
             .deposit(
                 b.wallet_address,
                 TokenSymbol::Sol,
-                b.amount_sol,
+                b.amount_sol.ui(),
                 Some(VenueId::LendA),
                 b.narrative_id,
             )
@@ -667,7 +660,7 @@ impl DefiApi {
             b.receipt,
             b.wallet_address,
             VenueId::LendA,
-            lamports(b.amount_sol)?,
+            b.amount_sol.lamports(),
         )
         .await?;
         Ok(Json(LendAWithdrawn {
@@ -758,7 +751,7 @@ impl DefiApi {
             &b.wallet_address,
             VenueId::StakeB,
             TokenSymbol::Sol,
-            lamports(b.amount_sol)?,
+            b.amount_sol.lamports(),
         )
         .await?;
         let prepared = withdrawal::prepare(&self.state, backing, b.wallet_address).await?;

@@ -199,16 +199,22 @@ value_type!([] UiAmount, "ui_amount", MetaSchema {
     ..MetaSchema::new_with_format("number", "decimal")
 });
 
+/// The text of a decimal written as a JSON number or string. serde_json writes a number back as
+/// the shortest text that reads as the same f64: what the client wrote for any amount a wallet
+/// would send.
+fn decimal_text<T: poem_openapi::types::Type>(
+    value: Option<Value>,
+) -> Result<String, ParseError<T>> {
+    match value.unwrap_or_default() {
+        Value::Number(n) => Ok(n.to_string()),
+        Value::String(s) => Ok(s),
+        other => Err(ParseError::expected_type(other)),
+    }
+}
+
 impl ParseFromJSON for UiAmount {
     fn parse_from_json(value: Option<Value>) -> ParseResult<Self> {
-        let text = match value.unwrap_or_default() {
-            // serde_json writes a number back as the shortest text that reads as the same f64:
-            // what the client wrote for any amount a wallet would send.
-            Value::Number(n) => n.to_string(),
-            Value::String(s) => s,
-            other => return Err(ParseError::expected_type(other)),
-        };
-        let amount = UiAmount::parse(&text).map_err(ParseError::custom)?;
+        let amount = UiAmount::parse(&decimal_text(value)?).map_err(ParseError::custom)?;
         if amount.as_f64() > MAX_UI_AMOUNT {
             return Err(ParseError::custom("is too large"));
         }
@@ -219,6 +225,54 @@ impl ParseFromJSON for UiAmount {
 impl ToJSON for UiAmount {
     fn to_json(&self) -> Option<Value> {
         Some(Value::from(self.as_f64()))
+    }
+}
+
+/// The largest SOL amount the schema admits: u64::MAX lamports (18,446,744,073.709551615 SOL),
+/// rounded down to the nearest value a JSON number written as an f64 still parses within.
+pub const MAX_SOL_AMOUNT: f64 = 18_446_744_073.709_55;
+
+/// A positive amount of SOL as the client wrote it (UI units), parsed at the boundary into
+/// lamports: refused, not rounded, past nine decimals, and beyond what a u64 of lamports holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SolAmount(u64);
+
+impl SolAmount {
+    pub fn lamports(self) -> u64 {
+        self.0
+    }
+
+    /// The same amount as a token-generic UI amount (exact: lamports at nine decimals).
+    pub fn ui(self) -> UiAmount {
+        UiAmount {
+            digits: u128::from(self.0),
+            scale: u32::from(TokenSymbol::Sol.decimals()),
+        }
+        .normalised()
+    }
+}
+
+value_type!([] SolAmount, "sol_amount", MetaSchema {
+    description: Some("A positive amount of SOL (UI units, e.g. 1.5), as a JSON number or a decimal string, with at most 9 decimals (a lamport), at most u64::MAX lamports."),
+    exclusive_minimum: Some(true),
+    minimum: Some(0.0),
+    maximum: Some(MAX_SOL_AMOUNT),
+    ..MetaSchema::new_with_format("number", "decimal")
+});
+
+impl ParseFromJSON for SolAmount {
+    fn parse_from_json(value: Option<Value>) -> ParseResult<Self> {
+        UiAmount::parse(&decimal_text(value)?)
+            .map_err(ParseError::custom)?
+            .to_base_units(TokenSymbol::Sol.decimals())
+            .map(SolAmount)
+            .map_err(ParseError::custom)
+    }
+}
+
+impl ToJSON for SolAmount {
+    fn to_json(&self) -> Option<Value> {
+        self.ui().to_json()
     }
 }
 
@@ -267,5 +321,38 @@ mod tests {
             assert!(UiAmount::parse(text).is_err(), "{text:?} accepted");
         }
         assert!(UiAmount::parse("1e40").is_err(), "too large");
+    }
+
+    #[test]
+    fn a_sol_amount_is_parsed_into_lamports_within_its_schema() {
+        let parse = |value: Value| SolAmount::parse_from_json(Some(value)).map(SolAmount::lamports);
+        assert_eq!(parse(serde_json::json!(1.5)).unwrap(), 1_500_000_000);
+        assert_eq!(parse(serde_json::json!("0.000000001")).unwrap(), 1);
+        assert_eq!(
+            parse(serde_json::json!("18446744073.709551615")).unwrap(),
+            u64::MAX
+        );
+        // The schema's maximum, as a client's JSON number, is an amount the type takes; the
+        // next number up is not.
+        assert_eq!(
+            parse(serde_json::json!(MAX_SOL_AMOUNT)).unwrap(),
+            18_446_744_073_709_550_000
+        );
+        let above = f64::from_bits(MAX_SOL_AMOUNT.to_bits() + 1);
+        assert!(parse(serde_json::json!(above)).is_err(), "{above} taken");
+        for refused in [
+            serde_json::json!("18446744073.709551616"),
+            serde_json::json!(5e-324),
+            serde_json::json!("0.0000000001"),
+            serde_json::json!(0),
+            serde_json::json!(-1),
+            serde_json::json!("NaN"),
+            serde_json::json!(true),
+        ] {
+            assert!(parse(refused.clone()).is_err(), "{refused} taken");
+        }
+        let amount = SolAmount::parse_from_json(Some(serde_json::json!("2.50"))).unwrap();
+        assert_eq!(amount.ui().to_string(), "2.5");
+        assert_eq!(amount.to_json(), Some(serde_json::json!(2.5)));
     }
 }

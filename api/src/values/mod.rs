@@ -28,7 +28,7 @@ pub use amount::{Lamports, Sol, SolOrZero, LAMPORTS_PER_SOL};
 pub use category::Category;
 pub use chain_address::ChainAddress;
 pub use component::Component;
-pub use defi::{Cluster, FastAction, LendingVenue, TokenSymbol, UiAmount, VenueId};
+pub use defi::{Cluster, FastAction, LendingVenue, SolAmount, TokenSymbol, UiAmount, VenueId};
 pub use email::Email;
 pub use id::{
     AgentId, CreationId, GenerationId, KeyId, MarketRef, NarrativeId, PreparedId, ProtocolId,
