@@ -3,6 +3,7 @@
 //! generic flows with the venue and token fixed.
 
 use std::collections::BTreeMap;
+use std::num::NonZeroU64;
 use std::sync::Arc;
 
 use poem_openapi::param::Path;
@@ -361,10 +362,9 @@ pub struct StakeBDeposited {
 
 /// A base-unit amount as a UI amount of `symbol`.
 fn ui(base: u64, symbol: TokenSymbol) -> Result<UiAmount, ApiError> {
-    let decimals = symbol.decimals() as usize;
-    let text = format!("{base:0>width$}", width = decimals + 1);
-    let (whole, fraction) = text.split_at(text.len() - decimals);
-    UiAmount::parse(&format!("{whole}.{fraction}")).map_err(ApiError::validation)
+    let base =
+        NonZeroU64::new(base).ok_or_else(|| ApiError::validation("must be greater than 0"))?;
+    Ok(UiAmount::from_base_units(base, symbol.decimals()))
 }
 
 impl DefiApi {

@@ -2,6 +2,8 @@
 //! (`amount`, `amount_sol`, `amount_ui`) kept as the exact decimal the client wrote, so it
 //! becomes base units with the mint's decimals without float rounding.
 
+use std::num::NonZeroU64;
+
 use poem_openapi::registry::MetaSchema;
 use poem_openapi::types::{ParseError, ParseFromJSON, ParseResult, ToJSON};
 use serde_json::Value;
@@ -172,6 +174,16 @@ impl UiAmount {
             .ok_or_else(|| "is too large for the token".into())
     }
 
+    /// `base` base units of a token with `decimals`, exactly (the inverse of
+    /// [`UiAmount::to_base_units`]).
+    pub fn from_base_units(base: NonZeroU64, decimals: u8) -> UiAmount {
+        UiAmount {
+            digits: u128::from(base.get()),
+            scale: u32::from(decimals),
+        }
+        .normalised()
+    }
+
     /// For display only (never for money).
     pub fn as_f64(self) -> f64 {
         self.digits as f64 / 10f64.powi(self.scale as i32)
@@ -235,20 +247,16 @@ pub const MAX_SOL_AMOUNT: f64 = 18_446_744_073.709_55;
 /// A positive amount of SOL as the client wrote it (UI units), parsed at the boundary into
 /// lamports: refused, not rounded, past nine decimals, and beyond what a u64 of lamports holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SolAmount(u64);
+pub struct SolAmount(NonZeroU64);
 
 impl SolAmount {
     pub fn lamports(self) -> u64 {
-        self.0
+        self.0.get()
     }
 
     /// The same amount as a token-generic UI amount (exact: lamports at nine decimals).
     pub fn ui(self) -> UiAmount {
-        UiAmount {
-            digits: u128::from(self.0),
-            scale: u32::from(TokenSymbol::Sol.decimals()),
-        }
-        .normalised()
+        UiAmount::from_base_units(self.0, TokenSymbol::Sol.decimals())
     }
 }
 
@@ -265,6 +273,7 @@ impl ParseFromJSON for SolAmount {
         UiAmount::parse(&decimal_text(value)?)
             .map_err(ParseError::custom)?
             .to_base_units(TokenSymbol::Sol.decimals())
+            .and_then(|lamports| NonZeroU64::new(lamports).ok_or("must be greater than 0".into()))
             .map(SolAmount)
             .map_err(ParseError::custom)
     }
@@ -299,6 +308,36 @@ mod tests {
         );
         assert_eq!(UiAmount::parse("0.25").unwrap().to_string(), "0.25");
         assert_eq!(UiAmount::parse("7e3").unwrap().to_string(), "7000");
+    }
+
+    #[test]
+    fn base_units_become_the_ui_amount_they_came_from() {
+        let ui = |base: u64, decimals| {
+            UiAmount::from_base_units(NonZeroU64::new(base).unwrap(), decimals).to_string()
+        };
+        assert_eq!(ui(1, 9), "0.000000001");
+        assert_eq!(ui(1_500_000_000, 9), "1.5");
+        assert_eq!(ui(12_000_000, 6), "12");
+        assert_eq!(ui(100_000, 6), "0.1");
+        assert_eq!(ui(u64::MAX, 9), "18446744073.709551615");
+        assert_eq!(ui(7, 0), "7");
+        // Base units -> UI amount -> the same base units, at every digit count from 1 to 20:
+        // 10^k, 10^k - 1 (all nines) and a pseudo-random value below 10^k.
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for decimals in [0u8, 6, 9] {
+            for k in 0..=19u32 {
+                let power = 10u64.pow(k);
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                for value in [power, power - 1, seed % power] {
+                    let Some(value) = NonZeroU64::new(value) else {
+                        continue;
+                    };
+                    let amount = UiAmount::from_base_units(value, decimals);
+                    assert_eq!(amount.to_base_units(decimals), Ok(value.get()));
+                    assert_eq!(UiAmount::parse(&amount.to_string()), Ok(amount), "{value}");
+                }
+            }
+        }
     }
 
     #[test]
