@@ -594,6 +594,52 @@ impl Harness {
     }
 }
 
+/// The three programs deployed with `upgrade_authority` as their upgrade authority and none of
+/// them initialised: what anyone could send between a deployment and its initialisations.
+/// `signers` hold 10 SOL each and pay for what they sign.
+pub struct Uninitialised {
+    ctx: ProgramTestContext,
+}
+
+impl Uninitialised {
+    pub async fn start(upgrade_authority: &Pubkey, signers: &[&Keypair]) -> Self {
+        let mut pt = program_test(upgrade_authority);
+        for signer in signers {
+            pt.add_account(signer.pubkey(), funded(10 * SOL));
+        }
+        Uninitialised {
+            ctx: pt.start_with_context().await,
+        }
+    }
+
+    /// `ix` signed and paid for by `signer` alone.
+    pub async fn process(
+        &mut self,
+        ix: Instruction,
+        signer: &Keypair,
+    ) -> Result<(), BanksClientError> {
+        // The bank's newest blockhash, for the reason `Harness::sign` gives.
+        let blockhash = self
+            .ctx
+            .banks_client
+            .get_latest_blockhash()
+            .await
+            .expect("latest blockhash");
+        let tx =
+            Transaction::new_signed_with_payer(&[ix], Some(&signer.pubkey()), &[signer], blockhash);
+        self.ctx.banks_client.process_transaction(tx).await
+    }
+
+    pub async fn exists(&mut self, address: Pubkey) -> bool {
+        self.ctx
+            .banks_client
+            .get_account(address)
+            .await
+            .expect("bank answers")
+            .is_some()
+    }
+}
+
 impl Harness {
     /// crucible_pool lets `source` deposit: any pending settings change is cancelled, then the
     /// addition goes through the timelock ([`Harness::change_crucible`]).

@@ -254,6 +254,18 @@ async fn classic_market_opens_only_after_admin_review() {
         h.back(&backer, &market_id, Side::Yes, SOL).await,
         BinaryError::MarketNotApproved,
     );
+    // The review is the admin's: its creator cannot approve it, nor can a backer.
+    for outsider in [&creator, &backer] {
+        assert_custom_error(
+            h.process(
+                &[binary::approve_market(outsider.pubkey(), &market_id)],
+                &[outsider],
+            )
+            .await,
+            BinaryError::NotAdmin,
+        );
+    }
+    assert!(!h.market(&market_id).await.approved);
 
     let events = h
         .process_with_events(

@@ -8,7 +8,6 @@ use binary_vault::constants::*;
 use binary_vault::error::BinaryError;
 use binary_vault::instructions::{ConfigUpdate, CreateMarketArgs};
 use binary_vault::state::{DisputeAction, Market, MarketSource, MarketVariant, OracleSet, Side};
-use integration_tests::native::program_test;
 use integration_tests::*;
 use narrative_sdk::{binary, pda};
 use solana_account::Account;
@@ -492,6 +491,22 @@ async fn config_changes_by_others_out_of_bounds_or_early_are_rejected() {
     let cases = [
         (
             ConfigUpdate {
+                // A hold of more than 30 days would hold winners' payouts past any reason.
+                resolution_timelock_secs: Some(MAX_RESOLUTION_TIMELOCK_SECS + 1),
+                ..Default::default()
+            },
+            BinaryError::InvalidDuration,
+        ),
+        (
+            ConfigUpdate {
+                // Nor may a market wait more than a year for its oracles before refunding.
+                max_resolution_delay_secs: Some(MAX_RESOLUTION_DELAY_SECS + 1),
+                ..Default::default()
+            },
+            BinaryError::InvalidDuration,
+        ),
+        (
+            ConfigUpdate {
                 // Losers keep at least half of a Yield market's losing side.
                 capital_loss_bps: Some(MAX_CAPITAL_LOSS_BPS + 1),
                 ..Default::default()
@@ -780,18 +795,7 @@ async fn timeout_refund_of_a_market_with_a_proposal_is_rejected() {
 async fn initialize_by_anyone_but_the_upgrade_authority_is_rejected() {
     let upgrade_authority = Keypair::new();
     let impostor = Keypair::new();
-    let mut pt = program_test(&upgrade_authority.pubkey());
-    pt.add_account(
-        impostor.pubkey(),
-        Account {
-            lamports: 10 * SOL,
-            data: vec![],
-            owner: anchor_lang::system_program::ID,
-            executable: false,
-            rent_epoch: 0,
-        },
-    );
-    let ctx = pt.start_with_context().await;
+    let mut bank = Uninitialised::start(&upgrade_authority.pubkey(), &[&impostor]).await;
     let ix = binary::initialize(
         impostor.pubkey(),
         binary_vault::instructions::InitializeArgs {
@@ -802,22 +806,11 @@ async fn initialize_by_anyone_but_the_upgrade_authority_is_rejected() {
             max_resolution_delay_secs: MAX_RESOLUTION_DELAY,
         },
     );
-    let tx = solana_transaction::Transaction::new_signed_with_payer(
-        &[ix],
-        Some(&impostor.pubkey()),
-        &[&impostor],
-        ctx.last_blockhash,
-    );
     assert_custom_error(
-        ctx.banks_client.process_transaction(tx).await,
+        bank.process(ix, &impostor).await,
         BinaryError::NotUpgradeAuthority,
     );
-    assert!(ctx
-        .banks_client
-        .get_account(pda::binary::program_state())
-        .await
-        .unwrap()
-        .is_none());
+    assert!(!bank.exists(pda::binary::program_state()).await);
 }
 
 /// One lamport sent to an address before its account exists (anyone can do it, and every

@@ -3,9 +3,12 @@
 
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::Space;
-use crucible_pool::constants::{ADMIN_ACTION_TIMELOCK_SECS, ROOT_CHALLENGE_DELAY_SECS};
+use crucible_pool::constants::{
+    ADMIN_ACTION_TIMELOCK_SECS, MAX_AUTHORIZED_SOURCES, MAX_DURATION_SECS, MAX_PROOF_LEN,
+    MIN_DURATION_SECS, ROOT_CHALLENGE_DELAY_SECS,
+};
 use crucible_pool::error::CrucibleError;
-use crucible_pool::instructions::{CloseEpochArgs, UpdateSettingsArgs};
+use crucible_pool::instructions::{CloseEpochArgs, InitializeArgs, UpdateSettingsArgs};
 use crucible_pool::state::{ClaimReceipt, EpochStatus};
 use crucible_pool::SOL_MINT;
 use integration_tests::*;
@@ -406,12 +409,55 @@ async fn settings_and_sources_are_admin_only_and_bounded() {
         CrucibleError::NotAdmin,
     );
 
+    // Every other admin instruction is the admin's alone too.
+    let mint = h.create_mint(6).await;
+    for ix in [
+        crucible::apply_settings_change(outsider.pubkey()),
+        crucible::cancel_settings_change(outsider.pubkey()),
+        crucible::set_guardian(outsider.pubkey(), outsider.pubkey()),
+        crucible::propose_admin(outsider.pubkey(), Some(outsider.pubkey())),
+        crucible::init_sol_pool(outsider.pubkey()),
+        crucible::init_token_pool(outsider.pubkey(), mint),
+    ] {
+        assert_custom_error(
+            h.process(&[ix], &[&outsider]).await,
+            CrucibleError::NotAdmin,
+        );
+    }
+    assert!(h
+        .try_account::<crucible_pool::state::AssetPool>(pda::crucible::asset_pool(&mint))
+        .await
+        .is_none());
+
     let admin = h.admin.insecure_clone();
-    for bad in [60, 400 * DAY] {
-        let args = UpdateSettingsArgs {
-            epoch_duration_secs: Some(bad),
-            ..Default::default()
-        };
+    // A successor must be a key someone can hold.
+    assert_custom_error(
+        h.process(
+            &[crucible::propose_admin(
+                admin.pubkey(),
+                Some(Pubkey::default()),
+            )],
+            &[&admin],
+        )
+        .await,
+        CrucibleError::ZeroKey,
+    );
+    // An epoch and a claim window both last from an hour to 366 days.
+    let too_short = MIN_DURATION_SECS - 1;
+    let too_long = MAX_DURATION_SECS + 1;
+    let out_of_bounds = [too_short, too_long].into_iter().flat_map(|bad| {
+        [
+            UpdateSettingsArgs {
+                epoch_duration_secs: Some(bad),
+                ..Default::default()
+            },
+            UpdateSettingsArgs {
+                claim_window_secs: Some(bad),
+                ..Default::default()
+            },
+        ]
+    });
+    for args in out_of_bounds {
         assert_custom_error(
             h.process(
                 &[crucible::update_settings(admin.pubkey(), args)],
@@ -806,4 +852,109 @@ async fn the_keeper_is_never_a_key_that_may_veto_its_roots() {
         .await
         .unwrap();
     assert_eq!(crucible_state(&mut h).await.keeper, newcomer);
+}
+
+/// Between a deployment and its initialisation anyone could send `initialize`: only the upgrade
+/// authority's is taken, and its settings meet the bounds every later change must meet.
+#[tokio::test]
+async fn initialize_is_the_upgrade_authoritys_and_its_settings_are_bounded() {
+    let authority = Keypair::new();
+    let impostor = Keypair::new();
+    let mut bank = Uninitialised::start(&authority.pubkey(), &[&authority, &impostor]).await;
+    let args = |epoch_duration_secs, claim_window_secs, sources: usize| InitializeArgs {
+        keeper: Keypair::new().pubkey(),
+        epoch_duration_secs,
+        claim_window_secs,
+        authorized_sources: (0..sources).map(|_| Keypair::new().pubkey()).collect(),
+    };
+    let by = |signer: &Keypair, args| crucible::initialize(signer.pubkey(), args);
+    assert_custom_error(
+        bank.process(
+            by(&impostor, args(EPOCH_DURATION, CLAIM_WINDOW, 2)),
+            &impostor,
+        )
+        .await,
+        CrucibleError::NotUpgradeAuthority,
+    );
+    let (too_short, too_long) = (MIN_DURATION_SECS - 1, MAX_DURATION_SECS + 1);
+    for (refused, error) in [
+        (
+            args(too_short, CLAIM_WINDOW, 2),
+            CrucibleError::InvalidDuration,
+        ),
+        (
+            args(too_long, CLAIM_WINDOW, 2),
+            CrucibleError::InvalidDuration,
+        ),
+        (
+            args(EPOCH_DURATION, too_short, 2),
+            CrucibleError::InvalidDuration,
+        ),
+        (
+            args(EPOCH_DURATION, too_long, 2),
+            CrucibleError::InvalidDuration,
+        ),
+        (
+            args(EPOCH_DURATION, CLAIM_WINDOW, MAX_AUTHORIZED_SOURCES + 1),
+            CrucibleError::TooManySources,
+        ),
+    ] {
+        assert_custom_error(
+            bank.process(by(&authority, refused), &authority).await,
+            error,
+        );
+    }
+    assert!(!bank.exists(pda::crucible::state()).await);
+    let edges = args(MIN_DURATION_SECS, MAX_DURATION_SECS, MAX_AUTHORIZED_SOURCES);
+    bank.process(by(&authority, edges), &authority)
+        .await
+        .unwrap();
+    assert!(bank.exists(pda::crucible::state()).await);
+}
+
+/// A guardian and a new deposit source are settings changes like the keeper: neither applies
+/// before the admin timelock, so nobody is surprised by who may veto roots or pay in.
+#[tokio::test]
+async fn a_guardian_or_a_new_source_waits_the_admin_timelock() {
+    let mut h = Harness::start().await;
+    let admin = h.admin.insecure_clone();
+    let guardian = h.wallets[2].pubkey();
+    let source = Keypair::new().pubkey();
+    let apply = crucible::apply_settings_change(admin.pubkey());
+    for proposal in [
+        crucible::set_guardian(admin.pubkey(), guardian),
+        crucible::set_authorized_source(admin.pubkey(), source, true),
+    ] {
+        h.process(&[proposal], &[&admin]).await.unwrap();
+        h.warp_by(ADMIN_ACTION_TIMELOCK_SECS - 1).await;
+        assert_custom_error(
+            h.process(std::slice::from_ref(&apply), &[&admin]).await,
+            CrucibleError::AdminTimelockNotElapsed,
+        );
+        h.warp_by(1).await;
+        h.process(std::slice::from_ref(&apply), &[&admin])
+            .await
+            .unwrap();
+    }
+    let state = crucible_state(&mut h).await;
+    assert_eq!(state.guardian, guardian);
+    assert!(state.is_authorized(&source));
+}
+
+/// A proof is at most `MAX_PROOF_LEN` hashes (2^24 leaves): one of that length is checked
+/// against the root, a longer one is refused before any hashing.
+#[tokio::test]
+async fn a_claim_proof_longer_than_the_deepest_tree_is_refused() {
+    let mut h = Harness::start().await;
+    let w0 = h.wallets[0].insecure_clone();
+    root_paying_all_to(&mut h, w0.pubkey()).await;
+    h.warp_by(ROOT_CHALLENGE_DELAY_SECS).await;
+    for (hashes, error) in [
+        (MAX_PROOF_LEN, CrucibleError::InvalidProof),
+        (MAX_PROOF_LEN + 1, CrucibleError::ProofTooLong),
+    ] {
+        let claim = crucible::claim_sol(w0.pubkey(), 0, 5 * SOL, vec![[7; 32]; hashes]);
+        assert_custom_error(h.process(&[claim], &[&w0]).await, error);
+    }
+    assert_eq!(h.epoch(&SOL_MINT, 0).await.claimed, 0);
 }

@@ -501,7 +501,14 @@ async fn admin_changes_apply_only_after_the_timelock() {
         )
         .await
         .unwrap();
-        h.warp_by(ADMIN_ACTION_TIMELOCK_SECS).await;
+        // Each kind waits the whole timelock, not only the oracle set.
+        h.warp_by(ADMIN_ACTION_TIMELOCK_SECS - 1).await;
+        assert_custom_error(
+            h.process(&[shield::apply_admin_change(admin.pubkey())], &[&admin])
+                .await,
+            ShieldError::AdminTimelockNotElapsed,
+        );
+        h.warp_by(1).await;
         h.process(&[shield::apply_admin_change(admin.pubkey())], &[&admin])
             .await
             .unwrap();

@@ -8,7 +8,7 @@ use narrative_sdk::shield::Claim;
 use narrative_sdk::{pda, shield};
 use shield_vault::constants::*;
 use shield_vault::error::ShieldError;
-use shield_vault::instructions::OpenCoverageArgs;
+use shield_vault::instructions::{InitializeProgramArgs, OpenCoverageArgs};
 use shield_vault::state::{AdminChange, ShieldKind, ShieldSide, ShieldVerdict};
 use solana_account::Account;
 use solana_instruction_error::InstructionError;
@@ -786,4 +786,99 @@ async fn the_shield_admin_role_moves_only_when_the_successor_accepts() {
         .await,
         ShieldError::NoPendingChange,
     );
+}
+
+/// Between a deployment and its initialisation anyone could send `initialize_program`: only the
+/// upgrade authority's is taken, with crucible_pool as the seam pool and settings that meet the
+/// bounds later changes must meet.
+#[tokio::test]
+async fn initialize_program_is_the_upgrade_authoritys_and_checks_its_settings() {
+    let authority = Keypair::new();
+    let impostor = Keypair::new();
+    let mut bank = Uninitialised::start(&authority.pubkey(), &[&authority, &impostor]).await;
+    let keys: Vec<Pubkey> = (0..=MAX_ORACLES).map(|_| Keypair::new().pubkey()).collect();
+    let valid = || InitializeProgramArgs {
+        oracles: keys[..MAX_ORACLES].to_vec(),
+        oracle_threshold: 1,
+        treasury: Keypair::new().pubkey(),
+        harvest_authority: Keypair::new().pubkey(),
+        seam_pool_program: crucible_pool::ID,
+        max_self_hedge_bps: SELF_HEDGE_BPS,
+    };
+    let by = |signer: &Keypair, args| shield::initialize_program(signer.pubkey(), args);
+    assert_custom_error(
+        bank.process(by(&impostor, valid()), &impostor).await,
+        ShieldError::NotUpgradeAuthority,
+    );
+    for (refused, error) in [
+        (
+            InitializeProgramArgs {
+                seam_pool_program: binary_vault::ID,
+                ..valid()
+            },
+            ShieldError::WrongSeamPool,
+        ),
+        (
+            InitializeProgramArgs {
+                oracles: keys.clone(),
+                ..valid()
+            },
+            ShieldError::InvalidOracleSet,
+        ),
+        (
+            InitializeProgramArgs {
+                treasury: Pubkey::default(),
+                ..valid()
+            },
+            ShieldError::ZeroKey,
+        ),
+        (
+            InitializeProgramArgs {
+                harvest_authority: Pubkey::default(),
+                ..valid()
+            },
+            ShieldError::ZeroKey,
+        ),
+        (
+            InitializeProgramArgs {
+                max_self_hedge_bps: MAX_SELF_HEDGE_BPS + 1,
+                ..valid()
+            },
+            ShieldError::SelfHedgeCapTooHigh,
+        ),
+    ] {
+        assert_custom_error(
+            bank.process(by(&authority, refused), &authority).await,
+            error,
+        );
+    }
+    assert!(!bank.exists(pda::shield::program_state()).await);
+    bank.process(by(&authority, valid()), &authority)
+        .await
+        .unwrap();
+    assert!(bank.exists(pda::shield::program_state()).await);
+}
+
+/// A settled vote's rent goes back to the oracle that cast it: another oracle, or a stranger,
+/// naming that vote is refused, and the vote and its rent stay.
+#[tokio::test]
+async fn a_vote_is_closed_only_by_the_oracle_that_cast_it() {
+    let mut h = Harness::start().await;
+    let id = resolved_safe(&mut h).await;
+    let vote = pda::shield::oracle_vote(&id, &h.oracles[0].pubkey());
+    let rent = h.lamports(vote).await;
+    for other in [h.oracles[1].insecure_clone(), h.wallets[2].insecure_clone()] {
+        let mut close = shield::close_shield_vote(other.pubkey(), &id);
+        let own = pda::shield::oracle_vote(&id, &other.pubkey());
+        close
+            .accounts
+            .iter_mut()
+            .filter(|meta| meta.pubkey == own)
+            .for_each(|meta| meta.pubkey = vote);
+        assert_custom_error(
+            h.process(&[close], &[&other]).await,
+            Anchor::ConstraintSeeds,
+        );
+    }
+    assert_eq!(h.lamports(vote).await, rent);
 }
