@@ -20,6 +20,7 @@ use solana_program_test::{BanksClientError, ProgramTestContext};
 use solana_signer::Signer;
 use solana_transaction::Transaction;
 
+use crate::errors::assert_custom_error;
 use crate::native::program_test;
 
 pub const SOL: u64 = 1_000_000_000;
@@ -303,16 +304,7 @@ impl Harness {
                 .filter(|s| s.pubkey() != payer.pubkey()),
         );
         loop {
-            // Not the context's `last_blockhash`: program-test's ticker registers a blockhash
-            // every 6.4 ms, and once the context's is ~150 hashes old (about a second, easily
-            // reached on a loaded machine) processing it underflows solana-runtime's expiry
-            // arithmetic (`get_blockhash_last_valid_block_height`) and panics the bank.
-            let blockhash = self
-                .ctx
-                .banks_client
-                .get_latest_blockhash()
-                .await
-                .expect("latest blockhash");
+            let blockhash = latest_blockhash(&mut self.ctx).await;
             let tx =
                 Transaction::new_signed_with_payer(ixs, Some(&payer.pubkey()), &all, blockhash);
             if self.seen.insert(tx.signatures[0]) {
@@ -594,6 +586,17 @@ impl Harness {
     }
 }
 
+/// The bank's newest blockhash. Not the context's `last_blockhash`: program-test's ticker
+/// registers a blockhash every 6.4 ms, and once the context's is ~150 hashes old (about a
+/// second, easily reached on a loaded machine) processing it underflows solana-runtime's expiry
+/// arithmetic (`get_blockhash_last_valid_block_height`) and panics the bank.
+async fn latest_blockhash(ctx: &mut ProgramTestContext) -> solana_hash::Hash {
+    ctx.banks_client
+        .get_latest_blockhash()
+        .await
+        .expect("latest blockhash")
+}
+
 /// The three programs deployed with `upgrade_authority` as their upgrade authority and none of
 /// them initialised: what anyone could send between a deployment and its initialisations.
 /// `signers` hold 10 SOL each and pay for what they sign.
@@ -618,13 +621,7 @@ impl Uninitialised {
         ix: Instruction,
         signer: &Keypair,
     ) -> Result<(), BanksClientError> {
-        // The bank's newest blockhash, for the reason `Harness::sign` gives.
-        let blockhash = self
-            .ctx
-            .banks_client
-            .get_latest_blockhash()
-            .await
-            .expect("latest blockhash");
+        let blockhash = latest_blockhash(&mut self.ctx).await;
         let tx =
             Transaction::new_signed_with_payer(&[ix], Some(&signer.pubkey()), &[signer], blockhash);
         self.ctx.banks_client.process_transaction(tx).await
@@ -667,6 +664,26 @@ impl Harness {
         self.process(&[proposal], &[&admin]).await?;
         self.warp_by(timelock_secs).await;
         self.process(&[apply], &[&admin]).await
+    }
+
+    /// Sends the admin's `apply` a second before `timelock_secs` have passed, which must be
+    /// refused with `too_early`, then at that moment, which must go through.
+    pub async fn apply_when_due(
+        &mut self,
+        apply: Instruction,
+        timelock_secs: i64,
+        too_early: impl Into<u32>,
+    ) {
+        let admin = self.admin.insecure_clone();
+        self.warp_by(timelock_secs - 1).await;
+        assert_custom_error(
+            self.process(std::slice::from_ref(&apply), &[&admin]).await,
+            too_early,
+        );
+        self.warp_by(1).await;
+        self.process(&[apply], &[&admin])
+            .await
+            .expect("applies once due");
     }
 
     /// binary_vault's config changed by `update`, through the admin timelock.

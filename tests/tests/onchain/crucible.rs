@@ -680,15 +680,12 @@ async fn keeper_timing_and_new_sources_wait_the_admin_timelock() {
         CrucibleError::ChangePending,
     );
     let apply = crucible::apply_settings_change(admin.pubkey());
-    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS - 1).await;
-    assert_custom_error(
-        h.process(std::slice::from_ref(&apply), &[&admin]).await,
+    h.apply_when_due(
+        apply.clone(),
+        ADMIN_ACTION_TIMELOCK_SECS,
         CrucibleError::AdminTimelockNotElapsed,
-    );
-    h.warp_by(1).await;
-    h.process(std::slice::from_ref(&apply), &[&admin])
-        .await
-        .unwrap();
+    )
+    .await;
     let s = crucible_state(&mut h).await;
     assert_eq!(
         (
@@ -926,15 +923,12 @@ async fn a_guardian_or_a_new_source_waits_the_admin_timelock() {
         crucible::set_authorized_source(admin.pubkey(), source, true),
     ] {
         h.process(&[proposal], &[&admin]).await.unwrap();
-        h.warp_by(ADMIN_ACTION_TIMELOCK_SECS - 1).await;
-        assert_custom_error(
-            h.process(std::slice::from_ref(&apply), &[&admin]).await,
+        h.apply_when_due(
+            apply.clone(),
+            ADMIN_ACTION_TIMELOCK_SECS,
             CrucibleError::AdminTimelockNotElapsed,
-        );
-        h.warp_by(1).await;
-        h.process(std::slice::from_ref(&apply), &[&admin])
-            .await
-            .unwrap();
+        )
+        .await;
     }
     let state = crucible_state(&mut h).await;
     assert_eq!(state.guardian, guardian);

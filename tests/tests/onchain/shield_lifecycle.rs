@@ -473,16 +473,12 @@ async fn admin_changes_apply_only_after_the_timelock() {
         .await,
         ShieldError::ChangePending,
     );
-    h.warp_by(ADMIN_ACTION_TIMELOCK_SECS - 1).await;
-    assert_custom_error(
-        h.process(&[shield::apply_admin_change(admin.pubkey())], &[&admin])
-            .await,
+    h.apply_when_due(
+        shield::apply_admin_change(admin.pubkey()),
+        ADMIN_ACTION_TIMELOCK_SECS,
         ShieldError::AdminTimelockNotElapsed,
-    );
-    h.warp_by(1).await;
-    h.process(&[shield::apply_admin_change(admin.pubkey())], &[&admin])
-        .await
-        .unwrap();
+    )
+    .await;
     let state: ShieldProgramState = h.account(pda::shield::program_state()).await;
     assert_eq!(
         (state.listed_oracles(), state.oracle_threshold),
@@ -502,16 +498,12 @@ async fn admin_changes_apply_only_after_the_timelock() {
         .await
         .unwrap();
         // Each kind waits the whole timelock, not only the oracle set.
-        h.warp_by(ADMIN_ACTION_TIMELOCK_SECS - 1).await;
-        assert_custom_error(
-            h.process(&[shield::apply_admin_change(admin.pubkey())], &[&admin])
-                .await,
+        h.apply_when_due(
+            shield::apply_admin_change(admin.pubkey()),
+            ADMIN_ACTION_TIMELOCK_SECS,
             ShieldError::AdminTimelockNotElapsed,
-        );
-        h.warp_by(1).await;
-        h.process(&[shield::apply_admin_change(admin.pubkey())], &[&admin])
-            .await
-            .unwrap();
+        )
+        .await;
     }
     let state: ShieldProgramState = h.account(pda::shield::program_state()).await;
     assert_eq!(state.max_self_hedge_bps, 1_234);
