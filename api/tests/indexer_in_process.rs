@@ -89,6 +89,8 @@ fn coverage_account(safe: u64) -> (Pubkey, Vec<u8>) {
         seam_forwarded: false,
         unresolvable_votes: 0,
         oracles: Default::default(),
+        treasury_forwarded: false,
+        protocol_forwarded: false,
     };
     let mut data = Vec::new();
     coverage.try_serialize(&mut data).unwrap();

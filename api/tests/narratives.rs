@@ -402,6 +402,7 @@ async fn a_settlement_shows_a_pending_disputes_times_and_a_share_waiting_to_forw
         opened_at,
         settled_at: 0,
         dispute_count: 1,
+        bond_forwarded: false,
         slot: 6,
         write_version: 1,
         closed: false,

@@ -188,14 +188,12 @@ async fn every_cause_writes_its_notification_once() {
         .await;
     }
     let admin = ledger.harness.lock().await.admin.insecure_clone();
-    let treasury = ledger.harness.lock().await.treasury;
-    let open = narrative_sdk::binary::open_dispute(c.pubkey(), &m1, treasury);
+    let open = narrative_sdk::binary::open_dispute(c.pubkey(), &m1);
     run_indexed(&server, &ledger, &[open], &[&c]).await;
     let uphold = narrative_sdk::binary::resolve_dispute(
         admin.pubkey(),
         &m1,
         c.pubkey(),
-        treasury,
         DisputeAction::Uphold,
     );
     run_indexed(&server, &ledger, &[uphold], &[&admin]).await;

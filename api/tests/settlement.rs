@@ -175,7 +175,8 @@ async fn resolve_settle_claim_and_the_profiles_change() {
 
     // The losing wallet disputes during the hold, and the admin never rules: once the market's
     // resolution delay after the hold's end has passed on the ledger, the job lapses the dispute
-    // (the outcome stands, the bond goes to the treasury) and settles.
+    // (the outcome stands, the bond is forfeit) and settles, then forwards the bond to the
+    // treasury.
     let (treasury, delay) = {
         let mut h = ledger.harness.lock().await;
         h.open_dispute(&loser, &market_id).await.unwrap();
@@ -202,13 +203,16 @@ async fn resolve_settle_claim_and_the_profiles_change() {
         let mut h = ledger.harness.lock().await;
         let dispute = h.dispute(&market_id).await;
         assert_eq!(
-            dispute.status,
-            narrative_sdk::binary_vault::state::DisputeStatus::Lapsed
+            (dispute.status, dispute.bond_forwarded),
+            (
+                narrative_sdk::binary_vault::state::DisputeStatus::Lapsed,
+                true
+            )
         );
         assert_eq!(
             h.lamports(treasury).await - treasury_before,
             dispute.bond_lamports,
-            "the unruled dispute's bond went to the treasury"
+            "the job forwarded the unruled dispute's forfeit bond to the treasury"
         );
     }
     assert_eq!(market.outcome, Some(Side::Yes));

@@ -18,7 +18,7 @@ use narrative_api::jobs::shield_keeper::ShieldKeeper;
 use narrative_api::jobs::{Handler, JobOutcome, Leased};
 use narrative_sdk::crucible_pool::SOL_MINT;
 use narrative_sdk::shield_vault::constants::{
-    RESOLUTION_DELAY_SECS, RESOLUTION_TIMELOCK_SECS, SEAM_POOL_BPS,
+    COMMUNITY_TREASURY_BPS, RESOLUTION_DELAY_SECS, RESOLUTION_TIMELOCK_SECS, SEAM_POOL_BPS,
 };
 use narrative_sdk::shield_vault::state::{CoverageStatus, ShieldKind, ShieldSide};
 use narrative_sdk::{pda, shield, Pubkey};
@@ -173,18 +173,33 @@ async fn the_keeper_finalises_forwards_the_seam_share_and_refunds_what_nobody_re
     assert_eq!(shown["seam_share"], Value::Null);
 
     // The timelock passes: the keeper finalises and forwards the seam share (300 bps of the
-    // losing SAFE principal) into crucible_pool's open epoch, each exactly once.
-    let (epoch_number, deposited_before) = {
+    // losing SAFE principal) into crucible_pool's open epoch and the treasury's share to the
+    // treasury, each exactly once and each in a transaction of its own.
+    let (epoch_number, deposited_before, treasury, treasury_before) = {
         let mut h = ledger.harness.lock().await;
         let current = h.asset_pool(&SOL_MINT).await.current_epoch;
-        (current, h.epoch(&SOL_MINT, current).await.deposited)
+        let treasury = h.treasury;
+        (
+            current,
+            h.epoch(&SOL_MINT, current).await.deposited,
+            treasury,
+            h.lamports(treasury).await,
+        )
     };
     advance(&ledger, &clock, RESOLUTION_TIMELOCK_SECS + 60).await;
-    eventually("the keeper to finalise and forward", || async {
+    eventually("the keeper to finalise and forward both shares", || async {
         protocol(&server, &hacked).await["seam_share"]["stage"] == "forwarded"
+            && ledger
+                .harness
+                .lock()
+                .await
+                .coverage(&hacked)
+                .await
+                .treasury_forwarded
     })
     .await;
     let seam = 2 * SOL * u64::from(SEAM_POOL_BPS) / 10_000;
+    let treasury_share = 2 * SOL * u64::from(COMMUNITY_TREASURY_BPS) / 10_000;
     {
         let mut h = ledger.harness.lock().await;
         let coverage = h.coverage(&hacked).await;
@@ -194,6 +209,14 @@ async fn the_keeper_finalises_forwards_the_seam_share_and_refunds_what_nobody_re
             (coverage.seam_payout, coverage.seam_forwarded),
             (seam, true)
         );
+        assert_eq!(coverage.treasury_payout, treasury_share);
+        assert_eq!(
+            h.lamports(treasury).await - treasury_before,
+            treasury_share,
+            "the treasury's share, once"
+        );
+        // A community shield has no protocol share; nothing else waits in the losing vault.
+        assert_eq!((coverage.protocol_payout, coverage.safe.held), (0, 0));
         // The epoch the share went to may have been closed by the Echo Pool keeper since; the
         // share is in the one that was open when it was forwarded, or the one after it.
         let received = h.epoch(&SOL_MINT, epoch_number).await.deposited - deposited_before;

@@ -253,6 +253,8 @@ fn realistic_updates(n: usize) -> Vec<AccountUpdate> {
                 seam_forwarded: false,
                 unresolvable_votes: 0,
                 oracles: Default::default(),
+                treasury_forwarded: false,
+                protocol_forwarded: false,
             };
             push(
                 key(9, s),

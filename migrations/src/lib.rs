@@ -49,6 +49,7 @@ mod m20261204_000038_prepared_wallet_index;
 mod m20261205_000039_borrow_landed_slot;
 mod m20261206_000040_self_registered_keys;
 mod m20261207_000041_mint_status_index;
+mod m20261208_000042_forwarded_payouts;
 
 pub struct Migrator;
 
@@ -96,6 +97,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261205_000039_borrow_landed_slot::Migration),
             Box::new(m20261206_000040_self_registered_keys::Migration),
             Box::new(m20261207_000041_mint_status_index::Migration),
+            Box::new(m20261208_000042_forwarded_payouts::Migration),
         ]
     }
 }

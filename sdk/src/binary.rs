@@ -267,7 +267,6 @@ pub fn resolve_dispute(
     authority: Pubkey,
     market_id: &[u8; 32],
     disputer: Pubkey,
-    treasury: Pubkey,
     action: DisputeAction,
 ) -> Instruction {
     let (event_authority, program) = event_accounts();
@@ -275,11 +274,9 @@ pub fn resolve_dispute(
         acc::ResolveDispute {
             authority,
             program_state: pda::binary::program_state(),
-            config: pda::binary::config(),
             market: pda::binary::market(market_id),
             dispute: pda::binary::dispute(market_id),
             disputer,
-            treasury,
             system_program: system_program::ID,
             event_authority,
             program,
@@ -288,24 +285,38 @@ pub fn resolve_dispute(
     )
 }
 
-pub fn open_dispute(disputer: Pubkey, market_id: &[u8; 32], treasury: Pubkey) -> Instruction {
-    resolve_dispute(disputer, market_id, disputer, treasury, DisputeAction::Open)
+pub fn open_dispute(disputer: Pubkey, market_id: &[u8; 32]) -> Instruction {
+    resolve_dispute(disputer, market_id, disputer, DisputeAction::Open)
 }
 
 /// `lapse_dispute`: settles a dispute left unruled past the market's resolution delay; anyone
 /// may send it (the fee payer signs the transaction, the instruction needs no signer).
-pub fn lapse_dispute(market_id: &[u8; 32], treasury: Pubkey) -> Instruction {
+pub fn lapse_dispute(market_id: &[u8; 32]) -> Instruction {
     let (event_authority, program) = event_accounts();
     build(
         acc::LapseDispute {
-            config: pda::binary::config(),
             market: pda::binary::market(market_id),
+            dispute: pda::binary::dispute(market_id),
+            event_authority,
+            program,
+        },
+        ix::LapseDispute {},
+    )
+}
+
+/// `forward_dispute_bond`: sends an upheld or lapsed dispute's forfeit bond to `treasury` (the
+/// config's); anyone may send it.
+pub fn forward_dispute_bond(market_id: &[u8; 32], treasury: Pubkey) -> Instruction {
+    let (event_authority, program) = event_accounts();
+    build(
+        acc::ForwardDisputeBond {
+            config: pda::binary::config(),
             dispute: pda::binary::dispute(market_id),
             treasury,
             event_authority,
             program,
         },
-        ix::LapseDispute {},
+        ix::ForwardDisputeBond {},
     )
 }
 

@@ -102,6 +102,7 @@ by_discriminator!(
         DisputeSettled => binary_types::DisputeSettled,
         MarketFinalized => binary_types::MarketFinalized,
         CrucibleShareForwarded => binary_types::CrucibleShareForwarded,
+        DisputeBondForwarded => binary_types::DisputeBondForwarded,
         RefundTriggered => binary_types::RefundTriggered,
         OracleVoteClosed => binary_types::OracleVoteClosed,
         Claimed => binary_types::Claimed,
@@ -156,6 +157,7 @@ by_discriminator!(
         OutcomeProposed => shield_types::ShieldOutcomeProposed,
         Finalized => shield_types::ShieldFinalized,
         SeamShareForwarded => shield_types::SeamShareForwarded,
+        PayoutForwarded => shield_types::PayoutForwarded,
         RefundAll => shield_types::ShieldRefundAll,
         Claimed => shield_types::ShieldClaimed,
         VoteClosed => shield_types::ShieldVoteClosed,
@@ -250,6 +252,7 @@ impl ProgramEvent {
                 B::DisputeSettled(e) => about(&e.market_id, None),
                 B::MarketFinalized(e) => about(&e.market_id, None),
                 B::CrucibleShareForwarded(e) => about(&e.market_id, None),
+                B::DisputeBondForwarded(e) => about(&e.market_id, None),
                 B::RefundTriggered(e) => about(&e.market_id, None),
                 B::Claimed(e) => about(&e.market_id, Some(e.backer)),
                 B::OracleVoteClosed(e) => EventKeys {
@@ -306,6 +309,7 @@ impl ProgramEvent {
                 S::OutcomeProposed(e) => about(&e.protocol_id, None),
                 S::Finalized(e) => about(&e.protocol_id, None),
                 S::SeamShareForwarded(e) => about(&e.protocol_id, None),
+                S::PayoutForwarded(e) => about(&e.protocol_id, None),
                 // The zero key: the timeout refund, nobody's call.
                 S::RefundAll(e) => about(
                     &e.protocol_id,

@@ -6,7 +6,7 @@ use anchor_lang::{system_program, InstructionData, ToAccountMetas};
 use shield_vault::accounts as acc;
 use shield_vault::instruction as ix;
 use shield_vault::instructions::{InitializeProgramArgs, OpenCoverageArgs};
-use shield_vault::state::{AdminChange, ShieldSide, ShieldVerdict};
+use shield_vault::state::{AdminChange, PayoutRecipient, ShieldSide, ShieldVerdict};
 
 use crate::pda;
 
@@ -184,13 +184,9 @@ pub fn submit_oracle_resolution(
     )
 }
 
-/// `protocol_wallet` is the partnership's wallet (`None` on a community shield);
-/// `crucible_epoch` the current SOL epoch of crucible_pool.
-pub fn finalize_resolution(
-    protocol_id: &[u8; 32],
-    protocol_wallet: Option<Pubkey>,
-    treasury: Pubkey,
-) -> Instruction {
+/// Finalises a coverage whose outcome's timelock has passed; the payouts to wallets wait for
+/// [`forward_payout`].
+pub fn finalize_resolution(protocol_id: &[u8; 32]) -> Instruction {
     let (event_authority, program) = event_accounts();
     build(
         acc::FinalizeResolution {
@@ -198,13 +194,34 @@ pub fn finalize_resolution(
             coverage: pda::shield::coverage(protocol_id),
             safe_vault: pda::shield::vault(protocol_id, ShieldSide::Safe),
             exploit_vault: pda::shield::vault(protocol_id, ShieldSide::Exploit),
-            protocol_wallet,
-            treasury,
             system_program: system_program::ID,
             event_authority,
             program,
         },
         ix::FinalizeResolution {},
+    )
+}
+
+/// Pays a resolved coverage's `recipient` share from the `loser` side's vault to `wallet` (the
+/// program's treasury, or the partnership's protocol wallet).
+pub fn forward_payout(
+    protocol_id: &[u8; 32],
+    loser: ShieldSide,
+    recipient: PayoutRecipient,
+    wallet: Pubkey,
+) -> Instruction {
+    let (event_authority, program) = event_accounts();
+    build(
+        acc::ForwardPayout {
+            program_state: pda::shield::program_state(),
+            coverage: pda::shield::coverage(protocol_id),
+            loser_vault: pda::shield::vault(protocol_id, loser),
+            recipient_wallet: wallet,
+            system_program: system_program::ID,
+            event_authority,
+            program,
+        },
+        ix::ForwardPayout { recipient },
     )
 }
 

@@ -70,6 +70,10 @@ impl Default for HarnessOptions {
 
 /// shield_vault's self-hedge cap in the harness.
 pub const SELF_HEDGE_BPS: u16 = 5_000;
+/// The Clock sysvar: venues read it, and as a reserved account the runtime never lets a
+/// transaction write it (a recipient no program can credit).
+pub const CLOCK_SYSVAR: Pubkey =
+    Pubkey::from_str_const("SysvarC1ock11111111111111111111111111111111");
 
 /// A deterministic keypair per (role, index), so failures reproduce with the same addresses.
 pub fn keypair(role: u8, index: u32) -> Keypair {
@@ -538,7 +542,7 @@ impl Harness {
         disputer: &Keypair,
         market_id: &[u8; 32],
     ) -> Result<(), BanksClientError> {
-        let ix = binary::open_dispute(disputer.pubkey(), market_id, self.treasury);
+        let ix = binary::open_dispute(disputer.pubkey(), market_id);
         self.process(&[ix], &[disputer]).await
     }
 
@@ -550,9 +554,17 @@ impl Harness {
         ruling: DisputeAction,
     ) -> Result<(), BanksClientError> {
         let admin = self.admin.insecure_clone();
-        let ix =
-            binary::resolve_dispute(admin.pubkey(), market_id, *disputer, self.treasury, ruling);
+        let ix = binary::resolve_dispute(admin.pubkey(), market_id, *disputer, ruling);
         self.process(&[ix], &[&admin]).await
+    }
+
+    /// Sends an upheld or lapsed dispute's forfeit bond to the treasury, as anyone may.
+    pub async fn forward_dispute_bond(
+        &mut self,
+        market_id: &[u8; 32],
+    ) -> Result<(), BanksClientError> {
+        let ix = binary::forward_dispute_bond(market_id, self.treasury);
+        self.process(&[ix], &[]).await
     }
 
     /// Votes by the first `threshold` oracles on `side`, after moving past the deadline.

@@ -5,7 +5,9 @@ use anchor_lang::solana_program::system_instruction;
 use narrative_sdk::shield::Claim;
 use narrative_sdk::{pda, shield};
 use shield_vault::instructions::OpenCoverageArgs;
-use shield_vault::state::{Coverage, ShieldBacking, ShieldKind, ShieldSide, ShieldVerdict};
+use shield_vault::state::{
+    Coverage, CoverageStatus, PayoutRecipient, ShieldBacking, ShieldKind, ShieldSide, ShieldVerdict,
+};
 use solana_keypair::Keypair;
 use solana_program_test::BanksClientError;
 use solana_signer::Signer;
@@ -94,24 +96,48 @@ impl Harness {
         self.process(&[ix], &[&harvester]).await
     }
 
-    /// The finalisation instruction with the accounts the shield needs now.
-    pub async fn shield_finalize_ix(
-        &mut self,
-        protocol_id: &[u8; 32],
-    ) -> narrative_sdk::Instruction {
-        let coverage = self.coverage(protocol_id).await;
-        let wallet = (coverage.kind == ShieldKind::Partnership).then_some(coverage.protocol_wallet);
-        shield::finalize_resolution(protocol_id, wallet, self.treasury)
-    }
-
-    /// Finalises, then forwards the seam share as a keeper would.
+    /// Finalises, then forwards every share left in the losing vault as the keeper would.
     pub async fn shield_finalize(
         &mut self,
         protocol_id: &[u8; 32],
     ) -> Result<(), BanksClientError> {
-        let ix = self.shield_finalize_ix(protocol_id).await;
+        let ix = shield::finalize_resolution(protocol_id);
         self.process(&[ix], &[]).await?;
+        self.forward_payouts(protocol_id).await?;
         self.forward_seam_share(protocol_id).await
+    }
+
+    /// Forwards a resolved coverage's treasury share and a partnership's protocol share,
+    /// each in a transaction of its own, where one waits.
+    pub async fn forward_payouts(
+        &mut self,
+        protocol_id: &[u8; 32],
+    ) -> Result<(), BanksClientError> {
+        let coverage = self.coverage(protocol_id).await;
+        let Some(winner) = coverage.outcome else {
+            return Ok(());
+        };
+        let waiting = [
+            (
+                PayoutRecipient::Treasury,
+                coverage.treasury_payout,
+                coverage.treasury_forwarded,
+                self.treasury,
+            ),
+            (
+                PayoutRecipient::Protocol,
+                coverage.protocol_payout,
+                coverage.protocol_forwarded,
+                coverage.protocol_wallet,
+            ),
+        ];
+        for (recipient, amount, forwarded, wallet) in waiting {
+            if coverage.status == CoverageStatus::Resolved && amount > 0 && !forwarded {
+                let ix = shield::forward_payout(protocol_id, winner.opposite(), recipient, wallet);
+                self.process(&[ix], &[]).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Forwards a resolved coverage's seam share if one waits.

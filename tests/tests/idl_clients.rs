@@ -20,7 +20,7 @@ use narrative_sdk::shield::Claim;
 use narrative_sdk::{binary, crucible, pda, shield, Instruction};
 use serde_json::{json, Map, Value};
 use shield_vault::instructions::OpenCoverageArgs;
-use shield_vault::state::{AdminChange, ShieldKind, ShieldSide, ShieldVerdict};
+use shield_vault::state::{AdminChange, PayoutRecipient, ShieldKind, ShieldSide, ShieldVerdict};
 use solana_signer::Signer;
 
 fn b64(bytes: &[u8]) -> String {
@@ -179,15 +179,15 @@ async fn fixture_of_every_instruction_for_the_typescript_clients() {
         binary::back_market(w0.pubkey(), &market, Side::Yes, SOL),
         binary::back_market_spl(w0.pubkey(), &spl_market, mint, tokens[0], Side::No, 50_000),
         binary::submit_oracle_resolution(oracle.pubkey(), &market, Side::No, 9_000),
-        binary::open_dispute(w1.pubkey(), &market, h.treasury),
+        binary::open_dispute(w1.pubkey(), &market),
         binary::resolve_dispute(
             admin.pubkey(),
             &market,
             w1.pubkey(),
-            h.treasury,
             DisputeAction::Overturn,
         ),
-        binary::lapse_dispute(&market, h.treasury),
+        binary::lapse_dispute(&market),
+        binary::forward_dispute_bond(&market, h.treasury),
         binary::finalize_resolution(&market),
         binary::forward_crucible_share(&market, &sol_target),
         binary::forward_crucible_share_spl(&spl_market, &spl_target),
@@ -220,8 +220,19 @@ async fn fixture_of_every_instruction_for_the_typescript_clients() {
         shield::harvest_yield(h.harvester.pubkey(), &protocol, ShieldSide::Safe),
         shield::submit_oracle_resolution(oracle.pubkey(), &protocol, ShieldVerdict::Safe),
         shield::submit_oracle_resolution(oracle.pubkey(), &protocol, ShieldVerdict::Unresolvable),
-        shield::finalize_resolution(&protocol, None, h.treasury),
-        shield::finalize_resolution(&protocol, Some(w1.pubkey()), h.treasury),
+        shield::finalize_resolution(&protocol),
+        shield::forward_payout(
+            &protocol,
+            ShieldSide::Safe,
+            PayoutRecipient::Treasury,
+            h.treasury,
+        ),
+        shield::forward_payout(
+            &protocol,
+            ShieldSide::Exploit,
+            PayoutRecipient::Protocol,
+            w1.pubkey(),
+        ),
         shield::forward_seam_share(&protocol, ShieldSide::Safe, 1),
         shield::claim(Claim::SafeWinner, w0.pubkey(), &protocol, ShieldSide::Safe),
         shield::claim(

@@ -1,12 +1,13 @@
 //! Settlement of a resolved narrative on chain, as a durable job (`settle_narrative`): the
 //! service's oracle key signs `submit_oracle_resolution` with the agent's verdict, and once the
 //! payout hold has passed on the ledger's clock with no dispute open, it sends
-//! `finalize_resolution`, then `forward_crucible_share` for a Yield market's forfeit (a separate
-//! transaction: crucible_pool refusing it must not stop the finalisation). A dispute the admin
-//! leaves unruled past the market's resolution delay is lapsed (`lapse_dispute`) so the proposed
-//! outcome can finalise. Every run first reads
+//! `finalize_resolution`, then `forward_crucible_share` for a Yield market's forfeit and
+//! `forward_dispute_bond` for a dispute bond forfeit to the treasury (each a separate
+//! transaction: a recipient refusing its share must not stop the finalisation, nor the other
+//! share). A dispute the admin leaves unruled past the market's resolution delay is lapsed
+//! (`lapse_dispute`) so the proposed outcome can finalise. Every run first reads
 //! the chain, so a run repeated after a crash or a lost answer does nothing twice: a vote
-//! already cast is not sent again, a finalized market whose share has left ends the job.
+//! already cast is not sent again, a finalized market whose shares have left ends the job.
 //! Waiting (the hold, a dispute, other oracles) reschedules the job without counting as a
 //! failure; a transaction that fails is retried with backoff.
 
@@ -74,14 +75,35 @@ impl Settler {
             .await?;
         let market: Market = decode(&accounts[0], "the market")?;
         if market.finalized {
-            if market.crucible_amount == 0 || market.crucible_forwarded {
-                return Ok(JobOutcome::Done);
+            // Each payout in a transaction of its own, and each tried whatever the other did:
+            // crucible_pool refusing its share must not keep the treasury's bond, nor a
+            // treasury that cannot be credited the crucible's share.
+            let mut forwards = Vec::new();
+            if market.crucible_amount > 0 && !market.crucible_forwarded {
+                let forward = async {
+                    let forward = forward_instruction(ledger, &market_id, &market).await?;
+                    send_and_confirm(ledger, oracle, &[forward]).await?;
+                    self.refresh(market_address).await
+                };
+                forwards.push(forward.await.context("forward the crucible share"));
             }
-            let forward = forward_instruction(ledger, &market_id, &market).await?;
-            send_and_confirm(ledger, oracle, &[forward])
-                .await
-                .context("forward the crucible share")?;
-            self.refresh(market_address).await?;
+            if accounts[3].is_some() {
+                let dispute: Dispute = decode(&accounts[3], "the dispute")?;
+                if dispute.status.outcome_stood() && !dispute.bond_forwarded {
+                    let forward = async {
+                        let (_, config) = ledger.accounts(&[pda::binary::config()]).await?;
+                        let config: Config = decode(&config[0], "the binary config")?;
+                        let forward = narrative_sdk::binary::forward_dispute_bond(
+                            &market_id,
+                            config.treasury,
+                        );
+                        send_and_confirm(ledger, oracle, &[forward]).await?;
+                        self.refresh(pda::binary::dispute(&market_id)).await
+                    };
+                    forwards.push(forward.await.context("forward the forfeit dispute bond"));
+                }
+            }
+            forwards.into_iter().collect::<anyhow::Result<Vec<()>>>()?;
             return Ok(JobOutcome::Done);
         }
         let now = self.clock.now();
@@ -136,9 +158,7 @@ impl Settler {
                     let wait = (lapses_at - clock.unix_timestamp).min(RECHECK_SECS);
                     return Ok(JobOutcome::Later(now + wait));
                 }
-                let (_, config) = ledger.accounts(&[pda::binary::config()]).await?;
-                let config: Config = decode(&config[0], "the binary config")?;
-                let lapse = narrative_sdk::binary::lapse_dispute(&market_id, config.treasury);
+                let lapse = narrative_sdk::binary::lapse_dispute(&market_id);
                 send_and_confirm(ledger, oracle, &[lapse])
                     .await
                     .context("lapse the unruled dispute")?;
@@ -155,12 +175,13 @@ impl Settler {
         Ok(JobOutcome::Later(now))
     }
 
-    async fn refresh(&self, market: Pubkey) -> anyhow::Result<()> {
+    /// Reads `address` (a market or its dispute) into the store without waiting for the indexer.
+    async fn refresh(&self, address: Pubkey) -> anyhow::Result<()> {
         let now = self.clock.now();
         crate::jobs::enqueue(
             self.store.db(),
             &RefreshAccounts {
-                addresses: vec![market],
+                addresses: vec![address],
             },
             now,
             now,

@@ -131,6 +131,8 @@ pub fn coverage(protocol_byte: u8, status: &str, period_start: i64) -> shield_co
         unresolvable_votes: 0,
         oracle_threshold: 1,
         oracles: None,
+        treasury_forwarded: false,
+        protocol_forwarded: false,
         slot: 10,
         write_version: 1,
         closed: false,

@@ -102,4 +102,6 @@ pub enum BinaryError {
     ChangeExpired,
     #[msg("Mints with a freeze authority are refused: it could freeze the market's vaults")]
     MintHasFreezeAuthority,
+    #[msg("No forfeit dispute bond waits for the treasury")]
+    NoForfeitBond,
 }

@@ -177,3 +177,11 @@ pub struct CrucibleShareForwarded {
     /// Lamports or base units sent to crucible_pool.
     pub amount: u64,
 }
+
+#[event]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DisputeBondForwarded {
+    pub market_id: [u8; 32],
+    pub treasury: Pubkey,
+    pub amount: u64,
+}

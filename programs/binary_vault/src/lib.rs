@@ -105,6 +105,11 @@ pub mod binary_vault {
         instructions::lapse_dispute::handler(ctx)
     }
 
+    /// Sends an upheld or lapsed dispute's forfeit bond to the treasury; anyone, once.
+    pub fn forward_dispute_bond(ctx: Context<ForwardDisputeBond>) -> Result<()> {
+        instructions::forward_dispute_bond::handler(ctx)
+    }
+
     /// Finalises a market (SOL or SPL) after the hold; anyone. Moves no money.
     pub fn finalize_resolution(ctx: Context<FinalizeResolution>) -> Result<()> {
         instructions::finalize_resolution::handler(ctx)

@@ -88,4 +88,6 @@ pub enum ShieldError {
     RefundTooEarly,
     #[msg("The pending admin change passed its apply window; propose it again")]
     ChangeExpired,
+    #[msg("No treasury or protocol payout waits in the losing vault")]
+    NoPayoutWaiting,
 }

@@ -3,7 +3,7 @@
 
 use anchor_lang::prelude::*;
 
-use crate::state::{AdminChange, ShieldKind, ShieldSide, ShieldVerdict};
+use crate::state::{AdminChange, PayoutRecipient, ShieldKind, ShieldSide, ShieldVerdict};
 
 #[event]
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,5 +149,14 @@ pub struct ShieldAdminRotated {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeamShareForwarded {
     pub protocol_id: [u8; 32],
+    pub amount: u64,
+}
+
+#[event]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PayoutForwarded {
+    pub protocol_id: [u8; 32],
+    pub recipient: PayoutRecipient,
+    pub wallet: Pubkey,
     pub amount: u64,
 }

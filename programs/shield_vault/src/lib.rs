@@ -17,7 +17,7 @@ pub mod math;
 pub mod state;
 
 use instructions::*;
-use state::{AdminChange, ShieldSide, ShieldVerdict};
+use state::{AdminChange, PayoutRecipient, ShieldSide, ShieldVerdict};
 
 declare_id!("4sN79w8KeYcWa68vCGC5dLLbkMJ3Ng3SycwG9rdRZ5w7");
 
@@ -97,6 +97,11 @@ pub mod shield_vault {
     /// Executes the splits after the resolution timelock; anyone.
     pub fn finalize_resolution(ctx: Context<FinalizeResolution>) -> Result<()> {
         instructions::finalize_resolution::handler(ctx)
+    }
+
+    /// Sends a resolved coverage's treasury or protocol share to its wallet; anyone, once each.
+    pub fn forward_payout(ctx: Context<ForwardPayout>, recipient: PayoutRecipient) -> Result<()> {
+        instructions::forward_payout::handler(ctx, recipient)
     }
 
     /// Sends a resolved coverage's seam share to crucible_pool; anyone, once.

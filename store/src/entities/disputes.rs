@@ -14,6 +14,8 @@ pub struct Model {
     pub opened_at: i64,
     pub settled_at: i64,
     pub dispute_count: i32,
+    /// Whether an upheld or lapsed dispute's forfeit bond has left for the treasury.
+    pub bond_forwarded: bool,
     pub slot: i64,
     pub write_version: i64,
     pub closed: bool,

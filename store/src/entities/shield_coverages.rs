@@ -48,6 +48,10 @@ pub struct Model {
     /// The oracle set copied at open: only these vote on this coverage, against this threshold.
     pub oracle_threshold: i32,
     pub oracles: Option<Json>,
+    /// Whether the treasury's share has left the losing vault.
+    pub treasury_forwarded: bool,
+    /// Whether a partnership's protocol share has left the losing vault.
+    pub protocol_forwarded: bool,
     pub slot: i64,
     pub write_version: i64,
     pub closed: bool,

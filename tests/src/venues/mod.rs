@@ -28,8 +28,7 @@ use crate::harness::SOL;
 
 pub const NATIVE_MINT: Pubkey =
     Pubkey::from_str_const("So11111111111111111111111111111111111111112");
-pub(crate) const CLOCK_ID: Pubkey =
-    Pubkey::from_str_const("SysvarC1ock11111111111111111111111111111111");
+pub(crate) const CLOCK_ID: Pubkey = crate::harness::CLOCK_SYSVAR;
 /// More than any installed account's rent-exempt minimum.
 pub(crate) const RENT: u64 = 10 * SOL / 1_000;
 

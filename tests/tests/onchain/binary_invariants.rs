@@ -21,10 +21,11 @@
 use std::collections::BTreeSet;
 
 use anchor_lang::prelude::Pubkey;
+use anchor_lang::Space;
 use binary_vault::constants::*;
 use binary_vault::error::BinaryError;
 use binary_vault::instructions::ConfigUpdate;
-use binary_vault::state::{DisputeAction, MarketVariant, OracleSet, Side};
+use binary_vault::state::{DisputeAction, DisputeStatus, MarketVariant, OracleSet, Side};
 use crucible_pool::SOL_MINT;
 use integration_tests::rng::Rng;
 use integration_tests::sequences::shard_seeds;
@@ -61,6 +62,7 @@ struct World {
     wallets: Vec<Keypair>,
     markets: Vec<Tracked>,
     crucible_sol_start: u64,
+    treasury_start: u64,
     log: Vec<String>,
 }
 
@@ -84,6 +86,7 @@ impl World {
         .await;
         let (mint, tokens) = h.spl_setup(u64::MAX / 16).await;
         let crucible_sol_start = h.lamports(pda::crucible::sol_vault()).await;
+        let treasury_start = h.lamports(h.treasury).await;
         let wallets = h.wallets.iter().map(|w| w.insecure_clone()).collect();
         World {
             h,
@@ -93,6 +96,7 @@ impl World {
             wallets,
             markets: Vec::new(),
             crucible_sol_start,
+            treasury_start,
             log: Vec::new(),
         }
     }
@@ -113,6 +117,7 @@ impl World {
             78 => self.toggle_crucible_source().await,
             79 => self.admin_change().await,
             80..=81 => self.timeout_refund().await,
+            82 => self.forward_bond().await,
             _ => self.claim().await,
         }
     }
@@ -293,6 +298,15 @@ impl World {
         self.log.push(format!("rule m{m} {ruling:?} -> {ok}"));
     }
 
+    /// Forwards a market's forfeit dispute bond to the treasury (refused while none is forfeit
+    /// or once it left).
+    async fn forward_bond(&mut self) {
+        let Some(m) = self.market_index() else { return };
+        let id = self.markets[m].id;
+        let ok = self.h.forward_dispute_bond(&id).await.is_ok();
+        self.log.push(format!("forward bond m{m} -> {ok}"));
+    }
+
     /// Finalises; the crucible share is forwarded right after, or left for `forward`. Whether
     /// the market finalised is what counts: crucible_pool may refuse the share.
     async fn finalize_market(&mut self, m: usize) -> bool {
@@ -390,7 +404,7 @@ impl World {
             .try_account::<binary_vault::state::Dispute>(pda::binary::dispute(&id))
             .await;
         if dispute.is_some() && self.rng.chance(50) {
-            let ix = binary::lapse_dispute(&id, self.h.treasury);
+            let ix = binary::lapse_dispute(&id);
             let ok = self.h.process(&[ix], &[]).await.is_ok();
             self.log.push(format!("lapse m{m} -> {ok}"));
             return;
@@ -490,8 +504,33 @@ impl World {
 
     async fn check(&mut self) {
         let (mut crucible_sol, mut crucible_spl) = (0, 0);
+        let mut bonds_forwarded = 0;
         for m in 0..self.markets.len() {
             let id = self.markets[m].id;
+            // A bond is in its dispute account from opening until it is returned or forwarded.
+            let address = pda::binary::dispute(&id);
+            if let Some(d) = self
+                .h
+                .try_account::<binary_vault::state::Dispute>(address)
+                .await
+            {
+                let rent = self
+                    .h
+                    .rent_for(8 + binary_vault::state::Dispute::INIT_SPACE)
+                    .await;
+                let held = d.status == DisputeStatus::Open
+                    || (d.status.outcome_stood() && !d.bond_forwarded);
+                assert_eq!(
+                    self.h.lamports(address).await,
+                    rent + if held { d.bond_lamports } else { 0 },
+                    "m{m}: dispute account of a {:?} dispute (forwarded: {})",
+                    d.status,
+                    d.bond_forwarded
+                );
+                if d.bond_forwarded {
+                    bonds_forwarded += d.bond_lamports;
+                }
+            }
             let market = self.h.market(&id).await;
             let left = self.left_in_vaults(m).await;
             let t = &self.markets[m];
@@ -534,6 +573,11 @@ impl World {
         let crucible_sol_vault =
             self.h.lamports(pda::crucible::sol_vault()).await - self.crucible_sol_start;
         assert_eq!(crucible_sol_vault, crucible_sol, "crucible SOL vault");
+        assert_eq!(
+            self.h.lamports(self.h.treasury).await - self.treasury_start,
+            bonds_forwarded,
+            "the treasury holds exactly the bonds forwarded to it"
+        );
         assert_eq!(self.h.epoch(&SOL_MINT, 0).await.deposited, crucible_sol);
         assert_eq!(
             self.h

@@ -562,7 +562,7 @@ async fn opened_dispute_holds_the_bond_and_an_upheld_one_pays_it_to_the_treasury
     let dispute_rent = h.rent_for(8 + Dispute::INIT_SPACE).await;
 
     let before = h.lamports(disputer.pubkey()).await;
-    let ix = binary::open_dispute(disputer.pubkey(), &id, h.treasury);
+    let ix = binary::open_dispute(disputer.pubkey(), &id);
     let events = h.process_with_events(&[ix], &[&disputer]).await.unwrap();
     let opened_at = h.now().await;
     assert_eq!(
@@ -603,10 +603,27 @@ async fn opened_dispute_holds_the_bond_and_an_upheld_one_pays_it_to_the_treasury
         .await
         .unwrap();
     let ruled_at = h.now().await;
+    // The ruling pays nobody: the forfeit bond waits in the dispute account...
+    assert_eq!(h.lamports(h.treasury).await, treasury_before);
+    assert_eq!(
+        h.lamports(pda::binary::dispute(&id)).await,
+        dispute_rent + DISPUTE_BOND
+    );
+    let d = h.dispute(&id).await;
+    assert_eq!(
+        (d.status, d.settled_at, d.bond_forwarded),
+        (DisputeStatus::Upheld, ruled_at, false)
+    );
+    // ...until anyone forwards it to the treasury, once.
+    h.forward_dispute_bond(&id).await.unwrap();
     assert_eq!(h.lamports(h.treasury).await - treasury_before, DISPUTE_BOND);
     assert_eq!(h.lamports(pda::binary::dispute(&id)).await, dispute_rent);
-    let d = h.dispute(&id).await;
-    assert_eq!((d.status, d.settled_at), (DisputeStatus::Upheld, ruled_at));
+    assert!(h.dispute(&id).await.bond_forwarded);
+    h.warp_by(1).await;
+    assert_custom_error(
+        h.forward_dispute_bond(&id).await,
+        BinaryError::NoForfeitBond,
+    );
     let m = h.market(&id).await;
     assert_eq!(
         (m.oracle_status, m.outcome, m.resolution_proposed_at),
@@ -750,7 +767,7 @@ async fn a_dispute_left_unruled_lapses_the_outcome_stands_and_the_bond_is_forfei
     // The lapse clock runs from the hold's end, however early in the hold the dispute opened
     // (finding, info: it ran from the opening, so a dispute opened at once lapsed before a
     // late one would have).
-    let lapse = binary::lapse_dispute(&id, h.treasury);
+    let lapse = binary::lapse_dispute(&id);
     let hold_ends_at = h.market(&id).await.hold_ends_at().unwrap();
     assert!(h.dispute(&id).await.opened_at < hold_ends_at);
     h.warp_to(hold_ends_at + MAX_RESOLUTION_DELAY - 1).await;
@@ -760,8 +777,7 @@ async fn a_dispute_left_unruled_lapses_the_outcome_stands_and_the_bond_is_forfei
     );
     // Only the admin rules, and a lapse is not a ruling a stranger can send as one.
     for action in [DisputeAction::Refund, DisputeAction::Lapse] {
-        let ruling =
-            binary::resolve_dispute(anyone.pubkey(), &id, disputer.pubkey(), h.treasury, action);
+        let ruling = binary::resolve_dispute(anyone.pubkey(), &id, disputer.pubkey(), action);
         assert_custom_error(
             h.process(&[ruling], &[&anyone]).await,
             match action {
@@ -776,9 +792,10 @@ async fn a_dispute_left_unruled_lapses_the_outcome_stands_and_the_bond_is_forfei
         h.lamports(disputer.pubkey()).await,
     );
     h.process(&[lapse], &[]).await.unwrap();
-    assert_eq!(h.lamports(h.treasury).await - treasury_before, DISPUTE_BOND);
     assert_eq!(h.lamports(disputer.pubkey()).await, disputer_before);
     assert_eq!(h.dispute(&id).await.status, DisputeStatus::Lapsed);
+    h.forward_dispute_bond(&id).await.unwrap();
+    assert_eq!(h.lamports(h.treasury).await - treasury_before, DISPUTE_BOND);
     let m = h.market(&id).await;
     assert_eq!(
         (m.oracle_status, m.outcome, m.finalized),
@@ -938,4 +955,46 @@ async fn a_revoked_crucible_source_freezes_nothing_and_the_share_forwards_once_a
     // A Classic market forfeits nothing and is still allowed.
     h.create_sol_market(&creator, MarketVariant::Classic, DAY)
         .await;
+}
+
+/// A treasury the runtime never lets a transaction credit (a sysvar; a builtin program fails the
+/// same way) holds up no dispute: it is opened, ruled and the market finalised and claimed, and
+/// only the forfeit bond waits, in the dispute account, until the treasury is a wallet again.
+#[tokio::test]
+async fn a_treasury_that_cannot_be_credited_holds_up_no_dispute_only_its_bond() {
+    let mut h = Harness::start().await;
+    let sysvar = CLOCK_SYSVAR;
+    let to = |treasury| ConfigUpdate {
+        treasury: Some(treasury),
+        ..ConfigUpdate::default()
+    };
+    h.change_config(to(sysvar)).await.unwrap();
+    let (id, yes, _) = market_on_hold(&mut h, Side::Yes).await;
+    let disputer = h.wallets[2].insecure_clone();
+    h.open_dispute(&disputer, &id).await.unwrap();
+    h.settle_dispute(&id, &disputer.pubkey(), DisputeAction::Uphold)
+        .await
+        .unwrap();
+    let dispute = pda::binary::dispute(&id);
+    let held = h.lamports(dispute).await;
+    let forward = binary::forward_dispute_bond(&id, sysvar);
+    assert_custom_error(
+        h.process(&[forward], &[]).await,
+        anchor_lang::error::ErrorCode::ConstraintMut,
+    );
+    assert_eq!(h.lamports(dispute).await, held);
+    h.warp_by(DEFAULT_RESOLUTION_TIMELOCK_SECS).await;
+    h.finalize(&id).await.unwrap();
+    let before = h.lamports(yes.pubkey()).await;
+    h.claim(&yes, &id, Side::Yes).await.unwrap();
+    assert!(h.lamports(yes.pubkey()).await > before);
+
+    let treasury = Keypair::new().pubkey();
+    h.change_config(to(treasury)).await.unwrap();
+    let forward = binary::forward_dispute_bond(&id, treasury);
+    let events = h.process_with_events(&[forward], &[]).await.unwrap();
+    assert_eq!(h.lamports(treasury).await, DISPUTE_BOND);
+    assert_eq!(h.lamports(dispute).await, held - DISPUTE_BOND);
+    assert!(matches!(binary_events(&events).as_slice(),
+        [BinaryEvent::DisputeBondForwarded(e)] if e.market_id == id && e.treasury == treasury && e.amount == DISPUTE_BOND));
 }

@@ -358,20 +358,18 @@ async fn dispute_after_the_hold_or_before_a_proposal_is_rejected() {
 }
 
 #[tokio::test]
-async fn dispute_rulings_need_the_admin_the_disputer_and_the_treasury() {
+async fn dispute_rulings_need_the_admin_and_the_disputer_and_a_forfeit_bond_goes_to_the_treasury() {
     let mut h = Harness::start().await;
     let id = open_market(&mut h).await;
     h.resolve(&id, Side::Yes).await;
     let disputer = h.wallets[2].insecure_clone();
     h.open_dispute(&disputer, &id).await.unwrap();
     let outsider = h.wallets[1].insecure_clone();
-    let treasury = h.treasury;
 
     let ix = binary::resolve_dispute(
         outsider.pubkey(),
         &id,
         disputer.pubkey(),
-        treasury,
         DisputeAction::Refund,
     );
     assert_custom_error(h.process(&[ix], &[&outsider]).await, BinaryError::NotAdmin);
@@ -380,29 +378,35 @@ async fn dispute_rulings_need_the_admin_the_disputer_and_the_treasury() {
         admin.pubkey(),
         &id,
         outsider.pubkey(),
-        treasury,
         DisputeAction::Overturn,
     );
     assert_custom_error(
         h.process(&[ix], &[&admin]).await,
         BinaryError::WrongDisputer,
     );
-    let ix = binary::resolve_dispute(
-        admin.pubkey(),
-        &id,
-        disputer.pubkey(),
-        outsider.pubkey(),
-        DisputeAction::Uphold,
-    );
-    assert_custom_error(
-        h.process(&[ix], &[&admin]).await,
-        BinaryError::WrongTreasury,
-    );
     assert_eq!(h.market(&id).await.oracle_status, ORACLE_STATUS_DISPUTED);
     // A second dispute while one is open.
     assert_custom_error(
         h.open_dispute(&outsider, &id).await,
         BinaryError::DisputeOpen,
+    );
+    // An open dispute's bond is not forfeit.
+    assert_custom_error(
+        h.forward_dispute_bond(&id).await,
+        BinaryError::NoForfeitBond,
+    );
+    h.settle_dispute(&id, &disputer.pubkey(), DisputeAction::Uphold)
+        .await
+        .unwrap();
+    // Once forfeit, it goes to the configured treasury and nowhere else.
+    let bond = h.dispute(&id).await.bond_lamports;
+    let ix = binary::forward_dispute_bond(&id, outsider.pubkey());
+    assert_custom_error(h.process(&[ix], &[]).await, BinaryError::WrongTreasury);
+    assert_eq!(
+        h.lamports(pda::binary::dispute(&id)).await,
+        h.rent_for(8 + binary_vault::state::Dispute::INIT_SPACE)
+            .await
+            + bond
     );
 }
 

@@ -1,8 +1,8 @@
 //! Account layouts: every state account starts with its version byte, and an account written in
 //! an older layout is refused with a log line that says so, instead of being misread. Each test
-//! turns a live account into version 0 of its layout (the version byte 0, and for the market and
-//! the epoch their last field missing, as a layout before that field was added would be) and
-//! shows the next instruction on it fails and leaves the account and the money as they were.
+//! turns a live account into the version before its current layout (the version byte one lower,
+//! and the fields that version did not have yet missing) and shows the next instruction on it
+//! fails and leaves the account and the money as they were.
 
 use anchor_lang::error::ErrorCode as Anchor;
 use anchor_lang::prelude::Pubkey;
@@ -14,12 +14,13 @@ use shield_vault::state::{ShieldKind, ShieldSide};
 use solana_instruction_error::InstructionError;
 use solana_signer::Signer;
 
-/// Rewrites the account at `address` into version 0 of its layout, without `dropped_tail`
-/// trailing bytes (the field that layout did not have yet); returns the bytes written.
-async fn downgrade(h: &mut Harness, address: Pubkey, dropped_tail: usize) -> Vec<u8> {
+/// Rewrites the account at `address`, in layout version `current`, into the version before,
+/// without `dropped_tail` trailing bytes (the fields that layout did not have yet); returns the
+/// bytes written.
+async fn downgrade(h: &mut Harness, address: Pubkey, current: u8, dropped_tail: usize) -> Vec<u8> {
     let mut account = h.raw_account(address).await.expect("account to downgrade");
-    assert_eq!(account.data[8], 1, "the current layout is version 1");
-    account.data[8] = 0;
+    assert_eq!(account.data[8], current, "the current layout's version");
+    account.data[8] = current - 1;
     let kept = account.data.len() - dropped_tail;
     account.data.truncate(kept);
     let written = account.data.clone();
@@ -48,7 +49,7 @@ async fn a_market_in_an_older_layout_is_refused_not_misread() {
         .await;
     h.back(&backer, &id, Side::Yes, SOL).await.unwrap();
     // Before `dispute_bond_lamports` (a u64) was added, the market ended 8 bytes earlier.
-    let written = downgrade(&mut h, pda::binary::market(&id), 8).await;
+    let written = downgrade(&mut h, pda::binary::market(&id), 1, 8).await;
     let vault_before = h.vault_balance(&id, Side::Yes).await;
     let backer_before = h.lamports(backer.pubkey()).await;
 
@@ -77,7 +78,7 @@ async fn a_coverage_in_an_older_layout_is_refused_not_misread() {
         .await
         .unwrap();
     // An older layout of the same size: only the version byte tells them apart.
-    let written = downgrade(&mut h, pda::shield::coverage(&id), 0).await;
+    let written = downgrade(&mut h, pda::shield::coverage(&id), 2, 0).await;
     let vault_before = h.shield_vault_balance(&id, ShieldSide::Safe).await;
 
     let ix = shield::back_shield(backer.pubkey(), &id, ShieldSide::Safe, SOL);
@@ -97,7 +98,7 @@ async fn a_crucible_epoch_in_an_older_layout_is_refused_not_misread() {
     h.allow_source(source.pubkey()).await.unwrap();
     let epoch = pda::crucible::epoch(&SOL_MINT, 0);
     // Before `claimable_at` (an i64) was added, the epoch ended 8 bytes earlier.
-    let written = downgrade(&mut h, epoch, 8).await;
+    let written = downgrade(&mut h, epoch, 1, 8).await;
     let vault_before = h.lamports(pda::crucible::sol_vault()).await;
 
     let ix = crucible::deposit_sol(source.pubkey(), source.pubkey(), 0, SOL);

@@ -262,23 +262,33 @@ impl World {
         };
         let id = self.shields[s].0;
         if self.rng.chance(50) {
-            // Finalise and forward the seam share at once (refused while crucible_pool is).
+            // Finalise and forward every share at once (the seam share refused while
+            // crucible_pool is).
             let _ = self.h.shield_finalize(&id).await;
         } else {
-            let ix = self.h.shield_finalize_ix(&id).await;
+            let ix = shield::finalize_resolution(&id);
             let _ = self.h.process(&[ix], &[]).await;
         }
     }
 
+    /// Forwards the seam share or the wallets' shares of a resolved coverage, whichever waits.
     async fn forward(&mut self) {
         let pending = |c: &shield_vault::state::Coverage, _: i64| {
-            c.status == CoverageStatus::Resolved && c.seam_payout > 0 && !c.seam_forwarded
+            let waits = |amount: u64, forwarded: bool| amount > 0 && !forwarded;
+            c.status == CoverageStatus::Resolved
+                && (waits(c.seam_payout, c.seam_forwarded)
+                    || waits(c.treasury_payout, c.treasury_forwarded)
+                    || waits(c.protocol_payout, c.protocol_forwarded))
         };
         let Some(s) = self.pick_shield(pending).await else {
             return;
         };
         let id = self.shields[s].0;
-        let _ = self.h.forward_seam_share(&id).await;
+        if self.rng.chance(50) {
+            let _ = self.h.forward_seam_share(&id).await;
+        } else {
+            let _ = self.h.forward_payouts(&id).await;
+        }
     }
 
     /// crucible_pool's admin revokes or restores shield_vault as a source: shields must settle
@@ -361,10 +371,12 @@ impl World {
             let safe = self.h.shield_vault_balance(&id, ShieldSide::Safe).await;
             let exploit = self.h.shield_vault_balance(&id, ShieldSide::Exploit).await;
             let t = &self.shields[s].1;
-            // A seam share not yet forwarded is still in the losing vault.
-            let seam_out = if c.seam_forwarded { c.seam_payout } else { 0 };
-            let splits = c.protocol_payout + c.treasury_payout + seam_out;
-            treasury_paid += c.treasury_payout;
+            // A share not yet forwarded is still in the losing vault.
+            let out = |forwarded: bool, amount: u64| if forwarded { amount } else { 0 };
+            let seam_out = out(c.seam_forwarded, c.seam_payout);
+            let treasury_out = out(c.treasury_forwarded, c.treasury_payout);
+            let splits = out(c.protocol_forwarded, c.protocol_payout) + treasury_out + seam_out;
+            treasury_paid += treasury_out;
             seam_paid += seam_out;
             assert_eq!(
                 c.safe.principal + c.exploit.principal,
@@ -448,6 +460,10 @@ impl World {
                 .forward_seam_share(&id)
                 .await
                 .expect("a waiting seam share forwards once crucible_pool accepts");
+            self.h
+                .forward_payouts(&id)
+                .await
+                .expect("the wallets' shares forward");
             let c = self.h.coverage(&id).await;
             assert_ne!(c.status, CoverageStatus::Active, "shield {s} settles");
             let pending: Vec<(usize, u8)> = self.shields[s]

@@ -1,6 +1,7 @@
 //! shield_vault happy paths, both outcomes on both shield kinds, with the exact lamports that
 //! move; the timelocked admin changes; and a named test per rounding edge of the yield shares.
 
+use anchor_lang::prelude::Pubkey;
 use anchor_lang::Space;
 use crucible_pool::SOL_MINT;
 use integration_tests::*;
@@ -10,8 +11,8 @@ use narrative_sdk::{crucible, pda, shield};
 use shield_vault::constants::*;
 use shield_vault::error::ShieldError;
 use shield_vault::state::{
-    AdminChange, CoverageStatus, ShieldBacking, ShieldKind, ShieldProgramState, ShieldSide,
-    ShieldVerdict,
+    AdminChange, CoverageStatus, PayoutRecipient, ShieldBacking, ShieldKind, ShieldProgramState,
+    ShieldSide, ShieldVerdict,
 };
 use solana_keypair::Keypair;
 use solana_signer::Signer;
@@ -244,8 +245,8 @@ async fn safe_outcome_gives_the_exploit_principal_to_safe_backers_and_keeps_yiel
 }
 
 /// EXPLOIT wins a partnership shield: of 10 SOL of SAFE principal, 5 to the protocol wallet,
-/// 3.5 to EXPLOIT backers pro rata, 1.2 to the treasury, 0.3 to the seam pool (forwarded by CPI
-/// after finalisation).
+/// 3.5 to EXPLOIT backers pro rata, 1.2 to the treasury, 0.3 to the seam pool (the three
+/// forwarded after finalisation, each by a call of its own).
 #[tokio::test]
 async fn exploit_outcome_on_a_partnership_splits_the_safe_principal_per_spec() {
     let mut h = Harness::start().await;
@@ -264,18 +265,44 @@ async fn exploit_outcome_on_a_partnership_splits_the_safe_principal_per_spec() {
         h.lamports(protocol.pubkey()).await,
     );
     let crucible_before = h.lamports(pda::crucible::sol_vault()).await;
-    let ix = h.shield_finalize_ix(&id).await;
+    let ix = shield::finalize_resolution(&id);
     let finalized = h.process_with_events(&[ix], &[]).await.unwrap();
+    assert!(finalized.iter().any(|e| matches!(e,
+        ProgramEvent::Shield(ShieldEvent::Finalized(f)) if f.winner_bonus_pool == 3_500_000_000 && !f.refunded)));
+    // Finalisation pays no wallet: the protocol's, the treasury's and the seam pool's shares
+    // wait in the losing vault.
+    assert_eq!(h.lamports(protocol.pubkey()).await, protocol_before);
+    assert_eq!(h.lamports(h.treasury).await, treasury_before);
+    assert_eq!(h.shield_vault_balance(&id, SAFE).await, 6_500_000_000);
+    // Each goes to its own wallet only, once.
+    let stranger = h.wallets[1].pubkey();
+    for (recipient, error) in [
+        (PayoutRecipient::Treasury, ShieldError::WrongTreasury),
+        (PayoutRecipient::Protocol, ShieldError::WrongProtocolWallet),
+    ] {
+        let ix = shield::forward_payout(&id, SAFE, recipient, stranger);
+        assert_custom_error(h.process(&[ix], &[]).await, error);
+    }
+    let ix = shield::forward_payout(&id, SAFE, PayoutRecipient::Protocol, protocol.pubkey());
+    let events = h.process_with_events(&[ix], &[]).await.unwrap();
+    assert!(events.iter().any(|e| matches!(e,
+        ProgramEvent::Shield(ShieldEvent::PayoutForwarded(f))
+            if f.recipient == PayoutRecipient::Protocol && f.wallet == protocol.pubkey() && f.amount == 5 * SOL)));
     assert_eq!(
         h.lamports(protocol.pubkey()).await - protocol_before,
         5 * SOL
     );
+    let ix = shield::forward_payout(&id, SAFE, PayoutRecipient::Treasury, h.treasury);
+    h.process(&[ix], &[]).await.unwrap();
     assert_eq!(
         h.lamports(h.treasury).await - treasury_before,
         1_200_000_000
     );
-    assert!(finalized.iter().any(|e| matches!(e,
-        ProgramEvent::Shield(ShieldEvent::Finalized(f)) if f.winner_bonus_pool == 3_500_000_000 && !f.refunded)));
+    let cov = h.coverage(&id).await;
+    assert!(cov.treasury_forwarded && cov.protocol_forwarded);
+    h.warp_by(1).await;
+    let ix = shield::forward_payout(&id, SAFE, PayoutRecipient::Treasury, h.treasury);
+    assert_custom_error(h.process(&[ix], &[]).await, ShieldError::NoPayoutWaiting);
     assert_eq!(h.shield_vault_balance(&id, SAFE).await, 300_000_000);
     let ix = shield::forward_seam_share(&id, SAFE, 0);
     let events = h.process_with_events(&[ix], &[]).await.unwrap();
@@ -315,12 +342,17 @@ async fn exploit_outcome_on_a_community_shield_splits_58_39_3() {
     h.back_shield(&c, &id, EXPLOIT, 2 * SOL).await.unwrap();
     resolve_shield(&mut h, &id, EXPLOIT).await;
     let treasury_before = h.lamports(h.treasury).await;
-    let ix = shield::finalize_resolution(&id, None, h.treasury);
+    let ix = shield::finalize_resolution(&id);
     h.process(&[ix], &[]).await.unwrap();
+    h.forward_payouts(&id).await.unwrap();
     assert_eq!(
         h.lamports(h.treasury).await - treasury_before,
         3_900_000_000
     );
+    // A community shield has no protocol share to forward.
+    let wallet = h.wallets[1].pubkey();
+    let ix = shield::forward_payout(&id, SAFE, PayoutRecipient::Protocol, wallet);
+    assert_custom_error(h.process(&[ix], &[]).await, ShieldError::NoPayoutWaiting);
     let cov = h.coverage(&id).await;
     assert_eq!(
         (cov.winner_bonus_pool, cov.protocol_payout, cov.seam_payout),
@@ -365,7 +397,7 @@ async fn a_revoked_seam_source_freezes_no_shield() {
         crucible::set_authorized_source(admin.pubkey(), pda::shield::cpi_authority(), false);
     h.process(&[revoke], &[&admin]).await.unwrap();
     resolve_shield(&mut h, &id, EXPLOIT).await;
-    let ix = h.shield_finalize_ix(&id).await;
+    let ix = shield::finalize_resolution(&id);
     h.process(&[ix], &[]).await.unwrap();
     assert_custom_error(
         h.forward_seam_share(&id).await,
@@ -382,6 +414,7 @@ async fn a_revoked_seam_source_freezes_no_shield() {
     );
     h.allow_source(pda::shield::cpi_authority()).await.unwrap();
     h.forward_seam_share(&id).await.unwrap();
+    h.forward_payouts(&id).await.unwrap();
     assert_eq!(h.shield_vault_balance(&id, SAFE).await, 0);
 }
 
@@ -667,4 +700,60 @@ async fn lamports_sent_to_a_vault_are_yield_of_the_shares_already_there() {
             "donate={donate}: {paid_a}"
         );
     }
+}
+
+/// Recipients the runtime never lets a transaction credit (the treasury and a partnership's
+/// wallet set to sysvars, which it keeps read-only) hold up no finalisation and no winner's
+/// claim: only their own shares wait, counted as held in the losing vault, each until its wallet
+/// can take it.
+#[tokio::test]
+async fn wallets_that_cannot_be_credited_hold_up_no_finalisation_only_their_shares() {
+    let mut h = Harness::start().await;
+    let [a, c] = [0, 2].map(|i| h.wallets[i].insecure_clone());
+    let admin = h.admin.insecure_clone();
+    // A partnership's wallet is fixed at open: this share waits for good, and only it.
+    let sysvar_wallet = Pubkey::from_str_const("SysvarRent111111111111111111111111111111111");
+    let id = h
+        .open_shield(ShieldKind::Partnership, sysvar_wallet, 30, 0, &admin)
+        .await
+        .unwrap();
+    h.back_shield(&a, &id, SAFE, 10 * SOL).await.unwrap();
+    h.back_shield(&c, &id, EXPLOIT, 2 * SOL).await.unwrap();
+    let sysvar = CLOCK_SYSVAR;
+    h.change_shield(AdminChange::Treasury(sysvar))
+        .await
+        .unwrap();
+    resolve_shield(&mut h, &id, EXPLOIT).await;
+    h.process(&[shield::finalize_resolution(&id)], &[])
+        .await
+        .unwrap();
+    for (recipient, wallet) in [
+        (PayoutRecipient::Treasury, sysvar),
+        (PayoutRecipient::Protocol, sysvar_wallet),
+    ] {
+        let ix = shield::forward_payout(&id, SAFE, recipient, wallet);
+        assert_custom_error(
+            h.process(&[ix], &[]).await,
+            anchor_lang::error::ErrorCode::ConstraintMut,
+        );
+    }
+    // The winner is paid in full; 5 SOL (protocol) + 1.2 SOL (treasury) wait with the seam share.
+    assert_eq!(
+        claim_delta(&mut h, Claim::ExploitWinner, &c, &id, EXPLOIT).await,
+        2 * SOL + 3_500_000_000
+    );
+    h.forward_seam_share(&id).await.unwrap();
+    assert_eq!(h.shield_vault_balance(&id, SAFE).await, 6_200_000_000);
+    let cov = h.coverage(&id).await;
+    assert_eq!(cov.safe.held, 6_200_000_000);
+    assert_custom_error(h.harvest(&id, SAFE).await, ShieldError::NothingToHarvest);
+
+    let treasury = Keypair::new().pubkey();
+    h.change_shield(AdminChange::Treasury(treasury))
+        .await
+        .unwrap();
+    let ix = shield::forward_payout(&id, SAFE, PayoutRecipient::Treasury, treasury);
+    h.process(&[ix], &[]).await.unwrap();
+    assert_eq!(h.lamports(treasury).await, 1_200_000_000);
+    assert_eq!(h.shield_vault_balance(&id, SAFE).await, 5 * SOL);
 }

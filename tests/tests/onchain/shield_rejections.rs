@@ -9,7 +9,7 @@ use narrative_sdk::{pda, shield};
 use shield_vault::constants::*;
 use shield_vault::error::ShieldError;
 use shield_vault::instructions::{InitializeProgramArgs, OpenCoverageArgs};
-use shield_vault::state::{AdminChange, ShieldKind, ShieldSide, ShieldVerdict};
+use shield_vault::state::{AdminChange, PayoutRecipient, ShieldKind, ShieldSide, ShieldVerdict};
 use solana_account::Account;
 use solana_instruction_error::InstructionError;
 use solana_keypair::Keypair;
@@ -211,7 +211,7 @@ async fn finalize_before_the_timelock_or_without_a_proposal_is_rejected() {
 }
 
 #[tokio::test]
-async fn finalize_with_another_protocol_wallet_or_treasury_is_rejected() {
+async fn payouts_go_only_to_their_own_wallet_from_the_losing_vault_after_finalisation() {
     let mut h = Harness::start().await;
     let protocol = h.wallets[3].insecure_clone();
     let [a, c] = [0, 1].map(|i| h.wallets[i].insecure_clone());
@@ -224,20 +224,26 @@ async fn finalize_with_another_protocol_wallet_or_treasury_is_rejected() {
     h.warp_to(START_TIME + 30 * DAY).await;
     h.shield_vote(0, &id, EXPLOIT).await.unwrap();
     h.warp_by(RESOLUTION_TIMELOCK_SECS).await;
+    let treasury = PayoutRecipient::Treasury;
+    let ix = shield::forward_payout(&id, SAFE, treasury, h.treasury);
+    assert_custom_error(h.process(&[ix], &[]).await, ShieldError::NotResolved);
+    h.process(&[shield::finalize_resolution(&id)], &[])
+        .await
+        .unwrap();
     let thief = Keypair::new().pubkey();
-    let ix = shield::finalize_resolution(&id, Some(thief), h.treasury);
-    assert_custom_error(
-        h.process(&[ix], &[]).await,
-        ShieldError::WrongProtocolWallet,
-    );
-    let ix = shield::finalize_resolution(&id, None, h.treasury);
-    assert_custom_error(
-        h.process(&[ix], &[]).await,
-        ShieldError::WrongProtocolWallet,
-    );
-    let ix = shield::finalize_resolution(&id, Some(protocol.pubkey()), thief);
-    assert_custom_error(h.process(&[ix], &[]).await, ShieldError::WrongTreasury);
+    for (recipient, error) in [
+        (treasury, ShieldError::WrongTreasury),
+        (PayoutRecipient::Protocol, ShieldError::WrongProtocolWallet),
+    ] {
+        let ix = shield::forward_payout(&id, SAFE, recipient, thief);
+        assert_custom_error(h.process(&[ix], &[]).await, error);
+    }
+    // The winners' vault pays nothing but the winners' claims.
+    let ix = shield::forward_payout(&id, EXPLOIT, treasury, h.treasury);
+    assert_custom_error(h.process(&[ix], &[]).await, ShieldError::WrongVault);
     assert_eq!(h.lamports(thief).await, 0);
+    let cov = h.coverage(&id).await;
+    assert!(!cov.treasury_forwarded && !cov.protocol_forwarded);
 }
 
 #[tokio::test]

@@ -3,8 +3,9 @@
 //! allows them, so no backer waits on a stranger to move their money:
 //! - `finalize_resolution` once a proposed outcome's 172,800 s timelock has passed;
 //! - `forward_seam_share` for a resolved coverage whose seam share still waits in the losing
-//!   vault (as settlement forwards a market's crucible share, in a transaction of its own: a
-//!   crucible_pool refusal never holds up a finalisation);
+//!   vault, and `forward_payout` for its treasury's and a partnership's protocol share (as
+//!   settlement forwards a market's crucible share: each in a transaction of its own, so a
+//!   recipient refusing never holds up a finalisation or another recipient);
 //! - `trigger_timeout_refund` for a coverage nobody resolved once its resolution delay after the
 //!   period's end has passed, so its backers can take their principal back.
 //!
@@ -20,7 +21,7 @@ use anyhow::Context;
 use narrative_sdk::crucible_pool::state::AssetPool;
 use narrative_sdk::shield_vault::constants::{RESOLUTION_DELAY_SECS, RESOLUTION_TIMELOCK_SECS};
 use narrative_sdk::shield_vault::state::{
-    Coverage, CoverageStatus, ShieldKind, ShieldProgramState, ShieldSide,
+    Coverage, CoverageStatus, PayoutRecipient, ShieldProgramState, ShieldSide,
 };
 use narrative_sdk::{pda, Instruction};
 use narrative_store::entities::shield_coverages as coverages;
@@ -43,7 +44,7 @@ use crate::jobs::{Handler, JobOutcome, Leased};
 pub const RECHECK_SECS: i64 = 600;
 /// How soon a run that left work undone (a failed step, a full batch) runs again.
 const RETRY_SECS: i64 = 60;
-/// Coverages of each kind (due active ones, waiting seam shares) tended per run; the rest wait
+/// Coverages of each kind (due active ones, resolved ones with shares waiting) tended per run; the rest wait
 /// for the next run, due at once.
 const BATCH: u64 = 20;
 
@@ -54,45 +55,72 @@ pub enum Step {
     ForwardSeamShare {
         loser: ShieldSide,
     },
+    ForwardPayout {
+        loser: ShieldSide,
+        recipient: PayoutRecipient,
+    },
     TimeoutRefund,
     /// Nothing yet; something becomes due at this ledger time.
     WaitUntil(i64),
-    /// Nothing left for a keeper (claims are the backers').
-    Nothing,
 }
 
-/// The step `coverage` needs at the ledger time `now`, as shield_vault would allow it.
-pub fn next_step(coverage: &Coverage, now: i64) -> Step {
+/// The steps `coverage` needs at the ledger time `now`, as shield_vault would allow them: at
+/// most one while it is active; for a resolved coverage, one for each share still waiting in
+/// the losing vault. None when nothing is left for a keeper (claims are the backers').
+pub fn next_steps(coverage: &Coverage, now: i64) -> Vec<Step> {
     match coverage.status {
-        CoverageStatus::Active => match coverage.outcome {
-            Some(_) => {
-                let due = coverage
-                    .outcome_proposed_at
-                    .saturating_add(RESOLUTION_TIMELOCK_SECS);
-                if now >= due {
-                    Step::Finalize
-                } else {
-                    Step::WaitUntil(due)
-                }
-            }
-            None => {
-                let due = coverage.period_end.saturating_add(RESOLUTION_DELAY_SECS);
-                if now >= due {
-                    Step::TimeoutRefund
-                } else {
-                    Step::WaitUntil(due)
-                }
-            }
-        },
-        CoverageStatus::Resolved if coverage.seam_payout > 0 && !coverage.seam_forwarded => {
-            match coverage.outcome {
-                Some(winner) => Step::ForwardSeamShare {
-                    loser: winner.opposite(),
-                },
-                None => Step::Nothing,
-            }
+        CoverageStatus::Active => vec![active_step(coverage, now)],
+        CoverageStatus::Resolved => {
+            let Some(winner) = coverage.outcome else {
+                return Vec::new();
+            };
+            let loser = winner.opposite();
+            let payout = |recipient| Step::ForwardPayout { loser, recipient };
+            let waiting = [
+                (
+                    coverage.seam_payout,
+                    coverage.seam_forwarded,
+                    Step::ForwardSeamShare { loser },
+                ),
+                (
+                    coverage.treasury_payout,
+                    coverage.treasury_forwarded,
+                    payout(PayoutRecipient::Treasury),
+                ),
+                (
+                    coverage.protocol_payout,
+                    coverage.protocol_forwarded,
+                    payout(PayoutRecipient::Protocol),
+                ),
+            ];
+            waiting
+                .into_iter()
+                .filter(|(amount, forwarded, _)| *amount > 0 && !forwarded)
+                .map(|(_, _, step)| step)
+                .collect()
         }
-        _ => Step::Nothing,
+        CoverageStatus::Refunding => Vec::new(),
+    }
+}
+
+/// An active coverage's step: finalising its proposed outcome or refunding it, when due.
+fn active_step(coverage: &Coverage, now: i64) -> Step {
+    let (due, step) = match coverage.outcome {
+        Some(_) => (
+            coverage
+                .outcome_proposed_at
+                .saturating_add(RESOLUTION_TIMELOCK_SECS),
+            Step::Finalize,
+        ),
+        None => (
+            coverage.period_end.saturating_add(RESOLUTION_DELAY_SECS),
+            Step::TimeoutRefund,
+        ),
+    };
+    if now >= due {
+        step
+    } else {
+        Step::WaitUntil(due)
     }
 }
 
@@ -151,39 +179,50 @@ impl ShieldTender {
                 );
                 continue;
             };
-            let step = next_step(&coverage, ledger_now);
-            let instruction = match step {
-                Step::Nothing => continue,
-                Step::WaitUntil(due) => {
-                    next = next.min(at(due));
-                    continue;
-                }
-                Step::Finalize => finalize(&coverage, &program),
-                Step::TimeoutRefund => narrative_sdk::shield::trigger_timeout_refund(protocol_id),
-                Step::ForwardSeamShare { loser } => match self.forward(protocol_id, loser).await {
-                    Ok(instruction) => instruction,
-                    Err(error) => {
-                        tracing::warn!(protocol_id = hex::encode(protocol_id), error = %format!("{error:#}"), "shield keeper: crucible_pool not readable");
-                        failed = true;
+            for step in next_steps(&coverage, ledger_now) {
+                let instruction = match step {
+                    Step::WaitUntil(due) => {
+                        next = next.min(at(due));
                         continue;
                     }
-                },
-            };
-            match send_and_confirm(ledger, keeper, &[instruction]).await {
-                Ok(signature) => {
-                    tracing::info!(protocol_id = hex::encode(protocol_id), ?step, %signature, "shield keeper: step taken");
-                    let mut changed = vec![pda::shield::coverage(protocol_id)];
-                    if matches!(step, Step::ForwardSeamShare { .. }) {
-                        changed.push(pda::crucible::sol_asset_pool());
+                    Step::Finalize => narrative_sdk::shield::finalize_resolution(protocol_id),
+                    Step::TimeoutRefund => {
+                        narrative_sdk::shield::trigger_timeout_refund(protocol_id)
                     }
-                    read_through(&self.store, ledger, &changed).await?;
-                    // A finalised coverage may have a seam share to forward next.
-                    next = now;
-                    took_a_step = true;
-                }
-                Err(error) => {
-                    tracing::warn!(protocol_id = hex::encode(protocol_id), ?step, error = %format!("{error:#}"), "shield keeper: step failed");
-                    failed = true;
+                    Step::ForwardPayout { loser, recipient } => {
+                        let wallet = match recipient {
+                            PayoutRecipient::Treasury => program.treasury,
+                            PayoutRecipient::Protocol => coverage.protocol_wallet,
+                        };
+                        narrative_sdk::shield::forward_payout(protocol_id, loser, recipient, wallet)
+                    }
+                    Step::ForwardSeamShare { loser } => {
+                        match self.forward(protocol_id, loser).await {
+                            Ok(instruction) => instruction,
+                            Err(error) => {
+                                tracing::warn!(protocol_id = hex::encode(protocol_id), error = %format!("{error:#}"), "shield keeper: crucible_pool not readable");
+                                failed = true;
+                                continue;
+                            }
+                        }
+                    }
+                };
+                match send_and_confirm(ledger, keeper, &[instruction]).await {
+                    Ok(signature) => {
+                        tracing::info!(protocol_id = hex::encode(protocol_id), ?step, %signature, "shield keeper: step taken");
+                        let mut changed = vec![pda::shield::coverage(protocol_id)];
+                        if matches!(step, Step::ForwardSeamShare { .. }) {
+                            changed.push(pda::crucible::sol_asset_pool());
+                        }
+                        read_through(&self.store, ledger, &changed).await?;
+                        // A finalised coverage may have shares to forward next.
+                        next = now;
+                        took_a_step = true;
+                    }
+                    Err(error) => {
+                        tracing::warn!(protocol_id = hex::encode(protocol_id), ?step, error = %format!("{error:#}"), "shield keeper: step failed");
+                        failed = true;
+                    }
                 }
             }
         }
@@ -198,7 +237,7 @@ impl ShieldTender {
     }
 
     /// Coverages the store says may need a step at `now` (the ledger has the last word): active
-    /// ones whose timelock or resolution delay is over, resolved ones whose seam share waits.
+    /// ones whose timelock or resolution delay is over, resolved ones with a share still waiting.
     /// Also says whether a batch was full (more may be due).
     async fn candidates(&self, now: i64) -> anyhow::Result<(Vec<[u8; 32]>, bool)> {
         let mut full_batch = false;
@@ -211,14 +250,30 @@ impl ShieldTender {
         let active_due = Condition::all()
             .add(coverages::Column::Status.eq("active"))
             .add(Condition::any().add(timelock_over).add(delay_over));
-        let seam_waiting = Condition::all()
+        let waiting = |payout: coverages::Column, forwarded: coverages::Column| {
+            Condition::all().add(payout.gt(0)).add(forwarded.eq(false))
+        };
+        let shares_waiting = Condition::all()
             .add(coverages::Column::Status.eq("resolved"))
-            .add(coverages::Column::SeamPayout.gt(0))
-            .add(coverages::Column::SeamForwarded.eq(false));
-        // Two batches, so seam shares crucible_pool keeps refusing can never crowd out the
+            .add(
+                Condition::any()
+                    .add(waiting(
+                        coverages::Column::SeamPayout,
+                        coverages::Column::SeamForwarded,
+                    ))
+                    .add(waiting(
+                        coverages::Column::TreasuryPayout,
+                        coverages::Column::TreasuryForwarded,
+                    ))
+                    .add(waiting(
+                        coverages::Column::ProtocolPayout,
+                        coverages::Column::ProtocolForwarded,
+                    )),
+            );
+        // Two batches, so shares their recipients keep refusing can never crowd out the
         // finalisations and refunds (nor the other way round).
         let mut rows = Vec::new();
-        for due in [active_due, seam_waiting] {
+        for due in [active_due, shares_waiting] {
             let batch: Vec<String> = coverages::Entity::find()
                 .select_only()
                 .column(coverages::Column::ProtocolId)
@@ -292,17 +347,6 @@ impl ShieldTender {
     }
 }
 
-/// `finalize_resolution` with the partnership's protocol wallet when it has one.
-fn finalize(coverage: &Coverage, program: &ShieldProgramState) -> Instruction {
-    let protocol_wallet =
-        (coverage.kind == ShieldKind::Partnership).then_some(coverage.protocol_wallet);
-    narrative_sdk::shield::finalize_resolution(
-        &coverage.protocol_id,
-        protocol_wallet,
-        program.treasury,
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -328,44 +372,69 @@ mod tests {
             c.outcome_proposed_at = PERIOD_END;
         });
         let due = PERIOD_END + RESOLUTION_TIMELOCK_SECS;
-        assert_eq!(next_step(&proposed, due - 1), Step::WaitUntil(due));
-        assert_eq!(next_step(&proposed, due), Step::Finalize);
+        assert_eq!(next_steps(&proposed, due - 1), [Step::WaitUntil(due)]);
+        assert_eq!(next_steps(&proposed, due), [Step::Finalize]);
     }
 
     #[test]
     fn an_unresolved_coverage_refunds_exactly_when_its_delay_is_over() {
         let silent = coverage(|c| c.period_end = PERIOD_END);
         let due = PERIOD_END + RESOLUTION_DELAY_SECS;
-        assert_eq!(next_step(&silent, due - 1), Step::WaitUntil(due));
-        assert_eq!(next_step(&silent, due), Step::TimeoutRefund);
+        assert_eq!(next_steps(&silent, due - 1), [Step::WaitUntil(due)]);
+        assert_eq!(next_steps(&silent, due), [Step::TimeoutRefund]);
+    }
+
+    /// A partnership's exploit outcome: all three shares wait in the (SAFE) losing vault.
+    fn exploit_won(with: impl FnOnce(&mut Coverage)) -> Coverage {
+        coverage(|c| {
+            c.status = CoverageStatus::Resolved;
+            c.outcome = Some(ShieldSide::Exploit);
+            c.seam_payout = 30_000_000;
+            c.treasury_payout = 50_000_000;
+            c.protocol_payout = 100_000_000;
+            with(c);
+        })
     }
 
     #[test]
-    fn a_waiting_seam_share_is_forwarded_from_the_losing_side_once() {
-        let resolved = coverage(|c| {
-            c.status = CoverageStatus::Resolved;
-            c.outcome = Some(ShieldSide::Exploit);
-            c.seam_payout = 30_000_000;
-        });
+    fn each_waiting_share_is_forwarded_from_the_losing_side_once() {
+        let loser = ShieldSide::Safe;
+        let treasury = Step::ForwardPayout {
+            loser,
+            recipient: PayoutRecipient::Treasury,
+        };
+        let protocol = Step::ForwardPayout {
+            loser,
+            recipient: PayoutRecipient::Protocol,
+        };
+        let seam = Step::ForwardSeamShare { loser };
         assert_eq!(
-            next_step(&resolved, 0),
-            Step::ForwardSeamShare {
-                loser: ShieldSide::Safe
-            }
+            next_steps(&exploit_won(|_| {}), 0),
+            [seam, treasury, protocol]
         );
-        let forwarded = coverage(|c| {
-            c.status = CoverageStatus::Resolved;
-            c.outcome = Some(ShieldSide::Exploit);
-            c.seam_payout = 30_000_000;
+        // Each share is its own step: one its recipient refuses leaves the others due.
+        let seam_left = exploit_won(|c| c.seam_forwarded = true);
+        assert_eq!(next_steps(&seam_left, 0), [treasury, protocol]);
+        let treasury_left = exploit_won(|c| {
             c.seam_forwarded = true;
+            c.protocol_forwarded = true;
         });
-        assert_eq!(next_step(&forwarded, 0), Step::Nothing);
+        assert_eq!(next_steps(&treasury_left, 0), [treasury]);
+        let all_left = exploit_won(|c| {
+            c.seam_forwarded = true;
+            c.treasury_forwarded = true;
+            c.protocol_forwarded = true;
+        });
+        assert_eq!(next_steps(&all_left, 0), []);
+        // A community shield has no protocol share.
+        let community = exploit_won(|c| c.protocol_payout = 0);
+        assert_eq!(next_steps(&community, 0), [seam, treasury]);
         let safe_won = coverage(|c| {
             c.status = CoverageStatus::Resolved;
             c.outcome = Some(ShieldSide::Safe);
         });
-        assert_eq!(next_step(&safe_won, 0), Step::Nothing, "no seam share");
+        assert_eq!(next_steps(&safe_won, 0), [], "no shares on a safe outcome");
         let refunding = coverage(|c| c.status = CoverageStatus::Refunding);
-        assert_eq!(next_step(&refunding, i64::MAX), Step::Nothing);
+        assert_eq!(next_steps(&refunding, i64::MAX), []);
     }
 }

@@ -3,24 +3,20 @@ use anchor_lang::prelude::*;
 use crate::constants::*;
 use crate::error::BinaryError;
 use crate::instructions::resolve_dispute::{apply_ruling, BondTo, Ruling};
-use crate::state::{lapses_at, Config, Dispute, Market};
+use crate::state::{lapses_at, Dispute, Market};
 
 /// Settles a dispute the admin has left unruled until `max_resolution_delay_secs` after the
 /// hold's end (never earlier, however early in the hold it opened); anyone. The proposed
-/// outcome stands and the bond goes to the treasury, as if upheld: a losing wallet cannot turn
-/// the admin's silence into a refund of the whole market.
+/// outcome stands and the bond is forfeit to the treasury, as if upheld: a losing wallet cannot
+/// turn the admin's silence into a refund of the whole market. The bond waits in the dispute
+/// account for `forward_dispute_bond`.
 #[event_cpi]
 #[derive(Accounts)]
 pub struct LapseDispute<'info> {
-    #[account(seeds = [CONFIG_SEED], bump = config.bump)]
-    pub config: Account<'info, Config>,
     #[account(mut, seeds = [MARKET_SEED, market.market_id.as_ref()], bump = market.bump)]
     pub market: Account<'info, Market>,
     #[account(mut, seeds = [DISPUTE_SEED, market.market_id.as_ref()], bump = dispute.bump)]
     pub dispute: Account<'info, Dispute>,
-    /// CHECK: receives the forfeited bond; must be the configured treasury.
-    #[account(mut, address = config.treasury @ BinaryError::WrongTreasury)]
-    pub treasury: UncheckedAccount<'info>,
 }
 
 pub fn handler(mut ctx: Context<LapseDispute>) -> Result<()> {
@@ -44,9 +40,6 @@ pub fn handler(mut ctx: Context<LapseDispute>) -> Result<()> {
         now,
     )?;
     debug_assert!(matches!(bond_to, BondTo::Treasury));
-    let bond = accounts.dispute.bond_lamports;
-    accounts.dispute.sub_lamports(bond)?;
-    accounts.treasury.add_lamports(bond)?;
     emit_cpi!(settled);
     Ok(())
 }

@@ -5,13 +5,12 @@ use vault_common::SafeMath;
 use crate::constants::*;
 use crate::error::BinaryError;
 use crate::events::{DisputeOpened, DisputeSettled};
-use crate::state::{
-    ruling_from, Config, Dispute, DisputeAction, DisputeStatus, Market, ProgramState,
-};
+use crate::state::{ruling_from, Dispute, DisputeAction, DisputeStatus, Market, ProgramState};
 
 /// Opens a dispute (anyone but the admin and the market's oracles, during the hold, posting the
 /// bond copied into the market at creation: status 3) or settles it (admin): uphold keeps the
-/// outcome and its hold and sends the bond to the treasury, at any time; overturn flips the
+/// outcome and its hold and forfeits the bond to the treasury (it waits in the dispute account
+/// for `forward_dispute_bond`, so no treasury can stop a ruling), at any time; overturn flips the
 /// outcome, restarts the hold and returns the bond; refund sends the market to status 4 and
 /// returns the bond. Those two change what backers hold, so they wait
 /// `MIN_DISPUTE_RULING_DELAY_SECS` after the dispute opened: the admin cannot open and decide a
@@ -28,8 +27,6 @@ pub struct ResolveDispute<'info> {
     pub authority: Signer<'info>,
     #[account(seeds = [PROGRAM_STATE_SEED], bump = program_state.bump)]
     pub program_state: Account<'info, ProgramState>,
-    #[account(seeds = [CONFIG_SEED], bump = config.bump)]
-    pub config: Account<'info, Config>,
     #[account(mut, seeds = [MARKET_SEED, market.market_id.as_ref()], bump = market.bump)]
     pub market: Account<'info, Market>,
     /// CHECK: the market's dispute record: created by the first dispute (see
@@ -39,9 +36,6 @@ pub struct ResolveDispute<'info> {
     /// CHECK: receives the bond back; must be the recorded disputer (checked in the handler).
     #[account(mut)]
     pub disputer: UncheckedAccount<'info>,
-    /// CHECK: receives an upheld dispute's bond; must be the configured treasury.
-    #[account(mut, address = config.treasury @ BinaryError::WrongTreasury)]
-    pub treasury: UncheckedAccount<'info>,
     pub system_program: Program<'info, System>,
 }
 
@@ -131,6 +125,7 @@ fn open_dispute(ctx: &mut Context<ResolveDispute>) -> Result<DisputeOpened> {
         settled_at: 0,
         dispute_count: previous.map_or(0, |d| d.dispute_count).safe_add(1)?,
         bump,
+        bond_forwarded: false,
     };
     if dispute.dispute_count == 1 {
         vault_common::init_account(
@@ -180,20 +175,19 @@ fn settle_dispute(ctx: &mut Context<ResolveDispute>, ruling: Ruling) -> Result<D
         BinaryError::WrongDisputer
     );
     let (settled, bond_to) = apply_ruling(&mut accounts.market, &mut dispute, ruling, now)?;
-    let bond_to = match bond_to {
-        BondTo::Treasury => accounts.treasury.to_account_info(),
-        BondTo::Disputer => accounts.disputer.to_account_info(),
-    };
     // The dispute account is this program's, so the bond moves without a CPI; its rent stays
-    // so the record remains for indexers and a later dispute.
-    accounts.dispute.sub_lamports(dispute.bond_lamports)?;
-    bond_to.add_lamports(dispute.bond_lamports)?;
+    // so the record remains for indexers and a later dispute. A forfeit bond stays too.
+    if let BondTo::Disputer = bond_to {
+        accounts.dispute.sub_lamports(dispute.bond_lamports)?;
+        accounts.disputer.add_lamports(dispute.bond_lamports)?;
+    }
     vault_common::write_account(&accounts.dispute, &dispute)?;
     Ok(settled)
 }
 
 /// Where a settled dispute's bond goes.
 pub(crate) enum BondTo {
+    /// Forfeit: it stays in the dispute account until `forward_dispute_bond`.
     Treasury,
     Disputer,
 }

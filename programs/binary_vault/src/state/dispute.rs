@@ -17,13 +17,13 @@ pub enum DisputeAction {
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
 pub enum DisputeStatus {
     Open,
-    /// Outcome stood; the bond went to the treasury.
+    /// Outcome stood; the bond is forfeit to the treasury (see `Dispute::bond_forwarded`).
     Upheld,
     /// Outcome flipped; the bond went back to the disputer.
     Overturned,
     /// Market refunds everyone; the bond went back to the disputer.
     Refunded,
-    /// Left unruled past the delay: the outcome stood and the bond went to the treasury.
+    /// Left unruled past the delay: the outcome stood and the bond is forfeit to the treasury.
     Lapsed,
 }
 
@@ -37,11 +37,12 @@ impl DisputeStatus {
 
 vault_common::layout_version!(
     /// The layout version of `Dispute` accounts (see `vault_common::layout`).
-    DisputeVersion = 1 for "Dispute"
+    DisputeVersion = 2 for "Dispute"
 );
 
 /// The market's dispute record (`binary_dispute` + market_id), reused if a later hold is
-/// disputed again. While open it holds the bond lamports.
+/// disputed again. While open it holds the bond lamports; a forfeit bond stays in it until
+/// `forward_dispute_bond` sends it to the treasury.
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct Dispute {
@@ -56,6 +57,10 @@ pub struct Dispute {
     /// How many disputes this market has seen.
     pub dispute_count: u32,
     pub bump: u8,
+    /// Whether a forfeit bond (upheld or lapsed) has left for the treasury. The rulings never
+    /// pay the treasury themselves, so a treasury the runtime cannot credit (a sysvar or a
+    /// builtin program, which it keeps read-only) can delay only its own bond, never a ruling.
+    pub bond_forwarded: bool,
 }
 
 /// From when the admin may rule against the standing outcome (overturn, refund) of a dispute

@@ -6,14 +6,14 @@ use crate::constants::*;
 use crate::error::ShieldError;
 use crate::events::ShieldFinalized;
 use crate::math::split;
-use crate::state::{Coverage, CoverageStatus, ShieldKind, ShieldProgramState, ShieldSide};
+use crate::state::{Coverage, CoverageStatus, ShieldProgramState, ShieldSide};
 
 /// Executes the splits once the outcome's 172800 s timelock has elapsed (anyone may call). The
-/// losing side's principal leaves its vault: the winners' share moves into the winning vault,
-/// and on an exploit the protocol wallet (partnership) and treasury are paid. The seam-pool share
-/// waits in the losing vault for `forward_seam_share`, so crucible_pool's state can never stop a
-/// coverage from finalising. Yield stays on its own side. If nobody backed the winning side, the
-/// shield refunds instead.
+/// winners' share of the losing principal moves into the winning vault. On an exploit the
+/// protocol wallet's (partnership), the treasury's and the seam pool's shares wait in the losing
+/// vault for `forward_payout` and `forward_seam_share`: no recipient's account, nor
+/// crucible_pool's state, can stop a coverage from finalising. Yield stays on its own side. If
+/// nobody backed the winning side, the shield refunds instead.
 #[event_cpi]
 #[derive(Accounts)]
 pub struct FinalizeResolution<'info> {
@@ -25,13 +25,6 @@ pub struct FinalizeResolution<'info> {
     pub safe_vault: SystemAccount<'info>,
     #[account(mut, seeds = [EXPLOIT_VAULT_SEED, coverage.protocol_id.as_ref()], bump = coverage.exploit_vault_bump)]
     pub exploit_vault: SystemAccount<'info>,
-    /// CHECK: the partnership's protocol wallet (checked in the handler); `None` on a
-    /// community shield.
-    #[account(mut)]
-    pub protocol_wallet: Option<UncheckedAccount<'info>>,
-    /// CHECK: must be the configured treasury.
-    #[account(mut, address = program_state.treasury @ ShieldError::WrongTreasury)]
-    pub treasury: UncheckedAccount<'info>,
     pub system_program: Program<'info, System>,
 }
 
@@ -82,12 +75,10 @@ fn finalize(ctx: &mut Context<FinalizeResolution>) -> Result<ShieldFinalized> {
     coverage.protocol_payout = parts.protocol_payout;
     coverage.treasury_payout = parts.treasury_payout;
     coverage.seam_payout = parts.seam_payout;
-    // The seam share stays in the losing vault, still counted as held, until forwarded.
+    // The protocol's, the treasury's and the seam pool's shares stay in the losing vault, still
+    // counted as held, until forwarded.
     let loser_pool = coverage.pool_mut(loser);
-    loser_pool.held = loser_pool
-        .held
-        .safe_sub(loser_principal)?
-        .safe_add(parts.seam_payout)?;
+    loser_pool.held = loser_pool.held.safe_sub(parts.winner_bonus_pool)?;
     let winner_pool = coverage.pool_mut(winner);
     winner_pool.held = winner_pool.held.safe_add(parts.winner_bonus_pool)?;
 
@@ -105,32 +96,9 @@ fn finalize(ctx: &mut Context<FinalizeResolution>) -> Result<ShieldFinalized> {
         ),
     };
     vault_common::transfer_sol(
-        loser_vault.clone(),
+        loser_vault,
         winner_vault,
         parts.winner_bonus_pool,
-        &[loser_seeds],
-    )?;
-    if coverage.kind == ShieldKind::Partnership {
-        let wallet = accounts
-            .protocol_wallet
-            .as_ref()
-            .ok_or(ShieldError::WrongProtocolWallet)?;
-        require_keys_eq!(
-            wallet.key(),
-            coverage.protocol_wallet,
-            ShieldError::WrongProtocolWallet
-        );
-        vault_common::transfer_sol(
-            loser_vault.clone(),
-            wallet.to_account_info(),
-            parts.protocol_payout,
-            &[loser_seeds],
-        )?;
-    }
-    vault_common::transfer_sol(
-        loser_vault,
-        accounts.treasury.to_account_info(),
-        parts.treasury_payout,
         &[loser_seeds],
     )?;
     Ok(ShieldFinalized {

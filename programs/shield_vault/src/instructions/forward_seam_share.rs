@@ -53,22 +53,14 @@ pub fn handler(mut ctx: Context<ForwardSeamShare>) -> Result<()> {
         coverage.seam_payout > 0 && !coverage.seam_forwarded,
         ShieldError::NothingToForward
     );
-    let loser = coverage
-        .outcome
-        .ok_or(ShieldError::ThresholdNotMet)?
-        .opposite();
-    let protocol_id = coverage.protocol_id;
-    let loser_bump = [coverage.vault_bump(loser)];
-    let expected = Pubkey::create_program_address(
-        &[loser.vault_seed(), &protocol_id, &loser_bump],
-        &crate::ID,
-    )
-    .map_err(|_| ProgramError::InvalidSeeds)?;
+    let (loser, expected) = coverage.loser_vault()?;
     require_keys_eq!(
         accounts.loser_vault.key(),
         expected,
         ShieldError::WrongVault
     );
+    let protocol_id = coverage.protocol_id;
+    let loser_bump = [coverage.vault_bump(loser)];
     let amount = coverage.seam_payout;
     let pool = coverage.pool_mut(loser);
     pool.held = pool.held.safe_sub(amount)?;

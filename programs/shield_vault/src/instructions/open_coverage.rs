@@ -99,6 +99,8 @@ pub fn handler(mut ctx: Context<OpenCoverage>, args: OpenCoverageArgs) -> Result
         seam_forwarded: false,
         unresolvable_votes: 0,
         oracles: accounts.program_state.coverage_oracles(),
+        treasury_forwarded: false,
+        protocol_forwarded: false,
     };
     let admin = accounts.admin.to_account_info();
     vault_common::init_account(

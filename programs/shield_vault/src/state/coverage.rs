@@ -88,6 +88,15 @@ impl CoverageOracles {
     }
 }
 
+/// Who a resolved coverage's `forward_payout` pays from the losing vault.
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
+pub enum PayoutRecipient {
+    /// The configured treasury: `treasury_payout`.
+    Treasury,
+    /// A partnership's protocol wallet: `protocol_payout`.
+    Protocol,
+}
+
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, PartialEq, Eq, InitSpace, Debug)]
 pub enum CoverageStatus {
     /// Open for backing until `period_end`, then for oracle votes.
@@ -142,7 +151,7 @@ impl SidePool {
 
 vault_common::layout_version!(
     /// The layout version of `Coverage` accounts (see `vault_common::layout`).
-    CoverageVersion = 1 for "Coverage"
+    CoverageVersion = 2 for "Coverage"
 );
 
 /// One coverage period of one protocol (`shield_state` + protocol_id).
@@ -187,6 +196,13 @@ pub struct Coverage {
     pub unresolvable_votes: u8,
     /// Who votes on this coverage, copied at open.
     pub oracles: CoverageOracles,
+    /// Whether `treasury_payout`, and a partnership's `protocol_payout`, have left the losing
+    /// vault (`forward_payout`). Like the seam share they wait there, counted in the losing
+    /// side's `held`, so a recipient the runtime cannot credit (a sysvar or a builtin program,
+    /// which it keeps read-only) delays only its own payout, never the finalisation and the
+    /// winners' claims.
+    pub treasury_forwarded: bool,
+    pub protocol_forwarded: bool,
 }
 
 impl Coverage {
@@ -202,6 +218,25 @@ impl Coverage {
             ShieldSide::Safe => &mut self.safe,
             ShieldSide::Exploit => &mut self.exploit,
         }
+    }
+
+    /// A resolved coverage's losing side and the address of its vault, which holds the payouts
+    /// still to forward.
+    pub fn loser_vault(&self) -> Result<(ShieldSide, Pubkey)> {
+        let loser = self
+            .outcome
+            .ok_or(crate::error::ShieldError::ThresholdNotMet)?
+            .opposite();
+        let address = Pubkey::create_program_address(
+            &[
+                loser.vault_seed(),
+                &self.protocol_id,
+                &[self.vault_bump(loser)],
+            ],
+            &crate::ID,
+        )
+        .map_err(|_| ProgramError::InvalidSeeds)?;
+        Ok((loser, address))
     }
 
     pub fn vault_bump(&self, side: ShieldSide) -> u8 {
