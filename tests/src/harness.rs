@@ -217,6 +217,7 @@ impl Harness {
                     pda::binary::cpi_authority(),
                     pda::shield::cpi_authority(),
                 ],
+                guardian: Pubkey::default(),
             },
         );
         let sol_pool = crucible::init_sol_pool(admin.pubkey());
@@ -640,12 +641,24 @@ impl Uninitialised {
     }
 
     pub async fn exists(&mut self, address: Pubkey) -> bool {
+        self.raw_account(address).await.is_some()
+    }
+
+    /// The account at `address`, decoded as `T`.
+    pub async fn account<T: AccountDeserialize>(&mut self, address: Pubkey) -> T {
+        let account = self
+            .raw_account(address)
+            .await
+            .unwrap_or_else(|| panic!("account {address} missing"));
+        T::try_deserialize(&mut account.data.as_slice()).expect("account decodes")
+    }
+
+    async fn raw_account(&mut self, address: Pubkey) -> Option<Account> {
         self.ctx
             .banks_client
             .get_account(address)
             .await
             .expect("bank answers")
-            .is_some()
     }
 }
 

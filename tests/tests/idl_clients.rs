@@ -158,6 +158,7 @@ async fn fixture_of_every_instruction_for_the_typescript_clients() {
                 epoch_duration_secs: EPOCH_DURATION,
                 claim_window_secs: CLAIM_WINDOW,
                 authorized_sources: vec![pda::binary::cpi_authority(), w1.pubkey()],
+                guardian: w0.pubkey(),
             },
         ),
         crucible::init_sol_pool(admin.pubkey()),

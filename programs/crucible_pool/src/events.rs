@@ -12,6 +12,8 @@ pub struct CrucibleInitialized {
     pub keeper: Pubkey,
     pub epoch_duration_secs: i64,
     pub claim_window_secs: i64,
+    /// The zero key when none was named.
+    pub guardian: Pubkey,
 }
 
 #[event]

@@ -9,7 +9,7 @@ use crucible_pool::constants::{
 };
 use crucible_pool::error::CrucibleError;
 use crucible_pool::instructions::{CloseEpochArgs, InitializeArgs, UpdateSettingsArgs};
-use crucible_pool::state::{ClaimReceipt, EpochStatus};
+use crucible_pool::state::{ClaimReceipt, CrucibleState, EpochStatus};
 use crucible_pool::SOL_MINT;
 use integration_tests::*;
 use narrative_sdk::merkle::Distribution;
@@ -852,17 +852,24 @@ async fn the_keeper_is_never_a_key_that_may_veto_its_roots() {
 }
 
 /// Between a deployment and its initialisation anyone could send `initialize`: only the upgrade
-/// authority's is taken, and its settings meet the bounds every later change must meet.
+/// authority's is taken, and its settings meet the bounds and the role rules every later change
+/// must meet; a guardian named there may veto from the first epoch.
 #[tokio::test]
 async fn initialize_is_the_upgrade_authoritys_and_its_settings_are_bounded() {
     let authority = Keypair::new();
     let impostor = Keypair::new();
     let mut bank = Uninitialised::start(&authority.pubkey(), &[&authority, &impostor]).await;
+    let keeper = Keypair::new().pubkey();
     let args = |epoch_duration_secs, claim_window_secs, sources: usize| InitializeArgs {
-        keeper: Keypair::new().pubkey(),
+        keeper,
         epoch_duration_secs,
         claim_window_secs,
         authorized_sources: (0..sources).map(|_| Keypair::new().pubkey()).collect(),
+        guardian: Pubkey::default(),
+    };
+    let guarded_by = |guardian| InitializeArgs {
+        guardian,
+        ..args(EPOCH_DURATION, CLAIM_WINDOW, 2)
     };
     let by = |signer: &Keypair, args| crucible::initialize(signer.pubkey(), args);
     assert_custom_error(
@@ -895,6 +902,11 @@ async fn initialize_is_the_upgrade_authoritys_and_its_settings_are_bounded() {
             args(EPOCH_DURATION, CLAIM_WINDOW, MAX_AUTHORIZED_SOURCES + 1),
             CrucibleError::TooManySources,
         ),
+        (
+            guarded_by(authority.pubkey()),
+            CrucibleError::GuardianIsAdmin,
+        ),
+        (guarded_by(keeper), CrucibleError::KeeperMayVeto),
     ] {
         assert_custom_error(
             bank.process(by(&authority, refused), &authority).await,
@@ -902,11 +914,20 @@ async fn initialize_is_the_upgrade_authoritys_and_its_settings_are_bounded() {
         );
     }
     assert!(!bank.exists(pda::crucible::state()).await);
-    let edges = args(MIN_DURATION_SECS, MAX_DURATION_SECS, MAX_AUTHORIZED_SOURCES);
+    let guardian = Keypair::new().pubkey();
+    let edges = InitializeArgs {
+        guardian,
+        ..args(MIN_DURATION_SECS, MAX_DURATION_SECS, MAX_AUTHORIZED_SOURCES)
+    };
     bank.process(by(&authority, edges), &authority)
         .await
         .unwrap();
-    assert!(bank.exists(pda::crucible::state()).await);
+    let state: CrucibleState = bank.account(pda::crucible::state()).await;
+    assert_eq!(
+        (state.admin, state.keeper, state.guardian),
+        (authority.pubkey(), keeper, guardian)
+    );
+    assert!(state.may_veto(&guardian));
 }
 
 /// A guardian and a new deposit source are settings changes like the keeper: neither applies

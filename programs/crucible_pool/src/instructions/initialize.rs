@@ -14,6 +14,9 @@ pub struct InitializeArgs {
     /// The depositing programs' CPI signers allowed from the start (binary_vault's and
     /// shield_vault's); later additions wait the admin timelock.
     pub authorized_sources: Vec<Pubkey>,
+    /// A second key that may veto roots beside the admin from the first epoch (neither the
+    /// admin nor the keeper); the zero key for none. Later changes wait the admin timelock.
+    pub guardian: Pubkey,
 }
 
 /// Creates the program state. Only the program's upgrade authority may call it, so nobody can
@@ -62,7 +65,7 @@ pub fn handler(ctx: Context<Initialize>, args: InitializeArgs) -> Result<()> {
         claim_window_secs: args.claim_window_secs,
         bump: ctx.bumps.state,
         pending_admin: None,
-        guardian: Pubkey::default(),
+        guardian: args.guardian,
         pending_change: None,
     };
     for source in &args.authorized_sources {
@@ -80,6 +83,7 @@ pub fn handler(ctx: Context<Initialize>, args: InitializeArgs) -> Result<()> {
         keeper: state.keeper,
         epoch_duration_secs: state.epoch_duration_secs,
         claim_window_secs: state.claim_window_secs,
+        guardian: state.guardian,
     });
     Ok(())
 }
