@@ -692,7 +692,8 @@ impl Harness {
     }
 
     /// Sends the admin's `apply` a second before `timelock_secs` have passed, which must be
-    /// refused with `too_early`, then at that moment, which must go through.
+    /// refused with `too_early`, then at that moment, which must go through. The timelock is
+    /// counted from this call, so call it right after the proposal lands.
     pub async fn apply_when_due(
         &mut self,
         apply: Instruction,
