@@ -5,6 +5,7 @@ mod common;
 
 use common::{TestServer, ADMIN_SECRET, ADMIN_WALLET};
 use ed25519_dalek::{Signer, SigningKey};
+use narrative_store::entities::shield_coverages;
 use reqwest::StatusCode;
 use sea_orm::{ActiveModelTrait, EntityTrait, IntoActiveModel};
 use serde_json::{json, Value};
@@ -321,11 +322,24 @@ async fn shield_protocols_come_from_the_index_with_pool_state() {
         .insert(db)
         .await
         .unwrap();
-    common::fixtures::coverage(3, "resolved", now - 90 * 86_400)
-        .into_active_model()
-        .insert(db)
-        .await
-        .unwrap();
+    // A partnership that EXPLOIT won: its seam share has gone to the Echo Pool, its treasury
+    // and protocol shares still wait in the losing vault, the protocol's behind a wallet the
+    // runtime could not credit.
+    shield_coverages::Model {
+        kind: "partnership".into(),
+        protocol_wallet: Some("So11111111111111111111111111111111111111112".into()),
+        outcome: Some("exploit".into()),
+        protocol_payout: 1_250_000_000,
+        treasury_payout: 300_000_000,
+        seam_payout: 75_000_000,
+        seam_forwarded: true,
+        treasury_forwarded: true,
+        ..common::fixtures::coverage(3, "resolved", now - 90 * 86_400)
+    }
+    .into_active_model()
+    .insert(db)
+    .await
+    .unwrap();
 
     let (status, body) = server.get("/v1/shield/protocols").await;
     assert_eq!(status, StatusCode::OK);
@@ -338,6 +352,9 @@ async fn shield_protocols_come_from_the_index_with_pool_state() {
     assert_eq!(first["safe"]["principal_sol"], 2.5);
     assert_eq!(first["exploit"]["backers"], 1);
     assert_eq!(first["total_backed_sol"], 3.0);
+    for share in ["seam_share", "treasury_share", "protocol_share"] {
+        assert_eq!(first[share], Value::Null, "{share} before resolution");
+    }
 
     let (_, page) = server.get("/v1/shield/protocols?limit=1&offset=1").await;
     assert_eq!(page["protocols"].as_array().unwrap().len(), 1);
@@ -352,6 +369,18 @@ async fn shield_protocols_come_from_the_index_with_pool_state() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(detail["protocol"]["status"], "resolved");
     assert_eq!(detail["protocol"]["backing_open"], false);
+    assert_eq!(
+        detail["protocol"]["seam_share"],
+        json!({"lamports": 75_000_000, "stage": "forwarded"})
+    );
+    assert_eq!(
+        detail["protocol"]["treasury_share"],
+        json!({"lamports": 300_000_000, "stage": "forwarded"})
+    );
+    assert_eq!(
+        detail["protocol"]["protocol_share"],
+        json!({"lamports": 1_250_000_000, "stage": "pending_forward"})
+    );
     let (status, body) = server
         .get(&format!("/v1/shield/protocols/{}", "09".repeat(32)))
         .await;

@@ -188,14 +188,9 @@ async fn the_keeper_finalises_forwards_the_seam_share_and_refunds_what_nobody_re
     };
     advance(&ledger, &clock, RESOLUTION_TIMELOCK_SECS + 60).await;
     eventually("the keeper to finalise and forward both shares", || async {
-        protocol(&server, &hacked).await["seam_share"]["stage"] == "forwarded"
-            && ledger
-                .harness
-                .lock()
-                .await
-                .coverage(&hacked)
-                .await
-                .treasury_forwarded
+        let shown = protocol(&server, &hacked).await;
+        shown["seam_share"]["stage"] == "forwarded"
+            && shown["treasury_share"]["stage"] == "forwarded"
     })
     .await;
     let seam = 2 * SOL * u64::from(SEAM_POOL_BPS) / 10_000;
@@ -231,6 +226,8 @@ async fn the_keeper_finalises_forwards_the_seam_share_and_refunds_what_nobody_re
     let shown = protocol(&server, &hacked).await;
     assert_eq!(shown["status"], "resolved");
     assert_eq!(shown["seam_share"]["lamports"], seam);
+    assert_eq!(shown["treasury_share"]["lamports"], treasury_share);
+    assert_eq!(shown["protocol_share"], Value::Null, "a community shield's");
     assert_eq!(shown["finalizes_at"], Value::Null);
 
     // Nobody resolved the other coverage: once its resolution delay has passed the keeper

@@ -74,14 +74,29 @@ pub struct ShieldProtocol {
     /// (the keeper sends it then).
     pub refundable_at: Option<String>,
     /// A resolved exploit's seam share for the Echo Pool, once there is one.
-    pub seam_share: Option<SeamShare>,
+    pub seam_share: Option<ForwardedShare>,
+    /// A resolved coverage's share for the treasury, once there is one.
+    pub treasury_share: Option<ForwardedShare>,
+    /// A resolved partnership coverage's share for its protocol wallet, once there is one.
+    pub protocol_share: Option<ForwardedShare>,
 }
 
+/// A share of the losing principal that finalisation leaves in the losing vault; the keeper
+/// (or anyone) forwards it to its one recipient in a transaction of its own.
 #[derive(Object)]
-pub struct SeamShare {
+pub struct ForwardedShare {
     pub lamports: i64,
-    /// `pending_forward` (waiting in the losing vault for the keeper) or `forwarded`.
+    /// `pending_forward` (waiting in the losing vault) or `forwarded`.
     pub stage: String,
+}
+
+impl From<protocols::HeldShare> for ForwardedShare {
+    fn from(share: protocols::HeldShare) -> Self {
+        ForwardedShare {
+            lamports: share.lamports,
+            stage: share.stage().into(),
+        }
+    }
 }
 
 impl ShieldProtocol {
@@ -90,10 +105,9 @@ impl ShieldProtocol {
             backing_open: protocols::backing_open(&c, now),
             finalizes_at: protocols::finalizes_at(&c).map(iso),
             refundable_at: protocols::refundable_at(&c).map(iso),
-            seam_share: protocols::seam_share_stage(&c).map(|stage| SeamShare {
-                lamports: c.seam_payout,
-                stage: stage.into(),
-            }),
+            seam_share: protocols::seam_share(&c).map(Into::into),
+            treasury_share: protocols::treasury_share(&c).map(Into::into),
+            protocol_share: protocols::protocol_share(&c).map(Into::into),
             total_backed_sol: sol(c.safe_principal.saturating_add(c.exploit_principal)),
             safe: ShieldPool {
                 principal_lamports: c.safe_principal,

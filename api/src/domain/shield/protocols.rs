@@ -42,16 +42,59 @@ pub fn refundable_at(coverage: &shield_coverages::Model) -> Option<i64> {
         .then(|| coverage.period_end.saturating_add(RESOLUTION_DELAY_SECS))
 }
 
-/// Where a resolved coverage's seam share (crucible_pool's part of an exploit's losing
-/// principal) stands: `pending_forward` while it waits in the losing vault for the keeper,
-/// `forwarded` once it left; `None` when there is none.
-pub fn seam_share_stage(coverage: &shield_coverages::Model) -> Option<&'static str> {
-    (coverage.status == "resolved" && coverage.seam_payout > 0).then_some(
-        if coverage.seam_forwarded {
+/// One of a resolved coverage's shares that finalisation leaves in the losing vault for the
+/// keeper to forward (crucible_pool's seam share, the treasury's, a partnership protocol's):
+/// how much, and whether it has left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeldShare {
+    pub lamports: i64,
+    pub forwarded: bool,
+}
+
+impl HeldShare {
+    /// `pending_forward` while it waits in the losing vault, `forwarded` once it left.
+    pub fn stage(self) -> &'static str {
+        if self.forwarded {
             "forwarded"
         } else {
             "pending_forward"
-        },
+        }
+    }
+}
+
+/// The resolved coverage's share of `lamports`, forwarded or not; `None` before resolution and
+/// when the split gave it nothing.
+fn held_share(
+    coverage: &shield_coverages::Model,
+    lamports: i64,
+    forwarded: bool,
+) -> Option<HeldShare> {
+    (coverage.status == "resolved" && lamports > 0).then_some(HeldShare {
+        lamports,
+        forwarded,
+    })
+}
+
+/// crucible_pool's part of an exploit's losing principal.
+pub fn seam_share(coverage: &shield_coverages::Model) -> Option<HeldShare> {
+    held_share(coverage, coverage.seam_payout, coverage.seam_forwarded)
+}
+
+/// The treasury's part of the losing principal.
+pub fn treasury_share(coverage: &shield_coverages::Model) -> Option<HeldShare> {
+    held_share(
+        coverage,
+        coverage.treasury_payout,
+        coverage.treasury_forwarded,
+    )
+}
+
+/// A partnership protocol's part of the losing principal (a community shield has none).
+pub fn protocol_share(coverage: &shield_coverages::Model) -> Option<HeldShare> {
+    held_share(
+        coverage,
+        coverage.protocol_payout,
+        coverage.protocol_forwarded,
     )
 }
 

@@ -10,8 +10,8 @@ use crate::state::{Coverage, CoverageStatus, PayoutRecipient, ShieldProgramState
 /// Sends a resolved coverage's treasury share, or a partnership's protocol share, from the
 /// losing vault to its recipient; anyone, once each. Finalisation leaves both in the vault
 /// (counted as held), so a recipient the runtime cannot credit (a sysvar or a builtin program,
-/// which it keeps read-only) holds up only this call, never the
-/// winners' claims; it can be repeated once the recipient can take it.
+/// which it keeps read-only) holds up only this call, never the winners' claims; it can be
+/// repeated once the recipient can take it.
 #[event_cpi]
 #[derive(Accounts)]
 pub struct ForwardPayout<'info> {
