@@ -203,10 +203,15 @@ impl std::fmt::Display for UiAmount {
     }
 }
 
+/// The finest step any token taken here has: a lamport (SOL has 9 decimals, USDC 6). The
+/// schemas state it as `multipleOf`, so a generated or validated amount is one the parser can
+/// take; a JSON number's text is what is checked, as a decimal, not its f64.
+pub const FINEST_UI_STEP: f64 = 1e-9;
+
 value_type!([] UiAmount, "ui_amount", MetaSchema {
-    description: Some("A positive decimal amount of the token (UI units, e.g. 1.5 SOL), as a JSON number or a decimal string; it may not carry more decimals than the token's mint."),
-    exclusive_minimum: Some(true),
-    minimum: Some(0.0),
+    description: Some("A positive decimal amount of the token (UI units, e.g. 1.5 SOL), as a JSON number or a decimal string; it may not carry more decimals than the token's mint (SOL 9, USDC 6)."),
+    minimum: Some(FINEST_UI_STEP),
+    multiple_of: Some(FINEST_UI_STEP),
     maximum: Some(MAX_UI_AMOUNT),
     ..MetaSchema::new_with_format("number", "decimal")
 });
@@ -262,8 +267,8 @@ impl SolAmount {
 
 value_type!([] SolAmount, "sol_amount", MetaSchema {
     description: Some("A positive amount of SOL (UI units, e.g. 1.5), as a JSON number or a decimal string, with at most 9 decimals (a lamport), at most u64::MAX lamports."),
-    exclusive_minimum: Some(true),
-    minimum: Some(0.0),
+    minimum: Some(FINEST_UI_STEP),
+    multiple_of: Some(FINEST_UI_STEP),
     maximum: Some(MAX_SOL_AMOUNT),
     ..MetaSchema::new_with_format("number", "decimal")
 });
@@ -340,6 +345,33 @@ mod tests {
         }
     }
 
+    /// What a client (or a schema-driven generator) writes for an amount on the schema's grid:
+    /// the f64 nearest to k lamports, as the shortest JSON number text that reads back as it.
+    /// Each is taken, and is exactly k lamports while k has at most 15 digits (an f64 holds 15
+    /// significant decimal digits; past that it is a neighbouring amount, still on the grid).
+    #[test]
+    fn every_amount_on_the_schemas_grid_is_taken() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut lamports: Vec<u64> = vec![1, 7, 10, 999_999_999, 1_000_000_001, 123_456_789_012];
+        for _ in 0..2_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            lamports.push(seed % 10u64.pow(1 + (seed % 19) as u32) + 1);
+        }
+        for k in lamports {
+            let decimal = format!("{}.{:09}", k / 1_000_000_000, k % 1_000_000_000);
+            let number: f64 = decimal.parse().unwrap();
+            let written = serde_json::json!(number);
+            let taken = SolAmount::parse_from_json(Some(written.clone()))
+                .unwrap_or_else(|e| panic!("{written} ({k} lamports) refused: {e:?}"))
+                .lamports();
+            if k < 10u64.pow(15) {
+                assert_eq!(taken, k, "{written}");
+            }
+        }
+    }
+
     #[test]
     fn what_is_not_a_positive_decimal_is_refused() {
         for text in [
@@ -390,6 +422,17 @@ mod tests {
         ] {
             assert!(parse(refused.clone()).is_err(), "{refused} taken");
         }
+        // The schema's step is a lamport and its minimum the smallest amount there is.
+        let schema = <SolAmount as poem_openapi::types::Type>::schema_ref();
+        let schema = match schema {
+            poem_openapi::registry::MetaSchemaRef::Inline(schema) => schema,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            (schema.minimum, schema.multiple_of, schema.exclusive_minimum),
+            (Some(FINEST_UI_STEP), Some(FINEST_UI_STEP), None)
+        );
+        assert_eq!(parse(serde_json::json!(FINEST_UI_STEP)).unwrap(), 1);
         let amount = SolAmount::parse_from_json(Some(serde_json::json!("2.50"))).unwrap();
         assert_eq!(amount.ui().to_string(), "2.5");
         assert_eq!(amount.to_json(), Some(serde_json::json!(2.5)));
