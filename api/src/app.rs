@@ -21,7 +21,7 @@ use serde_json::json;
 use crate::error::ApiError;
 use crate::http::cache::ResponseCache;
 use crate::http::contract::{Contract, Patch};
-use crate::http::errors::{method_not_allowed, render_error};
+use crate::http::errors::{method_not_allowed, render_error, ReadBody};
 use crate::http::health::HealthProbe;
 use crate::http::metrics::HttpMetrics;
 use crate::http::probe::shield_gate;
@@ -186,14 +186,16 @@ pub fn build_app(state: Arc<AppState>) -> poem::endpoint::BoxEndpoint<'static, R
         .before(trim_trailing_slash)
         .before(limit_body)
         .around(move |ep, req| limit_requests(limit_state.clone(), ep, req))
-        .around(move |ep, req| {
+        .around(move |ep, mut req| {
             let contract = render_contract.clone();
             async move {
                 let method = req.method().clone();
                 let path = req.uri().path().to_owned();
+                let body = ReadBody::default();
+                req.extensions_mut().insert(body.clone());
                 match ep.call(req).await {
                     Ok(response) => Ok(response.into_response()),
-                    Err(err) => Ok(render_error(err, &method, &path, &contract)),
+                    Err(err) => Ok(render_error(err, &method, &path, &contract, body.get())),
                 }
             }
         })
@@ -239,6 +241,9 @@ fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
 /// Reads the body with the 1 MiB cap (chunked bodies included), so no handler sees more.
 async fn limit_body(mut req: Request) -> poem::Result<Request> {
     let body = req.take_body().into_bytes_limit(MAX_BODY_BYTES).await?;
+    if let Some(kept) = req.extensions().get::<ReadBody>() {
+        kept.keep(&body);
+    }
     req.set_body(body);
     Ok(req)
 }

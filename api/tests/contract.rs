@@ -168,7 +168,7 @@ async fn a_method_a_path_does_not_serve_is_405_with_allow() {
 
 /// Every request field that carries an amount of SOL or lamports, with a body that is valid but
 /// for it, and the type name the refusal names.
-fn amount_fields() -> Vec<(&'static str, &'static str, Value, &'static str)> {
+fn amount_fields() -> Vec<(&'static str, &'static str, Value)> {
     let id = uuid::Uuid::new_v4();
     let protocol = "ab".repeat(32);
     let signature = "1".repeat(64);
@@ -177,63 +177,62 @@ fn amount_fields() -> Vec<(&'static str, &'static str, Value, &'static str)> {
             "/shield/back",
             "amount_sol",
             json!({"wallet": WALLET, "protocol_id": protocol, "side": "safe", "amount_sol": 1.0}),
-            "sol_amount",
         ),
         (
             "/binary/back",
             "amount_sol",
             json!({"wallet": WALLET, "market_id": id, "side": "yes", "amount_sol": 1.0}),
-            "sol_amount",
         ),
         (
             "/narratives/{id}/back",
             "amount_sol",
             json!({"wallet_address": WALLET, "side": "true", "amount_sol": 1.0}),
-            "sol_amount",
         ),
         (
             "/markets",
             "seed_yes",
             json!({"variant": "yield", "question": "Q?", "deadline": 1_900_000_000, "seed_yes": 1.0, "seed_no": 1.0, "fee_tx_signature": signature}),
-            "sol_amount",
         ),
         (
             "/markets",
             "seed_no",
             json!({"variant": "yield", "question": "Q?", "deadline": 1_900_000_000, "seed_yes": 1.0, "seed_no": 1.0, "fee_tx_signature": signature}),
-            "sol_amount",
         ),
         (
             "/narratives/prepare-mint",
             "amount_lamports",
             json!({"backer_wallet": WALLET, "amount_lamports": 5_000_000_000u64, "deadline_days": 30}),
-            "lamports",
         ),
         (
             "/defi/lend_b/deposit",
             "amount_base",
             json!({"wallet_address": WALLET, "symbol": "SOL", "amount_base": 1_000_000_000u64}),
-            "lamports",
         ),
         (
             "/defi/lend_b/withdraw",
             "amount_base",
             json!({"wallet_address": WALLET, "symbol": "SOL", "amount_base": 1_000_000_000u64}),
-            "lamports",
         ),
         (
             "/defi/lend_c/deposit",
             "amount_raw",
             json!({"wallet_address": WALLET, "symbol": "SOL", "amount_raw": 1_000_000_000u64}),
-            "lamports",
         ),
         (
             "/defi/lend_c/withdraw",
             "amount_raw",
             json!({"wallet_address": WALLET, "symbol": "SOL", "amount_raw": 1_000_000_000u64}),
-            "lamports",
         ),
     ]
+}
+
+/// Whether `answer` refuses the body naming `field` (alone, or among the fields of its kind).
+fn names_field(answer: &Value, field: &str) -> bool {
+    answer["error"]
+        .as_str()
+        .and_then(|e| e.strip_prefix("invalid request body: "))
+        .and_then(|e| e.split_once(": "))
+        .is_some_and(|(named, _)| named.split(" or ").any(|name| name == field))
 }
 
 /// Whether a schema (or one of its alternatives) is an amount.
@@ -277,12 +276,12 @@ async fn an_amount_past_u64_is_a_400_on_every_field_that_carries_one() {
     }
     let tested: BTreeSet<(String, String)> = amount_fields()
         .iter()
-        .map(|(path, field, _, _)| (path.to_string(), field.to_string()))
+        .map(|(path, field, _)| (path.to_string(), field.to_string()))
         .collect();
     assert_eq!(declared, tested, "every amount field has a case here");
 
     let narrative = uuid::Uuid::new_v4();
-    for (path, field, valid, kind) in amount_fields() {
+    for (path, field, valid) in amount_fields() {
         let url = format!("/v1{}", path.replace("{id}", &narrative.to_string()));
         // As JSON text: u64::MAX + 1 has no `serde_json::Value`.
         for huge in ["18446744073709551616", "1e30", "18446744073709551615", "-1"] {
@@ -306,10 +305,7 @@ async fn an_amount_past_u64_is_a_400_on_every_field_that_carries_one() {
             );
             assert_eq!(answer["ok"], false);
             assert!(
-                answer["error"]
-                    .as_str()
-                    .unwrap()
-                    .starts_with(&format!("invalid request body: {kind}")),
+                names_field(&answer, field),
                 "{url} {field}={huge}: {answer}"
             );
         }
@@ -325,12 +321,9 @@ async fn an_amount_past_u64_is_a_400_on_every_field_that_carries_one() {
         )
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
-    assert!(
-        answer["error"]
-            .as_str()
-            .unwrap()
-            .starts_with("invalid request body: sol_amount"),
-        "{answer}"
+    assert_eq!(
+        answer["error"],
+        "invalid request body: seed_no or seed_yes: must be a number of SOL from 0.01 to 1000000000, or 0",
     );
     let (status, answer) = server
         .post(

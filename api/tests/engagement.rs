@@ -729,9 +729,14 @@ async fn the_waitlist_keeps_one_place_per_email_and_wallet() {
             json!({"email": "not an email"}),
             "invalid request body: email: must be an email address such as name@example.com",
         ),
+        // The join has two fields of the kind the parse error names; the body shows which.
         (
             json!({"wallet": "nope"}),
             "invalid request body: wallet: must be a base58 public key of 32 bytes",
+        ),
+        (
+            json!({"email": "someone@example.com", "referrer": "nope"}),
+            "invalid request body: referrer: must be a base58 public key of 32 bytes",
         ),
     ] {
         let (code, refused) = join(body.clone()).await;

@@ -362,7 +362,7 @@ async fn admin_headers_are_checked_before_anything_is_issued() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(
         body,
-        json!({"ok": false, "error": "invalid request body: access_tier: must be one of free, pro, enterprise"})
+        json!({"ok": false, "error": "invalid request body: tier: must be one of free, pro, enterprise"})
     );
     let (status, body) = server
         .admin_post("/v1/admin/apikeys", &json!({"tier": "enterprise"}))

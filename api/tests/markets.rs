@@ -214,12 +214,13 @@ async fn each_gate_refuses_with_the_spec_error_and_records_nothing() {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{fee_tx}: {answer}");
         assert_eq!(answer["error"], "market_fee_missing_treasury");
     }
-    // Not a signature at all: refused as malformed before any gate.
+    // Not a signature at all: refused as malformed before any gate. The body holds two
+    // signatures (the fee's and the creator's), both sent, so both are named.
     let (status, answer) = s.create(&s.body(&s.creator, "yield", "garbage", 0.0)).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
     assert_eq!(
         answer,
-        json!({"ok": false, "error": "invalid request body: signature: must be a base58 signature of 64 bytes"})
+        json!({"ok": false, "error": "invalid request body: fee_tx_signature or signature: must be a base58 signature of 64 bytes"})
     );
     let (_, answer) = s
         .create(&s.body(&s.creator, "yield", &too_little, 0.0))
@@ -269,7 +270,7 @@ async fn each_gate_refuses_with_the_spec_error_and_records_nothing() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert_eq!(
         answer,
-        json!({"ok": false, "error": "invalid request body: market_variant: must be one of classic, yield"})
+        json!({"ok": false, "error": "invalid request body: variant: must be one of classic, yield"})
     );
 
     let db = s.server.db.store.db();

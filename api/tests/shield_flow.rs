@@ -379,7 +379,7 @@ async fn backing_needs_terms_bounds_an_open_period_and_a_running_shield() {
         assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
         assert_eq!(
             body,
-            json!({"ok": false, "error": "invalid request body: sol_amount: must be a number of SOL from 0.1 to 100"})
+            json!({"ok": false, "error": "invalid request body: amount_sol: must be a number of SOL from 0.1 to 100"})
         );
     }
     for (amount, ok) in [(0.1, true), (100.0, true)] {
@@ -390,7 +390,7 @@ async fn backing_needs_terms_bounds_an_open_period_and_a_running_shield() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert_eq!(
         body["error"],
-        "invalid request body: shield_side: must be one of safe, exploit"
+        "invalid request body: side: must be one of safe, exploit"
     );
 
     let (status, body) = flow

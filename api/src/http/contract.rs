@@ -10,6 +10,8 @@
 //! asks for: the `Allow` header of a 405, the 401 of a missing security header and the route
 //! label of a metric all come from the document, so none is a second list to keep in step.
 
+use std::collections::HashMap;
+
 use poem::http::Method;
 use serde_json::{json, Value};
 
@@ -24,6 +26,9 @@ pub struct Patch {
 
 pub struct Contract {
     document: String,
+    /// Each object schema's properties by the kind of value they hold (the title a value
+    /// type's schema carries): a parse error names the kind, a client needs the field.
+    fields: HashMap<String, Vec<(String, String)>>,
     /// The templates by their number of segments: a request path is compared only with those
     /// of its own length.
     by_length: Vec<Vec<PathTemplate>>,
@@ -120,8 +125,15 @@ impl Contract {
             };
             PathTemplate::new((*path).to_owned(), vec![get])
         });
+        let fields = document["components"]["schemas"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(name, schema)| (name.clone(), fields_by_kind(schema)))
+            .collect();
         Contract {
             document: serde_json::to_string_pretty(&document).expect("JSON"),
+            fields,
             by_length: documented
                 .chain(plain)
                 .fold(Vec::new(), |mut by_length, route| {
@@ -187,6 +199,23 @@ impl Contract {
         self.route(path).map_or(UNMATCHED, |r| r.template.as_str())
     }
 
+    /// The properties of the object schema `object` that hold a value of `kind` (a value type's
+    /// name, as poem-openapi's parse errors give it), alphabetically.
+    pub fn fields_of_kind(&self, object: &str, kind: &str) -> Vec<&str> {
+        self.fields
+            .get(object)
+            .into_iter()
+            .flatten()
+            .filter(|(_, k)| k == kind)
+            .map(|(field, _)| field.as_str())
+            .collect()
+    }
+
+    /// Whether the document has an object schema named `name`.
+    pub fn has_object(&self, name: &str) -> bool {
+        self.fields.contains_key(name)
+    }
+
     /// The `GET` operation served at `path`, if there is one.
     pub fn get_route(&self, path: &str) -> Option<GetRoute<'_>> {
         let route = self.route(path)?;
@@ -196,6 +225,26 @@ impl Contract {
             query: &get.query,
         })
     }
+}
+
+/// `schema`'s properties with the kind each holds: the title of its own schema, of its items
+/// (an array), or of the one schema it wraps (`allOf` of a nullable value); `(property, kind)`.
+fn fields_by_kind(schema: &Value) -> Vec<(String, String)> {
+    let kind_of = |property: &Value| -> Option<String> {
+        [
+            &property["title"],
+            &property["items"]["title"],
+            &property["allOf"][0]["title"],
+        ]
+        .into_iter()
+        .find_map(|title| title.as_str().map(str::to_owned))
+    };
+    schema["properties"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, property)| Some((name.clone(), kind_of(property)?)))
+        .collect()
 }
 
 /// The names of the query parameters an operation of the document declares, sorted.

@@ -58,7 +58,7 @@ pub async fn shield_gate<E: Endpoint>(
             .as_str()
             .map(|w| w.chars().take(WALLET_CHARS).collect())
     });
-    req.set_body(body);
+    req.set_body(body.clone());
     if blocked {
         let knock = Knock {
             ip,
@@ -74,7 +74,7 @@ pub async fn shield_gate<E: Endpoint>(
     // Errors are rendered here, as the client will see them, to log their code.
     let response = match ep.call(req).await {
         Ok(response) => response.into_response(),
-        Err(err) => render_error(err, &Method::POST, TERMS_ACK, &contract),
+        Err(err) => render_error(err, &Method::POST, TERMS_ACK, &contract, Some(&body)),
     };
     let (parts, answer) = response.into_parts();
     let answer = answer.into_bytes().await?;

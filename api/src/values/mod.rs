@@ -71,7 +71,9 @@ pub fn page(limit: Option<i64>, offset: Option<i64>, default: i64, max: i64) -> 
 }
 
 /// poem-openapi's `Type` for a value type that is its own raw value: its kind (as parse errors
-/// name it) and its schema, inline. `[...]` holds the impl's generic parameters.
+/// name it) and its schema, inline, titled with the kind, so that a parse error's kind can be
+/// traced back to the fields of that kind (`http::errors`). `[...]` holds the impl's generic
+/// parameters.
 macro_rules! value_type {
     ([$($generics:tt)*] $ty:ty, $name:expr, $schema:expr) => {
         impl<$($generics)*> poem_openapi::types::Type for $ty {
@@ -84,7 +86,13 @@ macro_rules! value_type {
             }
 
             fn schema_ref() -> poem_openapi::registry::MetaSchemaRef {
-                poem_openapi::registry::MetaSchemaRef::Inline(Box::new($schema))
+                let schema: poem_openapi::registry::MetaSchema = $schema;
+                poem_openapi::registry::MetaSchemaRef::Inline(Box::new(
+                    poem_openapi::registry::MetaSchema {
+                        title: Some(std::string::String::from($name)),
+                        ..schema
+                    },
+                ))
             }
 
             fn as_raw_value(&self) -> Option<&Self> {
