@@ -64,6 +64,10 @@ pub struct GetRoute<'a> {
     pub query: &'a [String],
 }
 
+/// The most segments a template may have: a request path is split onto the stack with room
+/// for this many.
+const MAX_SEGMENTS: usize = 16;
+
 /// The label of a request no route serves (so that unknown paths cannot grow the label set).
 pub const UNMATCHED: &str = "unmatched";
 
@@ -153,18 +157,27 @@ impl Contract {
 
     /// The template `path` is served by. Like the router, a literal segment wins over a
     /// parameter.
-    /// Every request asks this a few times (metrics, cache, gates), so it allocates nothing.
+    /// Every request asks this a few times (metrics, cache, gates), so it allocates nothing,
+    /// and the path is split once, onto the stack, rather than again for each template of its
+    /// length (that re-split was most of this lookup's 5.5 % of a cached route's samples).
     fn route(&self, path: &str) -> Option<&PathTemplate> {
-        let segments = || path.split('/').filter(|s| !s.is_empty());
+        let mut segments = [""; MAX_SEGMENTS];
+        let mut count = 0;
+        for segment in path.split('/').filter(|s| !s.is_empty()) {
+            // Longer than every template (`new` keeps them within the bound).
+            *segments.get_mut(count)? = segment;
+            count += 1;
+        }
+        let segments = &segments[..count];
         self.by_length
-            .get(segments().count())?
+            .get(count)?
             .iter()
             .filter(|route| {
                 route
                     .segments
                     .iter()
-                    .zip(segments())
-                    .all(|(t, s)| t.as_deref().is_none_or(|literal| literal == s))
+                    .zip(segments)
+                    .all(|(t, s)| t.as_deref().is_none_or(|literal| literal == *s))
             })
             .max_by_key(|route| route.precedence)
     }
@@ -267,6 +280,10 @@ impl PathTemplate {
             .filter(|s| !s.is_empty())
             .map(|s| (!s.starts_with('{')).then(|| s.to_owned()))
             .collect::<Vec<_>>();
+        assert!(
+            segments.len() <= MAX_SEGMENTS,
+            "{template} has more than {MAX_SEGMENTS} segments"
+        );
         let precedence = segments
             .iter()
             .take(64)
@@ -485,6 +502,12 @@ mod tests {
         assert_eq!(contract.route_label("/health"), "/health");
         assert_eq!(contract.route_label("/v1/anything/else/at/all"), UNMATCHED);
         assert_eq!(contract.route_label("/wp-login.php"), UNMATCHED);
+        // Longer than any template may be: unmatched, not a panic or a read past the stack.
+        assert_eq!(
+            contract.route_label(&"/v1".repeat(MAX_SEGMENTS + 1)),
+            UNMATCHED
+        );
+        assert_eq!(contract.route_label(&"/x".repeat(10_000)), UNMATCHED);
     }
 
     #[test]
